@@ -1,0 +1,62 @@
+// seam/model.h — a model as a stack of stages, declared by one shared
+// function of the layer index.
+//
+// Every pipeline rank calls the same `layer` function for its own layers and
+// for its neighbours, so both ranks at a cut resolve the stage there
+// identically. A model never mentions TP, DP, EP or PP.
+//
+//   Expected<Model> m = CatalogueModel("deepseek-v2-lite");
+//   std::vector<StageRef> s = StagesOf(*m, 0, m->num_layers);
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "seam/stage.h"
+
+namespace seam {
+
+struct Model {
+  std::string name;
+  int num_layers = 0;
+  int hidden = 0;            // elements per token of a stage's output
+  int residual_streams = 1;  // hyper-connection streams (1 = a plain residual)
+  // The shared declaration function: the stages of layer `index`, in order.
+  std::function<std::vector<StageDecl>(int index)> layer;
+};
+
+// One stage of a model, addressed by its position.
+struct StageRef {
+  int index = 0;  // position among all of the model's stages
+  int layer = 0;
+  StageDecl decl;
+};
+
+// The stages of layers [first_layer, last_layer), numbered model-wide.
+std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer);
+
+// A short pattern of a model's stages: "[A F][A E][A E]" for layers of two
+// stages, "M-M*M-" for single-stage layers.
+std::string PatternOf(const Model& m);
+
+struct CatalogueEntry {
+  std::string name;
+  std::string summary;
+  std::function<Model()> make;
+};
+
+const std::vector<CatalogueEntry>& Catalogue();
+Expected<Model> CatalogueModel(const std::string& name);
+
+// Builders for the families (used by the catalogue and the benchmarks).
+Model LlamaModel(int layers);
+// DeepSeek-V2-like: first layer dense, the rest sparse ([A F][A E]...).
+Model DeepseekModel(int layers, int hidden, int top_k);
+// Nemotron-H-like: one single-stage layer per character of `pattern`
+// (M mixer, * attention, - dense FFN, E sparse FFN).
+Expected<Model> NemotronHModel(const std::string& pattern, int hidden);
+// ZAYA1-like: single-stage layers alternating attention and top-1 MoE.
+Model Zaya1Model(int layers);
+
+}  // namespace seam

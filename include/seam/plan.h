@@ -1,0 +1,156 @@
+// seam/plan.h — a bound plan: for every stage of one pipeline rank and every
+// batch variant, the steps its entry, compute and exit run, and the state of
+// the boundary on each side (which rows the value and the residual are on and
+// which sum the value still owes).
+//
+// A Plan is an immutable value: Bind() makes one, the verifier, printers,
+// JSON writer and diff read it. Rewriting one means building a new Plan from
+// edited copies of its parts (tests do this to break invariants on purpose).
+//
+//   Expected<Plan> p = Bind(model, cfg);
+//   for (const LinePlan& line : p->lines())
+//     for (const StagePlan& s : line.stages) ... s.entry ...
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seam/layout.h"
+#include "seam/stage.h"
+
+namespace seam {
+
+// Batches a stage binds a path for; a batch picks its variant when it runs.
+enum class Variant {
+  kOrdinary,
+  kInputScattered,  // each layer's input is a TP partial sum; attention gathers its slice
+};
+
+// The buffer a step acts on.
+enum class Operand {
+  kValue,     // the output a stage hands on, until it is added
+  kResidual,  // the residual stream
+  kInput,     // the normed input a stage computes on
+};
+
+enum class StepKind {
+  kAllReduce,         // complete a sum in place
+  kReduceScatter,     // complete a sum onto a finer slice of rows
+  kReduceScatterV,    // the same with variable rows per DP group (attn_tp = 1)
+  kAllGather,         // gather rows back over a group
+  kDispatch,          // a2a MoE: send rows to the ranks owning their experts
+  kCombine,           // a2a MoE: bring the expert outputs back, summed
+  kSlice,             // take this rank's rows locally (no communication)
+  kStartResidual,     // the stack entry: the input becomes the residual
+  kAdd,               // residual update with the value (the value is consumed)
+  kNorm,              // read: input = norm(residual)
+  kAllReduceAddNorm,  // fused all-reduce + add + norm (same bits as unfused)
+  kCompute,           // the stage itself: input -> value
+  kLeave,             // no work: the owed sum is handed to the next reader
+};
+
+struct Step {
+  StepKind kind = StepKind::kCompute;
+  Operand operand = Operand::kValue;
+  std::optional<Group> group;  // collectives only
+  Rows rows_in;
+  Rows rows_out;
+  Owed owed_before = Owed::kNothing;
+  Owed owed_after = Owed::kNothing;
+  int width = 0;  // elements per token of the buffer the step acts on
+  bool operator==(const Step&) const = default;
+};
+
+bool IsCollective(StepKind k);
+
+// The value in flight at a boundary: a stage's output not yet added.
+struct ValueFacts {
+  Rows rows;
+  Owed owed = Owed::kNothing;
+  UpdateKind update = UpdateKind::kPlainAdd;
+  bool operator==(const ValueFacts&) const = default;
+};
+
+// The state between two stages. No value = a written stream (nothing
+// pending); no residual = the stack entry (nothing to add to yet).
+struct Boundary {
+  std::optional<ValueFacts> value;
+  std::optional<Rows> residual;
+  bool operator==(const Boundary&) const = default;
+};
+
+struct StagePlan {
+  int index = 0;
+  int layer = 0;
+  StageDecl decl;
+  Boundary arrives;               // what the entry was bound for
+  std::optional<Rows> input;      // rows the entry hands to compute (none: no-op)
+  std::optional<Rows> residual;   // the residual's rows while the stage runs
+  std::vector<Step> entry;
+  std::vector<Step> compute;
+  std::vector<Step> exit;
+  Boundary departs;               // what the exit hands on
+  bool operator==(const StagePlan&) const = default;
+};
+
+// The stack end on the last pipeline rank: complete, add, final norm.
+struct FinalPlan {
+  Boundary arrives;
+  std::vector<Step> steps;
+  bool operator==(const FinalPlan&) const = default;
+};
+
+struct LinePlan {
+  Variant variant = Variant::kOrdinary;
+  std::vector<StagePlan> stages;
+  FinalPlan final;
+  bool operator==(const LinePlan&) const = default;
+};
+
+struct PlanHeader {
+  std::string model;
+  int hidden = 0;
+  int residual_streams = 1;
+  int element_bytes = 4;  // bytes per activation element on the wire
+  ParallelConfig config;
+  int pp_rank = 0;
+  int first_layer = 0;
+  int last_layer = 0;  // exclusive
+  bool operator==(const PlanHeader&) const = default;
+};
+
+class Plan {
+ public:
+  Plan(PlanHeader header, std::vector<LinePlan> lines);
+  const PlanHeader& header() const { return header_; }
+  const ParallelConfig& config() const { return header_.config; }
+  const std::vector<LinePlan>& lines() const { return lines_; }
+  const LinePlan* line(Variant v) const;
+  bool operator==(const Plan&) const = default;
+
+ private:
+  PlanHeader header_;
+  std::vector<LinePlan> lines_;
+};
+
+// Bytes one rank moves for the step, per token of the whole batch (DP groups
+// assumed balanced). Local steps move nothing.
+double BytesPerToken(const Step& s, const PlanHeader& h);
+double BytesPerToken(const StagePlan& s, const PlanHeader& h);
+double BytesPerToken(const LinePlan& line, const PlanHeader& h);
+
+std::string_view Name(Variant v);
+std::string_view Name(Operand o);
+std::string_view Name(StepKind k);
+Expected<Variant> ParseVariant(std::string_view text);
+Expected<Operand> ParseOperand(std::string_view text);
+Expected<StepKind> ParseStepKind(std::string_view text);
+
+// One line per step, e.g. "rs(attn_tp) value attn->slice"; tests and the
+// diff use it.
+std::string ShortString(const Step& s);
+std::string ShortString(const std::vector<Step>& steps);  // joined by "; "
+std::string ShortString(const Boundary& b);
+
+}  // namespace seam

@@ -1,0 +1,90 @@
+// seam/topology.h — the parallel world of one model replica.
+//
+// A pipeline rank holds a TP group of `tp` ranks, split into `attn_dp`
+// attention-DP groups of attn_tp = tp / attn_dp ranks:
+//   tp_rank = dp_rank * attn_tp + attn_tp_rank,  rank = pp_rank * tp + tp_rank.
+//
+//   ParallelConfig cfg{.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a};
+//   if (Status s = Validate(cfg); !s.ok()) ...;
+//   std::vector<int> peers = GroupRanks(cfg, Group::kAttnTp, /*rank=*/5);
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seam/error.h"
+
+namespace seam {
+
+enum class MoeMode { kTp, kA2a };
+
+// Which collectives may complete an FFN's sum: all-reduce only; also a
+// fixed-size reduce-scatter; also the attention-DP reduce-scatterv; both.
+enum class Reduction { kAr, kRs, kRsv, kRsRsv };
+
+struct ParallelConfig {
+  int tp = 1;
+  int attn_dp = 1;
+  int dense_tp = 0;  // 0 means "the whole TP group" (the default width)
+  MoeMode moe = MoeMode::kTp;
+  bool input_scattered = false;
+  Reduction reduction = Reduction::kAr;
+  int pp = 1;
+  std::vector<int> pp_split;  // layers per pipeline rank; empty = even split
+
+  int attn_tp() const { return tp / attn_dp; }
+  int dense_tp_size() const { return dense_tp == 0 ? tp : dense_tp; }
+  bool allows_reduce_scatter() const {
+    return reduction == Reduction::kRs || reduction == Reduction::kRsRsv;
+  }
+  bool allows_reduce_scatterv() const {
+    return reduction == Reduction::kRsv || reduction == Reduction::kRsRsv;
+  }
+  bool operator==(const ParallelConfig&) const = default;
+};
+
+// Where a dense FFN runs, resolved from dense_tp.
+enum class DenseWidth {
+  kTp,      // the whole TP group, on every row
+  kAttnTp,  // the attention-TP group, on its attention rows
+  kRank,    // one rank: replicated weights, its own slice of rows
+};
+DenseWidth DenseWidthOf(const ParallelConfig& cfg);
+
+// Checks sizes and combinations; the message says what would work.
+Status Validate(const ParallelConfig& cfg);
+
+// A one-line summary: "tp=4 attn_dp=2 (attn_tp=2) dense_tp=1 moe=a2a ...".
+std::string Describe(const ParallelConfig& cfg);
+
+std::string_view Name(MoeMode m);
+std::string_view Name(Reduction r);
+Expected<MoeMode> ParseMoeMode(std::string_view text);
+Expected<Reduction> ParseReduction(std::string_view text);
+
+// Collective groups of a rank, by role.
+enum class Group {
+  kAttnTp,  // the ranks that split one attention-DP group's heads
+  kDp,      // attention-DP peers: same attn_tp_rank in every DP group
+  kTp,      // the whole TP group of the pipeline rank
+};
+std::string_view Name(Group g);
+Expected<Group> ParseGroup(std::string_view text);
+int GroupSize(const ParallelConfig& cfg, Group g);
+
+struct RankCoord {
+  int pp_rank = 0;
+  int dp_rank = 0;
+  int attn_tp_rank = 0;
+  bool operator==(const RankCoord&) const = default;
+};
+
+int WorldSize(const ParallelConfig& cfg);
+int TpRank(const ParallelConfig& cfg, const RankCoord& c);
+int GlobalRank(const ParallelConfig& cfg, const RankCoord& c);
+RankCoord CoordOf(const ParallelConfig& cfg, int global_rank);
+// The global ranks of `g` that contain `global_rank`, in group order.
+std::vector<int> GroupRanks(const ParallelConfig& cfg, Group g, int global_rank);
+
+}  // namespace seam

@@ -1,0 +1,79 @@
+// Contracts per stage kind (BINDING.md §1) on this configuration.
+#include "bind/rules.h"
+
+namespace seam::bind {
+namespace {
+
+Contract AttentionLike(const StageDecl& d, const Context& ctx, std::optional<Rows> residual) {
+  Contract c{.need = ctx.attn(), .input = ctx.attn(), .residual_to = residual.value_or(ctx.attn()),
+             .output = ctx.attn(), .owes = Owed::kAttnTp, .read = d.read};
+  if (ctx.variant == Variant::kInputScattered) {
+    // Input-scattered: the attention takes its slice of the completed input
+    // and gathers its projected QKV itself; the residual stays on the slice.
+    c.input = ctx.slice();
+    c.residual_to = ctx.slice();
+    c.gathers_itself = true;
+  } else if (d.read == ReadKind::kAllRows) {
+    c.residual_to = ctx.attn();  // a read of every row reads the attention rows
+  }
+  return c;
+}
+
+Contract FfnOn(Rows rows, Rows residual, Owed owes, const StageDecl& d) {
+  return {.need = rows, .input = rows, .residual_to = residual, .output = rows, .owes = owes, .read = d.read};
+}
+
+}  // namespace
+
+Contract ContractOf(const StageDecl& d, const Context& ctx, std::optional<Rows> residual) {
+  switch (d.kind) {
+    case StageKind::kAttention:
+    case StageKind::kMixer: return AttentionLike(d, ctx, residual);
+    case StageKind::kDenseFfn:
+      switch (DenseWidthOf(ctx.cfg)) {
+        case DenseWidth::kTp: return FfnOn(Rows::Full(), ctx.attn(), Owed::kTp, d);
+        case DenseWidth::kAttnTp: return FfnOn(ctx.attn(), ctx.attn(), Owed::kAttnTp, d);
+        case DenseWidth::kRank: return FfnOn(ctx.slice(), ctx.slice(), Owed::kNothing, d);
+      }
+      break;
+    case StageKind::kSparseFfn:
+      if (ctx.cfg.moe == MoeMode::kA2a) return FfnOn(ctx.slice(), ctx.slice(), Owed::kNothing, d);
+      return FfnOn(Rows::Full(), ctx.attn(), Owed::kTp, d);
+    case StageKind::kNoOp: break;
+  }
+  SEAM_CHECK(false, "no contract for a no-op stage");
+}
+
+Contract FinalContract(const Context& ctx) {
+  return {.need = ctx.attn(), .input = ctx.attn(), .residual_to = ctx.attn(), .output = ctx.attn()};
+}
+
+Rows AddRows(const Context& ctx, const Contract& c, std::optional<Rows> residual) {
+  const Rows s = ctx.slice();
+  const bool on_slice = residual == s || c.residual_to == s || c.input == s;
+  return on_slice ? s : ctx.attn();
+}
+
+Boundary StackArrival(const Context& ctx) {
+  // The embedding output is on the attention rows. On input-scattered batches
+  // a vocab-parallel embedding leaves its TP sum for the first entry.
+  if (ctx.variant == Variant::kInputScattered) {
+    return {ValueFacts{Rows::Full(), Owe(ctx.cfg, Owed::kTp)}, std::nullopt};
+  }
+  return {ValueFacts{ctx.attn(), Owed::kNothing}, std::nullopt};
+}
+
+std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages) {
+  std::vector<Downstream> out(stages.size());
+  Downstream after;  // what follows the stage being visited, scanning backwards
+  for (size_t i = stages.size(); i-- > 0;) {
+    out[i] = after;
+    const StageDecl& d = stages[i].decl;
+    if (d.kind == StageKind::kNoOp) continue;
+    const bool tail = after.next == nullptr || after.only_partial_attentions;
+    after = {&d, IsAlwaysPartialAttention(d) && tail};
+  }
+  return out;
+}
+
+}  // namespace seam::bind

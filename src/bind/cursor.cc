@@ -1,0 +1,142 @@
+#include "bind/cursor.h"
+
+namespace seam::bind {
+
+Cursor::Cursor(const ParallelConfig& cfg, Widths widths, Boundary start)
+    : cfg_(cfg), widths_(widths), value_(start.value), residual_(start.residual) {}
+
+void Cursor::Emit(Step s) { steps_.push_back(s); }
+
+std::vector<Step> Cursor::TakeSteps() {
+  std::vector<Step> out;
+  out.swap(steps_);
+  return out;
+}
+
+Rows Cursor::RowsOf(Operand op) const {
+  std::optional<Rows> rows = op == Operand::kResidual ? residual_ : input_;
+  if (op == Operand::kValue) rows = value_ ? std::optional(value_->rows) : std::nullopt;
+  SEAM_CHECK(rows.has_value(), std::string("no ") + std::string(Name(op)) + " to move");
+  return *rows;
+}
+
+void Cursor::SetRows(Operand op, Rows r) {
+  if (op == Operand::kValue) value_->rows = r;
+  if (op == Operand::kResidual) residual_ = r;
+  if (op == Operand::kInput) input_ = r;
+}
+
+int Cursor::WidthOf(Operand op) const {
+  return op == Operand::kResidual ? widths_.residual : widths_.value;
+}
+
+void Cursor::AllReduce() {
+  SEAM_CHECK(value_ && value_->owed != Owed::kNothing, "all-reduce of a complete value");
+  Emit({StepKind::kAllReduce, Operand::kValue, GroupOf(value_->owed), value_->rows, value_->rows,
+        value_->owed, Owed::kNothing, widths_.value});
+  value_->owed = Owed::kNothing;
+}
+
+void Cursor::ReduceScatterOnto(Rows target) {
+  SEAM_CHECK(value_ && value_->owed != Owed::kNothing, "reduce-scatter of a complete value");
+  const Group g = GroupOf(value_->owed);
+  SEAM_CHECK(value_->rows.With(AxesOf(cfg_, g)) == target, "reduce-scatter cannot reach those rows");
+  Emit({StepKind::kReduceScatter, Operand::kValue, g, value_->rows, target, value_->owed,
+        Owed::kNothing, widths_.value});
+  value_->rows = target;
+  value_->owed = Owed::kNothing;
+}
+
+void Cursor::ReduceScatterV(Rows target) {
+  SEAM_CHECK(value_ && value_->owed == Owed::kTp, "reduce-scatterv completes a TP sum");
+  Emit({StepKind::kReduceScatterV, Operand::kValue, Group::kTp, value_->rows, target, value_->owed,
+        Owed::kNothing, widths_.value});
+  value_->rows = target;
+  value_->owed = Owed::kNothing;
+}
+
+void Cursor::Leave() {
+  SEAM_CHECK(value_ && value_->owed != Owed::kNothing, "only an owed sum can be left");
+  Emit({StepKind::kLeave, Operand::kValue, GroupOf(value_->owed), value_->rows, value_->rows,
+        value_->owed, value_->owed, widths_.value});
+}
+
+void Cursor::MoveTo(Operand op, Rows target) {
+  const Rows from = RowsOf(op);
+  if (from == target) return;
+  const Owed owed = op == Operand::kValue ? value_->owed : Owed::kNothing;
+  if (from.Covers(target)) {
+    Emit({StepKind::kSlice, op, std::nullopt, from, target, owed, owed, WidthOf(op)});
+  } else {
+    SEAM_CHECK(target.Covers(from), "rows neither finer nor coarser");
+    SEAM_CHECK(owed == Owed::kNothing, "gathering a value that still owes a sum");
+    Emit({StepKind::kAllGather, op, GatherGroup(from, target), from, target, owed, owed, WidthOf(op)});
+  }
+  SetRows(op, target);
+}
+
+void Cursor::StartResidual() {
+  SEAM_CHECK(value_ && !residual_ && value_->owed == Owed::kNothing, "the stack entry needs a complete input");
+  Emit({StepKind::kStartResidual, Operand::kValue, std::nullopt, value_->rows, value_->rows,
+        Owed::kNothing, Owed::kNothing, widths_.residual});
+  residual_ = value_->rows;
+  value_.reset();
+}
+
+void Cursor::Add() {
+  SEAM_CHECK(value_ && residual_ && value_->rows == *residual_ && value_->owed == Owed::kNothing,
+             "add needs a complete value on the residual's rows");
+  Emit({StepKind::kAdd, Operand::kResidual, std::nullopt, value_->rows, *residual_, Owed::kNothing,
+        Owed::kNothing, widths_.residual});
+  value_.reset();
+}
+
+void Cursor::Norm() {
+  SEAM_CHECK(residual_ && !value_, "norm reads a residual with nothing pending");
+  Emit({StepKind::kNorm, Operand::kResidual, std::nullopt, *residual_, *residual_, Owed::kNothing,
+        Owed::kNothing, widths_.value});
+  input_ = residual_;
+}
+
+void Cursor::FusedAllReduceAddNorm() {
+  SEAM_CHECK(value_ && residual_ && value_->rows == *residual_ && value_->owed != Owed::kNothing,
+             "fused all-reduce+add+norm needs an owed value on the residual's rows");
+  Emit({StepKind::kAllReduceAddNorm, Operand::kValue, GroupOf(value_->owed), value_->rows, *residual_,
+        value_->owed, Owed::kNothing, widths_.value});
+  value_.reset();
+  input_ = residual_;
+}
+
+void Cursor::GatherInputInside(Rows target, int width) {
+  SEAM_CHECK(input_ && target.Covers(*input_), "the compute gathers to coarser rows");
+  if (*input_ == target) return;
+  Emit({StepKind::kAllGather, Operand::kInput, GatherGroup(*input_, target), *input_, target,
+        Owed::kNothing, Owed::kNothing, width});
+  input_ = target;
+}
+
+void Cursor::Dispatch(int width) {
+  SEAM_CHECK(input_.has_value(), "dispatch needs an input");
+  if (cfg_.tp == 1) return;
+  Emit({StepKind::kDispatch, Operand::kInput, Group::kTp, *input_, *input_, Owed::kNothing,
+        Owed::kNothing, width});
+}
+
+void Cursor::Compute(Rows output, Owed owes, UpdateKind update) {
+  SEAM_CHECK(input_ && !value_, "compute needs an input and no pending value");
+  const Owed owed = Owe(cfg_, owes);
+  Emit({StepKind::kCompute, Operand::kInput, std::nullopt, *input_, output, Owed::kNothing, owed,
+        widths_.value});
+  input_.reset();
+  value_ = ValueFacts{output, owed, update};
+}
+
+void Cursor::Combine(int width) {
+  SEAM_CHECK(value_.has_value(), "combine needs the experts' output");
+  if (cfg_.tp == 1) return;
+  Emit({StepKind::kCombine, Operand::kValue, Group::kTp, value_->rows, value_->rows, Owed::kNothing,
+        Owed::kNothing, width});
+}
+
+}  // namespace seam::bind
+

@@ -1,0 +1,87 @@
+// Rejections: what the binder cannot serve, each with the stage, the rule and
+// what to do instead.
+#include <fmt/format.h>
+
+#include "bind/rules.h"
+
+namespace seam::bind {
+namespace {
+
+Error Reject(const StageRef& s, std::string_view what, std::string_view rule, std::string_view instead) {
+  return Unsupported(fmt::format("stage {} ({}, layer {}): {} (rule: {}); {}", s.index, Name(s.decl.kind),
+                                 s.layer, what, rule, instead));
+}
+
+bool RunsOnItsSlice(const StageDecl& d, const ParallelConfig& cfg) {
+  if (d.kind == StageKind::kSparseFfn) return cfg.moe == MoeMode::kA2a;
+  return d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg) == DenseWidth::kRank;
+}
+
+Status CheckUpdate(const StageRef& s, const StageRef& first) {
+  const StageDecl& d = s.decl;
+  if (d.update == UpdateKind::kHyperConnection && IsAlwaysPartialAttention(d)) {
+    return Reject(s, "a hyper-connection update needs an exit to apply it, and an always-partial "
+                     "attention has none",
+                  "a non-additive update runs at its producer's exit once its sum is complete",
+                  "declare the attention as reducing itself, or give it a plain add");
+  }
+  if (d.update != first.decl.update) {
+    return Reject(s, fmt::format("its update is a {} but stage {} updates the residual with a {}",
+                                 Name(d.update), first.index, Name(first.decl.update)),
+                  "one residual kind per stack: hyper-connection streams take no plain add",
+                  "declare every stage of the stack with the same update kind");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckStack(const std::vector<StageRef>& stages, const ParallelConfig& cfg) {
+  const StageRef* first = nullptr;
+  for (const StageRef& s : stages) {
+    if (s.decl.kind == StageKind::kNoOp) continue;
+    if (first == nullptr) first = &s;
+    if (Status st = CheckUpdate(s, *first); !st.ok()) return st;
+    if (s.decl.read == ReadKind::kAllRows && RunsOnItsSlice(s.decl, cfg) && cfg.attn_tp() > 1) {
+      return Reject(s, "its read needs every row of the attention group, but it runs on this rank's slice",
+                    "a read of every row runs on the attention rows",
+                    cfg.moe == MoeMode::kA2a && s.decl.kind == StageKind::kSparseFfn
+                        ? "use --moe tp, or a plain-norm read"
+                        : "use --dense-tp with the TP or attention-TP width, or a plain-norm read");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckInputScattered(const std::vector<StageRef>& stages, const ParallelConfig& cfg) {
+  constexpr std::string_view kRule = "input-scattered eligibility";
+  constexpr std::string_view kDrop = "drop --input-scattered";
+  for (const StageRef& s : stages) {
+    const StageDecl& d = s.decl;
+    if (d.kind == StageKind::kMixer) {
+      return Reject(s, "a mixer cannot gather its own input from the slice on input-scattered batches",
+                    kRule, kDrop);
+    }
+    if (d.kind == StageKind::kAttention && !d.gathers_input) {
+      return Reject(s, "this attention does not gather its own input from the slice on input-scattered batches",
+                    kRule, "declare it with a QKV gather, or drop --input-scattered");
+    }
+    if (d.kind == StageKind::kAttention && d.read == ReadKind::kAllRows) {
+      return Reject(s, "its read needs every row, but on input-scattered batches the attention reads its slice",
+                    kRule, kDrop);
+    }
+    if (d.kind == StageKind::kSparseFfn && cfg.moe == MoeMode::kA2a) {
+      return Reject(s, "an a2a MoE hands on its slice complete, but on input-scattered batches every "
+                       "layer's input is a TP partial sum on the full rows",
+                    kRule, "use --moe tp, or drop --input-scattered");
+    }
+    if (d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg) == DenseWidth::kRank) {
+      return Reject(s, "a fully data-parallel dense FFN hands on its slice complete, but on "
+                       "input-scattered batches every layer's input is a TP partial sum on the full rows",
+                    kRule, fmt::format("use --dense-tp {}, or drop --input-scattered", cfg.tp));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace seam::bind

@@ -1,0 +1,69 @@
+#include "seam/layout.h"
+
+#include <fmt/format.h>
+
+#include "core/enum_text.h"
+
+namespace seam {
+
+std::string_view Name(Rows r) {
+  if (r.attn_tp()) return "slice";
+  if (r.dp()) return "attn";
+  return "full";
+}
+
+Expected<Rows> ParseRows(std::string_view text, const ParallelConfig& cfg) {
+  if (text == "full") return Rows::Full();
+  if (text == "attn") return Rows::Attention(cfg);
+  if (text == "slice") return Rows::Slice(cfg);
+  return Malformed(fmt::format("'{}' is not a row layout; expected full, attn or slice", text));
+}
+
+Rows AxesOf(const ParallelConfig& cfg, Group g) {
+  switch (g) {
+    case Group::kAttnTp: return Rows::FromAxes(false, cfg.attn_tp() > 1);
+    case Group::kDp: return Rows::FromAxes(cfg.attn_dp > 1, false);
+    case Group::kTp: return Rows::FromAxes(cfg.attn_dp > 1, cfg.attn_tp() > 1);
+  }
+  return Rows::Full();
+}
+
+Group GatherGroup(Rows from, Rows to) {
+  SEAM_CHECK(to.Covers(from) && !(from == to), "a gather must drop at least one axis");
+  const bool dp = from.dp() && !to.dp();
+  const bool attn_tp = from.attn_tp() && !to.attn_tp();
+  if (dp && attn_tp) return Group::kTp;
+  return dp ? Group::kDp : Group::kAttnTp;
+}
+
+double RowFraction(const ParallelConfig& cfg, Rows r) {
+  double f = 1.0;
+  if (r.dp()) f /= cfg.attn_dp;
+  if (r.attn_tp()) f /= cfg.attn_tp();
+  return f;
+}
+
+std::string_view Name(Owed o) {
+  switch (o) {
+    case Owed::kNothing: return "-";
+    case Owed::kAttnTp: return "attn_tp";
+    case Owed::kTp: return "tp";
+  }
+  return "?";
+}
+
+Expected<Owed> ParseOwed(std::string_view text) {
+  return ParseEnum(text, std::array{Owed::kNothing, Owed::kAttnTp, Owed::kTp}, "owed sum");
+}
+
+Owed Owe(const ParallelConfig& cfg, Owed o) {
+  if (o == Owed::kNothing) return o;
+  return GroupSize(cfg, GroupOf(o)) > 1 ? o : Owed::kNothing;
+}
+
+Group GroupOf(Owed o) {
+  SEAM_CHECK(o != Owed::kNothing, "a complete value has no sum group");
+  return o == Owed::kAttnTp ? Group::kAttnTp : Group::kTp;
+}
+
+}  // namespace seam

@@ -1,0 +1,171 @@
+#include "seam/topology.h"
+
+#include <fmt/format.h>
+
+#include "core/enum_text.h"
+
+namespace seam {
+namespace {
+
+std::string Divisors(int n) {
+  std::vector<std::string> out;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(std::to_string(d));
+  }
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
+Status PositiveSizes(const ParallelConfig& cfg) {
+  const std::pair<const char*, int> sizes[] = {{"tp", cfg.tp}, {"attn_dp", cfg.attn_dp}, {"pp", cfg.pp}};
+  for (const auto& [name, value] : sizes) {
+    if (value < 1) return InvalidArgument(fmt::format("{}={} must be at least 1", name, value));
+  }
+  if (cfg.dense_tp < 0) {
+    return InvalidArgument(fmt::format("dense_tp={} must be at least 1", cfg.dense_tp));
+  }
+  return Status::Ok();
+}
+
+Status DenseWidthFits(const ParallelConfig& cfg) {
+  const int d = cfg.dense_tp_size();
+  if (d == cfg.tp || d == cfg.attn_tp() || d == 1) return Status::Ok();
+  return InvalidArgument(fmt::format(
+      "dense_tp={} is not a width a dense FFN can run at here; use tp={} (the TP group), "
+      "attn_tp={} (the attention-TP group) or 1 (fully data-parallel)",
+      d, cfg.tp, cfg.attn_tp()));
+}
+
+Status InputScatteredFits(const ParallelConfig& cfg) {
+  if (!cfg.input_scattered) return Status::Ok();
+  if (cfg.tp == 1) {
+    return InvalidArgument(
+        "input-scattered batches need tp > 1 (tp=1 has no slice to scatter onto); "
+        "raise --tp or drop --input-scattered");
+  }
+  if (cfg.attn_dp > 1) {
+    return InvalidArgument(fmt::format(
+        "input-scattered batches need attn_dp=1 (attn_dp={}): the reduce-scatter at each "
+        "attention entry runs over the whole TP group, which spans other DP groups' requests; "
+        "drop --attn-dp or --input-scattered",
+        cfg.attn_dp));
+  }
+  return Status::Ok();
+}
+
+Status PipelineFits(const ParallelConfig& cfg) {
+  if (cfg.pp == 1 && cfg.pp_split.empty()) return Status::Ok();
+  return Unsupported(fmt::format(
+      "pipeline parallel (pp={}{}) is not supported yet: seam binds a single pipeline rank "
+      "so far; run with --pp 1 and no --pp-split",
+      cfg.pp, cfg.pp_split.empty() ? "" : " with a layer split"));
+}
+
+}  // namespace
+
+DenseWidth DenseWidthOf(const ParallelConfig& cfg) {
+  const int d = cfg.dense_tp_size();
+  if (d == cfg.tp) return DenseWidth::kTp;
+  if (d == 1) return DenseWidth::kRank;
+  return DenseWidth::kAttnTp;
+}
+
+Status Validate(const ParallelConfig& cfg) {
+  if (Status s = PositiveSizes(cfg); !s.ok()) return s;
+  if (cfg.tp % cfg.attn_dp != 0) {
+    return InvalidArgument(fmt::format(
+        "tp={} is not divisible by attn_dp={}; attn_dp must divide tp (divisors of {}: {})", cfg.tp,
+        cfg.attn_dp, cfg.tp, Divisors(cfg.tp)));
+  }
+  if (Status s = DenseWidthFits(cfg); !s.ok()) return s;
+  if (Status s = InputScatteredFits(cfg); !s.ok()) return s;
+  return PipelineFits(cfg);
+}
+
+std::string Describe(const ParallelConfig& cfg) {
+  std::string s = fmt::format("tp={} attn_dp={} (attn_tp={}) dense_tp={} moe={} reduction={}", cfg.tp,
+                              cfg.attn_dp, cfg.attn_tp(), cfg.dense_tp_size(), Name(cfg.moe),
+                              Name(cfg.reduction));
+  if (cfg.input_scattered) s += " input-scattered";
+  s += fmt::format(" pp={}", cfg.pp);
+  if (!cfg.pp_split.empty()) s += fmt::format(" pp_split={}", fmt::join(cfg.pp_split, "+"));
+  return s;
+}
+
+std::string_view Name(MoeMode m) { return m == MoeMode::kTp ? "tp" : "a2a"; }
+
+std::string_view Name(Reduction r) {
+  switch (r) {
+    case Reduction::kAr: return "ar";
+    case Reduction::kRs: return "rs";
+    case Reduction::kRsv: return "rsv";
+    case Reduction::kRsRsv: return "rs+rsv";
+  }
+  return "?";
+}
+
+Expected<MoeMode> ParseMoeMode(std::string_view text) {
+  if (text == "tp") return MoeMode::kTp;
+  if (text == "a2a") return MoeMode::kA2a;
+  return InvalidArgument(fmt::format("--moe {} is not a MoE mode; use tp or a2a", text));
+}
+
+Expected<Reduction> ParseReduction(std::string_view text) {
+  for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+    if (text == Name(r)) return r;
+  }
+  return InvalidArgument(
+      fmt::format("--reduction {} is not a boundary reduction; use ar, rs, rsv or rs+rsv", text));
+}
+
+std::string_view Name(Group g) {
+  switch (g) {
+    case Group::kAttnTp: return "attn_tp";
+    case Group::kDp: return "dp";
+    case Group::kTp: return "tp";
+  }
+  return "?";
+}
+
+Expected<Group> ParseGroup(std::string_view text) {
+  return ParseEnum(text, std::array{Group::kAttnTp, Group::kDp, Group::kTp}, "group");
+}
+
+int GroupSize(const ParallelConfig& cfg, Group g) {
+  switch (g) {
+    case Group::kAttnTp: return cfg.attn_tp();
+    case Group::kDp: return cfg.attn_dp;
+    case Group::kTp: return cfg.tp;
+  }
+  return 0;
+}
+
+int WorldSize(const ParallelConfig& cfg) { return cfg.tp * cfg.pp; }
+
+int TpRank(const ParallelConfig& cfg, const RankCoord& c) {
+  return c.dp_rank * cfg.attn_tp() + c.attn_tp_rank;
+}
+
+int GlobalRank(const ParallelConfig& cfg, const RankCoord& c) {
+  return c.pp_rank * cfg.tp + TpRank(cfg, c);
+}
+
+RankCoord CoordOf(const ParallelConfig& cfg, int global_rank) {
+  SEAM_CHECK(global_rank >= 0 && global_rank < WorldSize(cfg), "rank out of range");
+  const int tp_rank = global_rank % cfg.tp;
+  return {global_rank / cfg.tp, tp_rank / cfg.attn_tp(), tp_rank % cfg.attn_tp()};
+}
+
+std::vector<int> GroupRanks(const ParallelConfig& cfg, Group g, int global_rank) {
+  const RankCoord me = CoordOf(cfg, global_rank);
+  std::vector<int> ranks;
+  for (int dp = 0; dp < cfg.attn_dp; ++dp) {
+    for (int a = 0; a < cfg.attn_tp(); ++a) {
+      const bool member = (g == Group::kTp) || (g == Group::kAttnTp && dp == me.dp_rank) ||
+                          (g == Group::kDp && a == me.attn_tp_rank);
+      if (member) ranks.push_back(GlobalRank(cfg, {me.pp_rank, dp, a}));
+    }
+  }
+  return ranks;
+}
+
+}  // namespace seam

@@ -1,0 +1,104 @@
+#include "seam/plan.h"
+
+#include "core/enum_text.h"
+
+namespace seam {
+
+Plan::Plan(PlanHeader header, std::vector<LinePlan> lines)
+    : header_(std::move(header)), lines_(std::move(lines)) {}
+
+const LinePlan* Plan::line(Variant v) const {
+  for (const LinePlan& l : lines_) {
+    if (l.variant == v) return &l;
+  }
+  return nullptr;
+}
+
+bool IsCollective(StepKind k) {
+  switch (k) {
+    case StepKind::kAllReduce:
+    case StepKind::kReduceScatter:
+    case StepKind::kReduceScatterV:
+    case StepKind::kAllGather:
+    case StepKind::kDispatch:
+    case StepKind::kCombine:
+    case StepKind::kAllReduceAddNorm: return true;
+    default: return false;
+  }
+}
+
+double BytesPerToken(const Step& s, const PlanHeader& h) {
+  if (!IsCollective(s.kind)) return 0.0;
+  const int n = GroupSize(h.config, *s.group);
+  const double share = static_cast<double>(n - 1) / n;
+  // The logical buffer: the ungathered side for a sum, the gathered side for a gather.
+  const Rows rows = s.kind == StepKind::kAllGather ? s.rows_out : s.rows_in;
+  const double buffer = s.width * h.element_bytes * RowFraction(h.config, rows);
+  const bool all_reduce = s.kind == StepKind::kAllReduce || s.kind == StepKind::kAllReduceAddNorm;
+  return (all_reduce ? 2.0 : 1.0) * share * buffer;
+}
+
+double BytesPerToken(const StagePlan& s, const PlanHeader& h) {
+  double total = 0;
+  for (const auto* steps : {&s.entry, &s.compute, &s.exit}) {
+    for (const Step& step : *steps) total += BytesPerToken(step, h);
+  }
+  return total;
+}
+
+double BytesPerToken(const LinePlan& line, const PlanHeader& h) {
+  double total = 0;
+  for (const StagePlan& s : line.stages) total += BytesPerToken(s, h);
+  for (const Step& step : line.final.steps) total += BytesPerToken(step, h);
+  return total;
+}
+
+std::string_view Name(Variant v) { return v == Variant::kOrdinary ? "ordinary" : "input-scattered"; }
+
+std::string_view Name(Operand o) {
+  switch (o) {
+    case Operand::kValue: return "value";
+    case Operand::kResidual: return "residual";
+    case Operand::kInput: return "input";
+  }
+  return "?";
+}
+
+std::string_view Name(StepKind k) {
+  switch (k) {
+    case StepKind::kAllReduce: return "ar";
+    case StepKind::kReduceScatter: return "rs";
+    case StepKind::kReduceScatterV: return "rsv";
+    case StepKind::kAllGather: return "ag";
+    case StepKind::kDispatch: return "a2a-dispatch";
+    case StepKind::kCombine: return "a2a-combine";
+    case StepKind::kSlice: return "slice";
+    case StepKind::kStartResidual: return "start-residual";
+    case StepKind::kAdd: return "add";
+    case StepKind::kNorm: return "norm";
+    case StepKind::kAllReduceAddNorm: return "ar+add+norm";
+    case StepKind::kCompute: return "compute";
+    case StepKind::kLeave: return "leave";
+  }
+  return "?";
+}
+
+Expected<Variant> ParseVariant(std::string_view text) {
+  return ParseEnum(text, std::array{Variant::kOrdinary, Variant::kInputScattered}, "batch variant");
+}
+
+Expected<Operand> ParseOperand(std::string_view text) {
+  return ParseEnum(text, std::array{Operand::kValue, Operand::kResidual, Operand::kInput}, "operand");
+}
+
+Expected<StepKind> ParseStepKind(std::string_view text) {
+  return ParseEnum(text,
+                   std::array{StepKind::kAllReduce, StepKind::kReduceScatter, StepKind::kReduceScatterV,
+                              StepKind::kAllGather, StepKind::kDispatch, StepKind::kCombine,
+                              StepKind::kSlice, StepKind::kStartResidual, StepKind::kAdd,
+                              StepKind::kNorm, StepKind::kAllReduceAddNorm, StepKind::kCompute,
+                              StepKind::kLeave},
+                   "step");
+}
+
+}  // namespace seam

@@ -1,0 +1,92 @@
+// The plan as a table for people: one row per step.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "seam/plan_io.h"
+
+namespace seam {
+namespace {
+
+using Row = std::vector<std::string>;
+
+const Row kHeader = {"stage", "layer", "kind", "residual", "side", "step", "operand", "group", "rows", "owes",
+                     "bytes/token"};
+
+std::string Arrow(std::string_view a, std::string_view b) {
+  return a == b ? std::string(a) : fmt::format("{} -> {}", a, b);
+}
+
+std::string Bytes(double b) { return b == 0 ? "0" : fmt::format("{:.6g}", b); }
+
+Row StepRow(const Step& s, std::string_view side, const PlanHeader& h) {
+  return {"", "", "", "", std::string(side), std::string(Name(s.kind)), std::string(Name(s.operand)),
+          s.group ? std::string(Name(*s.group)) : "-", Arrow(Name(s.rows_in), Name(s.rows_out)),
+          Arrow(Name(s.owed_before), Name(s.owed_after)), Bytes(BytesPerToken(s, h))};
+}
+
+void AddStage(std::vector<Row>& rows, const StagePlan& s, const PlanHeader& h) {
+  const size_t first = rows.size();
+  for (const auto& [side, steps] : {std::pair{"entry", &s.entry}, {"compute", &s.compute}, {"exit", &s.exit}}) {
+    for (const Step& step : *steps) rows.push_back(StepRow(step, side, h));
+  }
+  if (rows.size() == first) rows.push_back({"", "", "", "", "-", "(passes the pending add on)", "", "", "", "", "0"});
+  rows[first][0] = std::to_string(s.index);
+  rows[first][1] = std::to_string(s.layer);
+  rows[first][2] = std::string(Name(s.decl.kind));
+  rows[first][3] = s.residual ? std::string(Name(*s.residual)) : "-";
+}
+
+std::string Render(const std::vector<Row>& rows) {
+  std::vector<size_t> width(kHeader.size(), 0);
+  for (const Row& r : rows) {
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  std::string out;
+  for (const Row& r : rows) {
+    std::string line;
+    for (size_t c = 0; c < r.size(); ++c) {
+      const bool numeric = c == 0 || c == 1 || c + 1 == r.size();
+      line += numeric ? fmt::format("{:>{}}", r[c], width[c]) : fmt::format("{:<{}}", r[c], width[c]);
+      if (c + 1 < r.size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string Totals(const LinePlan& line, const PlanHeader& h) {
+  std::map<int, double> per_layer;
+  for (const StagePlan& s : line.stages) per_layer[s.layer] += BytesPerToken(s, h);
+  double final_bytes = 0;
+  for (const Step& s : line.final.steps) final_bytes += BytesPerToken(s, h);
+  std::vector<std::string> parts;
+  for (const auto& [layer, bytes] : per_layer) parts.push_back(fmt::format("layer {}: {}", layer, Bytes(bytes)));
+  if (!line.final.steps.empty()) parts.push_back(fmt::format("final norm: {}", Bytes(final_bytes)));
+  return fmt::format("bytes per token per rank: {}; total {}\n", fmt::join(parts, ", "),
+                     Bytes(BytesPerToken(line, h)));
+}
+
+}  // namespace
+
+std::string ToTable(const Plan& plan) {
+  const PlanHeader& h = plan.header();
+  std::string out = fmt::format("{} on pipeline rank {} of {} (layers {}..{})\n{}\n", h.model, h.pp_rank,
+                                h.config.pp, h.first_layer, h.last_layer - 1, Describe(h.config));
+  out += "rows: full = every row of the batch, attn = this attention-DP group's rows, "
+         "slice = this rank's 1/attn_tp share of them\n";
+  for (const LinePlan& line : plan.lines()) {
+    std::vector<Row> rows = {kHeader};
+    for (const StagePlan& s : line.stages) AddStage(rows, s, h);
+    const size_t first = rows.size();
+    for (const Step& s : line.final.steps) rows.push_back(StepRow(s, "final", h));
+    if (rows.size() > first) rows[first][2] = "final-norm";
+    out += fmt::format("\n{} batches\n", Name(line.variant));
+    out += Render(rows);
+    out += Totals(line, h);
+  }
+  return out;
+}
+
+}  // namespace seam

@@ -1,0 +1,51 @@
+#include "seam/model.h"
+
+namespace seam {
+namespace {
+
+char Letter(const StageDecl& d) {
+  switch (d.kind) {
+    case StageKind::kAttention: return 'A';
+    case StageKind::kMixer: return 'M';
+    case StageKind::kDenseFfn: return 'F';
+    case StageKind::kSparseFfn: return 'E';
+    case StageKind::kNoOp: return '.';
+  }
+  return '?';
+}
+
+}  // namespace
+
+std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer) {
+  SEAM_CHECK(0 <= first_layer && first_layer <= last_layer && last_layer <= m.num_layers,
+             "layer range outside the model");
+  std::vector<StageRef> out;
+  int index = 0;
+  for (int layer = 0; layer < last_layer; ++layer) {
+    for (const StageDecl& d : m.layer(layer)) {
+      if (layer >= first_layer) out.push_back({index, layer, d});
+      ++index;
+    }
+  }
+  return out;
+}
+
+std::string PatternOf(const Model& m) {
+  std::string out;
+  for (int layer = 0; layer < m.num_layers; ++layer) {
+    const std::vector<StageDecl> stages = m.layer(layer);
+    if (stages.size() == 1) {
+      out += Letter(stages[0]);
+      continue;
+    }
+    out += '[';
+    for (size_t i = 0; i < stages.size(); ++i) {
+      if (i > 0) out += ' ';
+      out += Letter(stages[i]);
+    }
+    out += ']';
+  }
+  return out;
+}
+
+}  // namespace seam

@@ -1,0 +1,80 @@
+#include "seam/stage.h"
+
+#include <fmt/format.h>
+
+#include "core/enum_text.h"
+
+namespace seam {
+
+StageDecl AttentionStage(const AttentionOptions& o) {
+  return {.kind = StageKind::kAttention, .attention_sum = o.sum, .gathers_input = o.gathers_input,
+          .update = o.update, .read = o.read, .gather_width = o.gather_width};
+}
+
+StageDecl MixerStage(const StageOptions& o) {
+  return {.kind = StageKind::kMixer, .update = o.update, .read = o.read};
+}
+
+StageDecl DenseFfnStage(const StageOptions& o) {
+  return {.kind = StageKind::kDenseFfn, .update = o.update, .read = o.read};
+}
+
+StageDecl SparseFfnStage(const SparseOptions& o) {
+  return {.kind = StageKind::kSparseFfn, .update = o.update, .read = o.read, .top_k = o.top_k};
+}
+
+StageDecl NoOpStage() { return {.kind = StageKind::kNoOp}; }
+
+bool IsFfn(const StageDecl& d) {
+  return d.kind == StageKind::kDenseFfn || d.kind == StageKind::kSparseFfn;
+}
+
+bool IsAttentionLike(const StageDecl& d) {
+  return d.kind == StageKind::kAttention || d.kind == StageKind::kMixer;
+}
+
+bool IsAlwaysPartialAttention(const StageDecl& d) {
+  return d.kind == StageKind::kAttention && d.attention_sum == AttentionSum::kAlwaysPartial;
+}
+
+std::string_view Name(StageKind k) {
+  switch (k) {
+    case StageKind::kAttention: return "attention";
+    case StageKind::kMixer: return "mixer";
+    case StageKind::kDenseFfn: return "dense-ffn";
+    case StageKind::kSparseFfn: return "sparse-ffn";
+    case StageKind::kNoOp: return "no-op";
+  }
+  return "?";
+}
+
+std::string_view Name(AttentionSum s) {
+  return s == AttentionSum::kAlwaysPartial ? "always-partial" : "reduces-itself";
+}
+
+std::string_view Name(UpdateKind u) {
+  return u == UpdateKind::kPlainAdd ? "plain-add" : "hyper-connection";
+}
+
+std::string_view Name(ReadKind r) { return r == ReadKind::kPlainNorm ? "plain-norm" : "all-rows"; }
+
+Expected<StageKind> ParseStageKind(std::string_view text) {
+  return ParseEnum(text, std::array{StageKind::kAttention, StageKind::kMixer, StageKind::kDenseFfn,
+                                    StageKind::kSparseFfn, StageKind::kNoOp},
+                   "stage kind");
+}
+
+Expected<AttentionSum> ParseAttentionSum(std::string_view text) {
+  return ParseEnum(text, std::array{AttentionSum::kAlwaysPartial, AttentionSum::kReducesItself},
+                   "attention sum");
+}
+
+Expected<UpdateKind> ParseUpdateKind(std::string_view text) {
+  return ParseEnum(text, std::array{UpdateKind::kPlainAdd, UpdateKind::kHyperConnection}, "update kind");
+}
+
+Expected<ReadKind> ParseReadKind(std::string_view text) {
+  return ParseEnum(text, std::array{ReadKind::kPlainNorm, ReadKind::kAllRows}, "read kind");
+}
+
+}  // namespace seam

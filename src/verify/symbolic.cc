@@ -1,0 +1,244 @@
+#include "verify/symbolic.h"
+
+#include <fmt/format.h>
+
+namespace seam::verify {
+namespace {
+
+std::string AxesText(const ParallelConfig& cfg, Group g) { return std::string(Name(AxesOf(cfg, g))); }
+
+// Checks that the operand exists and sits on the rows the step starts from.
+bool CheckOperand(const Step& s, const State& st, const Report& report) {
+  std::optional<Rows> rows = s.operand == Operand::kResidual ? st.residual : st.input;
+  if (s.operand == Operand::kValue) rows = st.value ? std::optional(st.value->rows) : std::nullopt;
+  const Invariant inv = s.operand == Operand::kResidual ? Invariant::kResidualRowsAgree : Invariant::kStageRows;
+  if (!rows) {
+    report(inv, fmt::format("{} has no {} to act on", Name(s.kind), Name(s.operand)));
+    return false;
+  }
+  if (*rows != s.rows_in) {
+    report(inv, fmt::format("{} expects the {} on {} rows but it is on {}", Name(s.kind), Name(s.operand),
+                            Name(s.rows_in), Name(*rows)));
+  }
+  return true;
+}
+
+// A collective must name a group; a local step must not.
+void CheckGroupPresence(const Step& s, const Report& report) {
+  const bool names_group = IsCollective(s.kind) || s.kind == StepKind::kLeave;
+  if (names_group != s.group.has_value()) {
+    report(Invariant::kGroupFitsRows, fmt::format("{} {} a group", Name(s.kind),
+                                                  s.group ? "is local but names" : "is a collective without"));
+  }
+}
+
+// Checks a completion of the value's owed sum over the step's group.
+void CheckCompletes(const ParallelConfig& cfg, const Step& s, const State& st, const Report& report) {
+  const Owed owed = st.value ? st.value->owed : Owed::kNothing;
+  if (owed == Owed::kNothing) {
+    report(Invariant::kSumOnce, fmt::format("{}({}) sums a value that owes nothing: the sum is taken twice",
+                                            Name(s.kind), Name(*s.group)));
+    return;
+  }
+  if (!(AxesOf(cfg, GroupOf(owed)) == AxesOf(cfg, *s.group))) {
+    report(Invariant::kSumOnce, fmt::format("the value owes a {} sum but {} completes it over {}", Name(owed),
+                                            Name(s.kind), Name(*s.group)));
+  }
+  if (s.rows_in.Shares(AxesOf(cfg, *s.group))) {
+    report(Invariant::kGroupFitsRows,
+           fmt::format("{}({}) on {} rows: the ranks of {} hold different rows", Name(s.kind),
+                       Name(*s.group), Name(s.rows_in), Name(*s.group)));
+  }
+}
+
+void CheckScatterRows(const ParallelConfig& cfg, const Step& s, const Report& report) {
+  const Rows expected = s.rows_in.With(AxesOf(cfg, *s.group));
+  if (s.rows_out != expected) {
+    report(Invariant::kGroupFitsRows, fmt::format("{}({}) from {} rows lands on {}, not {}", Name(s.kind),
+                                                  Name(*s.group), Name(s.rows_in), Name(expected),
+                                                  Name(s.rows_out)));
+  }
+  if (s.kind == StepKind::kReduceScatterV && cfg.attn_tp() > 1) {
+    report(Invariant::kGroupFitsRows, "reduce-scatterv returns whole DP groups only with attn_tp=1");
+  }
+}
+
+void CheckGather(const ParallelConfig& cfg, const Step& s, const State& st, const Report& report) {
+  const Rows axes = AxesOf(cfg, *s.group);
+  if (axes == Rows::Full() || s.rows_in.With(axes) != s.rows_in ||
+      s.rows_out != s.rows_in.Without(axes)) {
+    report(Invariant::kGroupFitsRows, fmt::format("ag({}) cannot take {} rows to {} (it gathers the {} axes)",
+                                                  Name(*s.group), Name(s.rows_in), Name(s.rows_out),
+                                                  AxesText(cfg, *s.group)));
+  }
+  if (s.operand == Operand::kValue && st.value && st.value->owed != Owed::kNothing) {
+    report(Invariant::kSumOnce, fmt::format("gathers a value that still owes a {} sum", Name(st.value->owed)));
+  }
+}
+
+void CheckAdd(const State& st, const Report& report) {
+  if (!st.value) return report(Invariant::kSumOnce, "add with no value pending");
+  if (!st.residual) return report(Invariant::kResidualRowsAgree, "add with no residual");
+  if (st.value->owed != Owed::kNothing) {
+    report(Invariant::kSumOnce, fmt::format("adds a value that still owes a {} sum", Name(st.value->owed)));
+  }
+  if (st.value->rows != *st.residual) {
+    report(Invariant::kResidualRowsAgree, fmt::format("adds a value on {} rows into a residual on {}",
+                                                      Name(st.value->rows), Name(*st.residual)));
+  }
+}
+
+void CheckNorm(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, const State& st,
+               const Report& report) {
+  if (!st.residual) return report(Invariant::kResidualRowsAgree, "reads with no residual");
+  if (st.value) report(Invariant::kSumOnce, "reads the residual while a value is still pending");
+  if (decl && decl->read == ReadKind::kAllRows && s.rows_out.attn_tp() && cfg.attn_tp() > 1) {
+    report(Invariant::kStageRows, "a read of every row runs on the slice");
+  }
+}
+
+void CheckCompute(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, const Report& report) {
+  if (decl == nullptr) return report(Invariant::kStageRows, "compute outside a stage");
+  const Rows need = NeedOf(*decl, cfg);
+  if (s.rows_in != need) {
+    report(Invariant::kStageRows, fmt::format("the {} receives {} rows but declares {}", Name(decl->kind),
+                                              Name(s.rows_in), Name(need)));
+  }
+  if (s.rows_out != need || s.owed_after != OwesOf(*decl, cfg)) {
+    report(Invariant::kSumOnce, fmt::format("the {} produces {} owing {}, not {} owing {}", Name(decl->kind),
+                                            Name(s.rows_out), Name(s.owed_after), Name(need),
+                                            Name(OwesOf(*decl, cfg))));
+  }
+}
+
+void CheckA2a(const ParallelConfig& cfg, const Step& s, const Report& report) {
+  if (s.group != Group::kTp || s.rows_in != Rows::Slice(cfg)) {
+    report(Invariant::kGroupFitsRows, fmt::format("{} runs over the TP group on slices", Name(s.kind)));
+  }
+}
+
+// Moves the state on to what the step claims.
+void Advance(const Step& s, State& st) {
+  switch (s.kind) {
+    case StepKind::kAllReduce:
+    case StepKind::kReduceScatter:
+    case StepKind::kReduceScatterV:
+      if (!st.value) st.value = ValueFacts{};
+      st.value->rows = s.rows_out;
+      st.value->owed = Owed::kNothing;
+      return;
+    case StepKind::kAllGather:
+    case StepKind::kSlice:
+      if (s.operand == Operand::kValue && st.value) st.value->rows = s.rows_out;
+      if (s.operand == Operand::kResidual) st.residual = s.rows_out;
+      if (s.operand == Operand::kInput) st.input = s.rows_out;
+      return;
+    case StepKind::kStartResidual:
+      st.residual = s.rows_out;
+      st.value.reset();
+      return;
+    case StepKind::kAdd: st.value.reset(); return;
+    case StepKind::kNorm: st.input = st.residual; return;
+    case StepKind::kAllReduceAddNorm:
+      st.value.reset();
+      st.input = st.residual;
+      return;
+    case StepKind::kCompute:
+      st.input.reset();
+      st.value = ValueFacts{s.rows_out, s.owed_after, UpdateKind::kPlainAdd};
+      return;
+    case StepKind::kDispatch:
+    case StepKind::kCombine:
+    case StepKind::kLeave: return;
+  }
+}
+
+}  // namespace
+
+Rows NeedOf(const StageDecl& d, const ParallelConfig& cfg) {
+  switch (d.kind) {
+    case StageKind::kDenseFfn:
+      switch (DenseWidthOf(cfg)) {
+        case DenseWidth::kTp: return Rows::Full();
+        case DenseWidth::kAttnTp: return Rows::Attention(cfg);
+        case DenseWidth::kRank: return Rows::Slice(cfg);
+      }
+      break;
+    case StageKind::kSparseFfn: return cfg.moe == MoeMode::kA2a ? Rows::Slice(cfg) : Rows::Full();
+    default: break;
+  }
+  return Rows::Attention(cfg);
+}
+
+Owed OwesOf(const StageDecl& d, const ParallelConfig& cfg) {
+  switch (d.kind) {
+    case StageKind::kDenseFfn:
+      switch (DenseWidthOf(cfg)) {
+        case DenseWidth::kTp: return Owe(cfg, Owed::kTp);
+        case DenseWidth::kAttnTp: return Owe(cfg, Owed::kAttnTp);
+        case DenseWidth::kRank: return Owed::kNothing;  // its own rows, replicated weights
+      }
+      break;
+    case StageKind::kSparseFfn:
+      return cfg.moe == MoeMode::kA2a ? Owed::kNothing : Owe(cfg, Owed::kTp);  // a2a combine sums
+    default: break;
+  }
+  return Owe(cfg, Owed::kAttnTp);
+}
+
+void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, State& st, const Report& report) {
+  CheckGroupPresence(s, report);
+  const bool has_operand = s.kind == StepKind::kCompute || CheckOperand(s, st, report);
+  const bool ok_group = s.group.has_value();
+  if (has_operand && s.operand == Operand::kValue && st.value && st.value->owed != s.owed_before) {
+    report(Invariant::kSumOnce, fmt::format("{} expects the value to owe {} but it owes {}", Name(s.kind),
+                                            Name(s.owed_before), Name(st.value->owed)));
+  }
+  switch (s.kind) {
+    case StepKind::kAllReduce:
+      if (ok_group) CheckCompletes(cfg, s, st, report);
+      break;
+    case StepKind::kReduceScatter:
+    case StepKind::kReduceScatterV:
+      if (ok_group) {
+        CheckCompletes(cfg, s, st, report);
+        CheckScatterRows(cfg, s, report);
+      }
+      break;
+    case StepKind::kAllGather:
+      if (ok_group) CheckGather(cfg, s, st, report);
+      break;
+    case StepKind::kSlice:
+      if (!s.rows_in.Covers(s.rows_out)) {
+        report(Invariant::kStageRows, fmt::format("a local slice cannot take {} rows to {}", Name(s.rows_in),
+                                                  Name(s.rows_out)));
+      }
+      break;
+    case StepKind::kStartResidual:
+      if (st.residual) report(Invariant::kResidualRowsAgree, "starts a residual that already exists");
+      if (!st.value || st.value->owed != Owed::kNothing) {
+        report(Invariant::kSumOnce, "starts the residual from an input that is missing or owes a sum");
+      }
+      break;
+    case StepKind::kAdd: CheckAdd(st, report); break;
+    case StepKind::kNorm: CheckNorm(cfg, decl, s, st, report); break;
+    case StepKind::kAllReduceAddNorm:
+      if (ok_group) CheckCompletes(cfg, s, st, report);
+      if (st.value) st.value->owed = Owed::kNothing;
+      CheckAdd(st, report);
+      if (st.value) st.value.reset();
+      CheckNorm(cfg, decl, s, st, report);
+      break;
+    case StepKind::kCompute: CheckCompute(cfg, decl, s, report); break;
+    case StepKind::kDispatch:
+    case StepKind::kCombine: CheckA2a(cfg, s, report); break;
+    case StepKind::kLeave:
+      if (!st.value || st.value->owed == Owed::kNothing) {
+        report(Invariant::kSumOnce, "leaves a sum to the next reader, but the value owes nothing");
+      }
+      break;
+  }
+  Advance(s, st);
+}
+
+}  // namespace seam::verify

@@ -1,0 +1,57 @@
+// Helpers shared by the test programs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "seam/bind.h"
+#include "seam/model.h"
+
+namespace seam::testing {
+
+// A stack of single-stage layers from letters: A always-partial attention,
+// R attention that reduces itself, M mixer, F dense FFN, E sparse FFN (top-2),
+// N no-op. Spaces are ignored.
+inline Model StackOf(std::string_view letters, int hidden = 64) {
+  std::vector<StageDecl> stages;
+  for (char c : letters) {
+    switch (c) {
+      case 'A': stages.push_back(AttentionStage()); break;
+      case 'R': stages.push_back(AttentionStage({.sum = AttentionSum::kReducesItself})); break;
+      case 'M': stages.push_back(MixerStage()); break;
+      case 'F': stages.push_back(DenseFfnStage()); break;
+      case 'E': stages.push_back(SparseFfnStage({.top_k = 2})); break;
+      case 'N': stages.push_back(NoOpStage()); break;
+      case ' ': break;
+      default: throw std::invalid_argument(std::string("unknown stage letter ") + c);
+    }
+  }
+  return {.name = std::string(letters), .num_layers = static_cast<int>(stages.size()), .hidden = hidden,
+          .layer = [stages](int i) { return std::vector{stages[static_cast<size_t>(i)]}; }};
+}
+
+// Binds with the verifier on; a rejection or a violation fails the test.
+inline Plan MustBind(const Model& m, const ParallelConfig& cfg) {
+  Expected<Plan> p = Bind(m, cfg, 0, {.verify = true});
+  if (!p) throw std::runtime_error("bind failed: " + p.error().message);
+  return *std::move(p);
+}
+
+inline const StagePlan& StageOf(const Plan& p, Variant v, int index) {
+  const LinePlan* line = p.line(v);
+  if (line == nullptr) throw std::runtime_error("no such variant");
+  for (const StagePlan& s : line->stages) {
+    if (s.index == index) return s;
+  }
+  throw std::runtime_error("no such stage");
+}
+
+inline ParallelConfig WithReduction(ParallelConfig cfg, Reduction r) {
+  cfg.reduction = r;
+  return cfg;
+}
+
+}  // namespace seam::testing

@@ -1,0 +1,52 @@
+// The seam command line: flags shared by the commands, and the commands.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "seam/topology.h"
+
+namespace seam::cli {
+
+// Exit codes: 0 ok, 1 a failed check, 2 bad input (flags, sizes, files,
+// combinations the binder rejects).
+constexpr int kOk = 0;
+constexpr int kFailedCheck = 1;
+constexpr int kBadInput = 2;
+
+// The parallel flags of DESIGN §8, as typed on the command line.
+struct ParallelFlags {
+  int tp = 1;
+  int attn_dp = 1;
+  int dense_tp = 0;
+  std::string moe = "tp";
+  bool input_scattered = false;
+  std::string reduction = "ar";
+  int pp = 1;
+  std::string pp_split;
+};
+void AddParallelFlags(CLI::App& cmd, ParallelFlags& f);
+Expected<ParallelConfig> ToConfig(const ParallelFlags& f);
+
+struct PlanArgs {
+  std::string model;
+  ParallelFlags flags;
+  int layers = 0;  // 0: the catalogue's depth
+  std::string format = "table";
+};
+struct FileArgs {
+  std::string first;
+  std::string second;
+  std::string format = "table";
+};
+
+int RunModels();
+int RunPlan(const PlanArgs& a);
+int RunShow(const FileArgs& a);
+int RunDiff(const FileArgs& a);
+
+// Prints the error to stderr and returns its exit code.
+int Fail(const Error& e);
+
+}  // namespace seam::cli

@@ -1,0 +1,45 @@
+// seam: plans, checks and runs the communication at the seams of a transformer.
+#include <iostream>
+
+#include "cli.h"
+
+int main(int argc, char** argv) {
+  using namespace seam::cli;
+  CLI::App app{"seam: plans, checks and runs the communication at the seams of a transformer"};
+  app.require_subcommand(1);
+
+  app.add_subcommand("models", "list the model catalogue");
+
+  PlanArgs plan;
+  CLI::App* plan_cmd = app.add_subcommand("plan", "bind a model to a parallel configuration and print the plan");
+  plan_cmd->add_option("model", plan.model, "a catalogue name (see `seam models`)")->required();
+  AddParallelFlags(*plan_cmd, plan.flags);
+  plan_cmd->add_option("--layers", plan.layers, "override the catalogue model's number of layers");
+  plan_cmd->add_option("--format", plan.format, "table, json or dot")->capture_default_str();
+
+  FileArgs show;
+  CLI::App* show_cmd = app.add_subcommand("show", "read a JSON plan, verify it and print it");
+  show_cmd->add_option("file", show.first, "a plan written by `seam plan --format json`")->required();
+  show_cmd->add_option("--format", show.format, "table, json or dot")->capture_default_str();
+
+  FileArgs diff;
+  CLI::App* diff_cmd = app.add_subcommand("diff", "compare two JSON plans; exit 1 when they differ");
+  diff_cmd->add_option("first", diff.first)->required();
+  diff_cmd->add_option("second", diff.second)->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kOk : kBadInput;
+  }
+  try {
+    if (app.got_subcommand("models")) return RunModels();
+    if (plan_cmd->parsed()) return RunPlan(plan);
+    if (show_cmd->parsed()) return RunShow(show);
+    return RunDiff(diff);
+  } catch (const seam::InternalError& e) {
+    std::cerr << "seam: " << e.what() << "\n";
+    return kFailedCheck;
+  }
+}

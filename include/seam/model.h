@@ -36,8 +36,9 @@ struct StageRef {
 // The stages of layers [first_layer, last_layer), numbered model-wide.
 std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer);
 
-// A short pattern of a model's stages: "[A F][A E][A E]" for layers of two
-// stages, "M-M*M-" for single-stage layers.
+// A short pattern of a model's stages, one letter each (A attention, M mixer,
+// F dense FFN, E sparse FFN, . no-op), layers of several stages bracketed:
+// "[A F][A E][A E]"; single-stage layers unbracketed: "MFMAMF".
 std::string PatternOf(const Model& m);
 
 struct CatalogueEntry {

@@ -71,8 +71,10 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   const bind::Widths widths{model.hidden, model.hidden * model.residual_streams};
   std::vector<LinePlan> lines;
   for (Variant v : VariantsOf(cfg)) lines.push_back(BindLine(stages, {cfg, v, widths}));
+  ParallelConfig resolved = cfg;
+  resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"
   Plan plan({.model = model.name, .hidden = model.hidden, .residual_streams = model.residual_streams,
-             .config = cfg, .pp_rank = pp_rank, .first_layer = 0, .last_layer = model.num_layers},
+             .config = resolved, .pp_rank = pp_rank, .first_layer = 0, .last_layer = model.num_layers},
             std::move(lines));
   if (options.verify) {
     const std::vector<Violation> violations = Verify(plan);

@@ -19,7 +19,7 @@ Expected<E> ParseEnum(std::string_view text, const std::array<E, N>& values, std
     if (Name(v) == text) return v;
     names.push_back(Name(v));
   }
-  return Malformed(fmt::format("'{}' is not a {}; expected one of: {}", text, what, fmt::join(names, ", ")));
+  return Malformed(fmt::format("unknown {} '{}'; expected one of: {}", what, text, fmt::join(names, ", ")));
 }
 
 }  // namespace seam

@@ -16,7 +16,7 @@ Expected<Rows> ParseRows(std::string_view text, const ParallelConfig& cfg) {
   if (text == "full") return Rows::Full();
   if (text == "attn") return Rows::Attention(cfg);
   if (text == "slice") return Rows::Slice(cfg);
-  return Malformed(fmt::format("'{}' is not a row layout; expected full, attn or slice", text));
+  return Malformed(fmt::format("unknown row layout '{}'; expected one of: full, attn, slice", text));
 }
 
 Rows AxesOf(const ParallelConfig& cfg, Group g) {

@@ -21,7 +21,7 @@ Status PositiveSizes(const ParallelConfig& cfg) {
     if (value < 1) return InvalidArgument(fmt::format("{}={} must be at least 1", name, value));
   }
   if (cfg.dense_tp < 0) {
-    return InvalidArgument(fmt::format("dense_tp={} must be at least 1", cfg.dense_tp));
+    return InvalidArgument(fmt::format("dense_tp={} must be at least 1 (or 0 for the TP group's width)", cfg.dense_tp));
   }
   return Status::Ok();
 }
@@ -29,10 +29,13 @@ Status PositiveSizes(const ParallelConfig& cfg) {
 Status DenseWidthFits(const ParallelConfig& cfg) {
   const int d = cfg.dense_tp_size();
   if (d == cfg.tp || d == cfg.attn_tp() || d == 1) return Status::Ok();
-  return InvalidArgument(fmt::format(
-      "dense_tp={} is not a width a dense FFN can run at here; use tp={} (the TP group), "
-      "attn_tp={} (the attention-TP group) or 1 (fully data-parallel)",
-      d, cfg.tp, cfg.attn_tp()));
+  std::vector<std::string> widths = {fmt::format("tp={} (the TP group)", cfg.tp)};
+  if (cfg.attn_tp() != cfg.tp && cfg.attn_tp() != 1) {
+    widths.push_back(fmt::format("attn_tp={} (the attention-TP group)", cfg.attn_tp()));
+  }
+  return InvalidArgument(fmt::format("dense_tp={} is not a width a dense FFN can run at here; use {} or 1 "
+                                     "(fully data-parallel)",
+                                     d, fmt::join(widths, ", ")));
 }
 
 Status InputScatteredFits(const ParallelConfig& cfg) {
@@ -104,17 +107,12 @@ std::string_view Name(Reduction r) {
 }
 
 Expected<MoeMode> ParseMoeMode(std::string_view text) {
-  if (text == "tp") return MoeMode::kTp;
-  if (text == "a2a") return MoeMode::kA2a;
-  return InvalidArgument(fmt::format("--moe {} is not a MoE mode; use tp or a2a", text));
+  return ParseEnum(text, std::array{MoeMode::kTp, MoeMode::kA2a}, "MoE mode");
 }
 
 Expected<Reduction> ParseReduction(std::string_view text) {
-  for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
-    if (text == Name(r)) return r;
-  }
-  return InvalidArgument(
-      fmt::format("--reduction {} is not a boundary reduction; use ar, rs, rsv or rs+rsv", text));
+  return ParseEnum(text, std::array{Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv},
+                   "boundary reduction");
 }
 
 std::string_view Name(Group g) {

@@ -60,8 +60,13 @@ class Differ {
   }
 
  private:
+  // Every field of the step, so two different steps never print alike.
   static std::string StepText(const std::vector<Step>& steps, size_t i) {
-    return i < steps.size() ? fmt::format("{} (width {})", ShortString(steps[i]), steps[i].width) : "(none)";
+    if (i >= steps.size()) return "(none)";
+    const Step& s = steps[i];
+    const std::string group = s.group ? fmt::format("({})", Name(*s.group)) : "";
+    return fmt::format("{}{} {} {} -> {}, owes {} -> {}, width {}", Name(s.kind), group, Name(s.operand),
+                       Name(s.rows_in), Name(s.rows_out), Name(s.owed_before), Name(s.owed_after), s.width);
   }
   static std::string RowsText(const std::optional<Rows>& r) { return r ? std::string(Name(*r)) : "-"; }
   std::vector<std::string>& out_;

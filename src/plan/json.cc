@@ -89,10 +89,12 @@ class Node {
     return out;
   }
   bool IsNull() const { return j_.is_null(); }
-  int Int() const {
+  // An integer in [lo, 1e9]; plans hold sizes, indices and widths.
+  int Int(int lo = 0) const {
     if (!j_.is_number_integer()) Fail("is not an integer");
+    if (j_.is_number_unsigned() && j_.get<unsigned long long>() > 1'000'000'000ULL) Fail("is out of range");
     const auto v = j_.get<long long>();
-    if (v < -1'000'000'000 || v > 1'000'000'000) Fail("is out of range");
+    if (v < lo || v > 1'000'000'000) Fail(fmt::format("is out of range (at least {})", lo));
     return static_cast<int>(v);
   }
   bool Bool() const {
@@ -207,9 +209,9 @@ Plan ReadPlan(const Node& n) {
   const std::vector<Node> layers = n["layers"].Items();
   if (layers.size() != 2) n["layers"].Fail("needs [first, last)");
   PlanHeader h{.model = n["model"].String(),
-               .hidden = n["hidden"].Int(),
-               .residual_streams = n["residual_streams"].Int(),
-               .element_bytes = n["element_bytes"].Int(),
+               .hidden = n["hidden"].Int(1),
+               .residual_streams = n["residual_streams"].Int(1),
+               .element_bytes = n["element_bytes"].Int(1),
                .config = ReadConfig(n["config"]),
                .pp_rank = n["pp_rank"].Int(),
                .first_layer = layers[0].Int(),

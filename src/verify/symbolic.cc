@@ -11,8 +11,10 @@ std::string AxesText(const ParallelConfig& cfg, Group g) { return std::string(Na
 bool CheckOperand(const Step& s, const State& st, const Report& report) {
   std::optional<Rows> rows = s.operand == Operand::kResidual ? st.residual : st.input;
   if (s.operand == Operand::kValue) rows = st.value ? std::optional(st.value->rows) : std::nullopt;
-  const Invariant inv = s.operand == Operand::kResidual ? Invariant::kResidualRowsAgree : Invariant::kStageRows;
+  Invariant inv = s.operand == Operand::kResidual ? Invariant::kResidualRowsAgree : Invariant::kStageRows;
   if (!rows) {
+    // A missing value was added already (or never produced): its sum would be used twice or lost.
+    if (s.operand == Operand::kValue) inv = Invariant::kSumOnce;
     report(inv, fmt::format("{} has no {} to act on", Name(s.kind), Name(s.operand)));
     return false;
   }
@@ -41,7 +43,7 @@ void CheckCompletes(const ParallelConfig& cfg, const Step& s, const State& st, c
     return;
   }
   if (!(AxesOf(cfg, GroupOf(owed)) == AxesOf(cfg, *s.group))) {
-    report(Invariant::kSumOnce, fmt::format("the value owes a {} sum but {} completes it over {}", Name(owed),
+    report(Invariant::kSumOnce, fmt::format("the value owes a sum over {} but {} completes it over {}", Name(owed),
                                             Name(s.kind), Name(*s.group)));
   }
   if (s.rows_in.Shares(AxesOf(cfg, *s.group))) {
@@ -72,7 +74,7 @@ void CheckGather(const ParallelConfig& cfg, const Step& s, const State& st, cons
                                                   AxesText(cfg, *s.group)));
   }
   if (s.operand == Operand::kValue && st.value && st.value->owed != Owed::kNothing) {
-    report(Invariant::kSumOnce, fmt::format("gathers a value that still owes a {} sum", Name(st.value->owed)));
+    report(Invariant::kSumOnce, fmt::format("gathers a value that still owes a sum over {}", Name(st.value->owed)));
   }
 }
 
@@ -80,7 +82,7 @@ void CheckAdd(const State& st, const Report& report) {
   if (!st.value) return report(Invariant::kSumOnce, "add with no value pending");
   if (!st.residual) return report(Invariant::kResidualRowsAgree, "add with no residual");
   if (st.value->owed != Owed::kNothing) {
-    report(Invariant::kSumOnce, fmt::format("adds a value that still owes a {} sum", Name(st.value->owed)));
+    report(Invariant::kSumOnce, fmt::format("adds a value that still owes a sum over {}", Name(st.value->owed)));
   }
   if (st.value->rows != *st.residual) {
     report(Invariant::kResidualRowsAgree, fmt::format("adds a value on {} rows into a residual on {}",

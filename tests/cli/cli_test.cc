@@ -1,1 +1,337 @@
+// The seam command line, run as a program: what it prints, where, and its
+// exit code (0 ok, 1 a failed check or differing plans, 2 bad input).
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "seam/bind.h"
+#include "seam/plan_io.h"
+
+namespace seam {
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  ASSERT_TRUE(out.good()) << path;
+}
+
+// Each test gets its own directory, so tests may run in parallel.
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "seam_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << tmpl;
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::string PathOf(const std::string& name) const { return dir_ + "/" + name; }
+
+  // Runs the CLI through /bin/sh with stdout and stderr captured to files.
+  Result Run(const std::vector<std::string>& args) const {
+    std::string cmd = Quote(SEAM_CLI);
+    for (const std::string& a : args) cmd += " " + Quote(a);
+    const std::string out = PathOf("stdout.txt");
+    const std::string err = PathOf("stderr.txt");
+    cmd += " </dev/null >" + Quote(out) + " 2>" + Quote(err);
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = ReadText(out);
+    r.err = ReadText(err);
+    return r;
+  }
+
+  // `seam plan ARGS --format json` written to a file; returns its path.
+  std::string PlanFile(const std::string& name, std::vector<std::string> args) const {
+    args.insert(args.begin(), "plan");
+    args.insert(args.end(), {"--format", "json"});
+    const Result r = Run(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const std::string path = PathOf(name);
+    WriteText(path, r.out);
+    return path;
+  }
+
+  std::string dir_;
+};
+
+Plan Bound(const std::string& model, const ParallelConfig& cfg) {
+  Expected<Model> m = CatalogueModel(model);
+  if (!m) throw std::runtime_error(m.error().message);
+  Expected<Plan> p = Bind(*m, cfg, 0, {.verify = true});
+  if (!p) throw std::runtime_error(p.error().message);
+  return *std::move(p);
+}
+
+const ParallelConfig kDeepseekCfg{.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a};
+const std::vector<std::string> kDeepseekArgs = {"deepseek-v2-lite", "--tp", "4", "--attn-dp", "2",
+                                                "--dense-tp", "1", "--moe", "a2a"};
+
+std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+// ---- success ----
+
+TEST_F(Cli, ModelsListsTheFourCatalogueNames) {
+  const Result r = Run({"models"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // Each name starts a line; the line under it lists the stages.
+  const std::string text = "\n" + r.out;
+  for (const std::string name : {"llama", "deepseek-v2-lite", "nemotron-h", "zaya1"}) {
+    EXPECT_NE(text.find("\n" + name + " "), std::string::npos) << name << " missing from:\n" << r.out;
+  }
+  size_t names = 0;
+  for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; ++at) {
+    names += at + 1 < text.size() && text[at + 1] != ' ' ? 1 : 0;
+  }
+  EXPECT_EQ(names, 4U) << r.out;
+  EXPECT_NE(r.out.find("stages: [A F][A E][A E]"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, PlanPrintsTheSameTableAsTheLibrary) {
+  const Result r = Run(With({"plan"}, kDeepseekArgs));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, ToTable(Bound("deepseek-v2-lite", kDeepseekCfg)));
+  EXPECT_EQ(r.out.rfind("deepseek-v2-lite on pipeline rank 0 of 1 (layers 0..2)\n", 0), 0U) << r.out;
+  EXPECT_NE(r.out.find("\nbytes per token per rank: layer 0: 64, layer 1: 416, layer 2: 480, final norm: 0; "
+                       "total 960\n"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(Cli, PlanPrintsJsonAndDotOnRequest) {
+  const Plan p = Bound("deepseek-v2-lite", kDeepseekCfg);
+  const Result json = Run(With({"plan"}, With(kDeepseekArgs, {"--format", "json"})));
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_EQ(json.out, ToJson(p));
+  const Result dot = Run(With({"plan"}, With(kDeepseekArgs, {"--format", "dot"})));
+  ASSERT_EQ(dot.code, 0) << dot.err;
+  EXPECT_EQ(dot.out, ToDot(p));
+}
+
+TEST_F(Cli, ShowReprintsAJsonPlanByteIdentical) {
+  const std::string file = PlanFile("plan.json", kDeepseekArgs);
+  const Result r = Run({"show", file, "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, ReadText(file));
+}
+
+TEST_F(Cli, ShowPrintsTheSameTableAsPlan) {
+  const std::string file = PlanFile("plan.json", {"llama", "--tp", "2", "--input-scattered"});
+  const Result shown = Run({"show", file});
+  const Result planned = Run({"plan", "llama", "--tp", "2", "--input-scattered"});
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  ASSERT_EQ(planned.code, 0) << planned.err;
+  EXPECT_EQ(shown.out, planned.out);
+}
+
+TEST_F(Cli, DiffOfAFileWithItselfSaysEqualAndExitsZero) {
+  const std::string file = PlanFile("plan.json", kDeepseekArgs);
+  const Result r = Run({"diff", file, file});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "the plans are equal\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(Cli, DiffOfDifferentPlansListsTheDifferencesAndExitsOne) {
+  const std::string ar = PlanFile("ar.json", {"llama", "--tp", "2"});
+  const std::string scattered = PlanFile("scattered.json", {"llama", "--tp", "2", "--input-scattered"});
+  const Result r = Run({"diff", ar, scattered});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out,
+            "config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
+            "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar input-scattered pp=1\n"
+            "only the second plan has input-scattered batches\n");
+}
+
+// ---- bad input: exit 2, "seam: " and the message on stderr, nothing on stdout ----
+
+struct BadInput {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
+  const std::vector<BadInput> cases = {
+      {{"plan", "llama", "--tp", "6", "--attn-dp", "4"},
+       "tp=6 is not divisible by attn_dp=4; attn_dp must divide tp (divisors of 6: 1, 2, 3, 6)"},
+      {{"plan", "llama", "--moe", "foo"}, "--moe: unknown MoE mode 'foo'; expected one of: tp, a2a"},
+      {{"plan", "llama", "--reduction", "xx"}, "--reduction: unknown boundary reduction 'xx'; expected one of: ar, rs, rsv, rs+rsv"},
+      {{"plan", "gpt2"},
+       "unknown model 'gpt2'; the catalogue has: llama, deepseek-v2-lite, nemotron-h, zaya1 (see `seam models`)"},
+      {{"plan", "llama", "--pp", "2"},
+       "pipeline parallel (pp=2) is not supported yet: seam binds a single pipeline rank so far; run with --pp 1 "
+       "and no --pp-split"},
+      {{"plan", "llama", "--pp-split", "1+x"}, "--pp-split 1+x is not a list of layer counts like 1+3 or 2,2"},
+      {{"plan", "llama", "--format", "yaml"}, "--format: unknown format 'yaml'; expected one of: table, json, dot"},
+      {{"plan", "llama", "--tp", "0"}, "tp=0 must be at least 1"},
+      {{"plan", "nemotron-h", "--tp", "2", "--input-scattered"},
+       "stage 0 (mixer, layer 0): a mixer cannot gather its own input from the slice on input-scattered batches "
+       "(rule: input-scattered eligibility); drop --input-scattered"},
+      {{"plan", "llama", "--tp", "4", "--attn-dp", "2", "--input-scattered"},
+       "input-scattered batches need attn_dp=1 (attn_dp=2): the reduce-scatter at each attention entry runs over "
+       "the whole TP group, which spans other DP groups' requests; drop --attn-dp or --input-scattered"},
+  };
+  for (const BadInput& c : cases) {
+    const Result r = Run(c.args);
+    std::string line;
+    for (const std::string& a : c.args) line += a + " ";
+    EXPECT_EQ(r.code, 2) << line;
+    EXPECT_EQ(r.err, "seam: " + c.message + "\n") << line;
+    EXPECT_EQ(r.out, "") << line;
+  }
+}
+
+// Errors found by the flag parser itself (CLI11) exit 2 and name the flag or
+// argument, with a pointer to --help.
+TEST_F(Cli, UnknownFlagExitsTwoAndNamesTheFlag) {
+  const Result r = Run({"plan", "llama", "--frob"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("--frob"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, MissingModelArgumentExitsTwoAndSaysItIsRequired) {
+  const Result r = Run({"plan", "--tp", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("model is required"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, MissingSubcommandExitsTwo) {
+  const Result r = Run({});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("A subcommand is required"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, ShowOfMalformedJsonExitsTwoNamingTheFile) {
+  const std::string file = PathOf("broken.json");
+  WriteText(file, "{\"seam_plan\": 1, ");
+  const Result r = Run({"show", file});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "seam: " + file + ": the plan is not valid JSON\n");
+}
+
+TEST_F(Cli, ShowOfABadFieldExitsTwoNamingTheFileAndThePath) {
+  const std::string good = PlanFile("plan.json", {"llama", "--tp", "2"});
+  std::string text = ReadText(good);
+  const std::string from = "\"step\": \"start-residual\"";
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), "\"step\": \"frobnicate\"");
+  const std::string file = PathOf("bad-step.json");
+  WriteText(file, text);
+  const Result r = Run({"show", file});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "seam: " + file +
+                       ": lines[0].stages[0].entry[0].step: unknown step 'frobnicate'; expected one of: ar, rs, "
+                       "rsv, ag, a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, "
+                       "compute, leave\n");
+}
+
+TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {
+  const std::string file = PathOf("no-such-plan.json");
+  const Result r = Run({"show", file});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "seam: cannot open " + file + "\n");
+}
+
+TEST_F(Cli, DiffWithAMalformedFileExitsTwo) {
+  const std::string good = PlanFile("plan.json", {"llama", "--tp", "2"});
+  const std::string bad = PathOf("broken.json");
+  WriteText(bad, "not json");
+  const Result r = Run({"diff", good, bad});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "seam: " + bad + ": the plan is not valid JSON\n");
+}
+
+// ---- failed checks: exit 1 ----
+
+// The plan of llama tp=2 with its final fused all-reduce+add+norm replaced
+// by a bare norm: the stack ends reading a residual that still has a value
+// owing a tp sum pending.
+TEST_F(Cli, ShowOfAPlanThatBreaksAnInvariantExitsOneNamingIt) {
+  const Plan p = Bound("llama", {.tp = 2});
+  std::vector<LinePlan> lines = p.lines();
+  lines[0].final.steps = {Step{.kind = StepKind::kNorm,
+                               .operand = Operand::kResidual,
+                               .rows_in = Rows::Full(),
+                               .rows_out = Rows::Full(),
+                               .width = 64}};
+  const std::string file = PathOf("unsummed.json");
+  WriteText(file, ToJson(Plan(p.header(), lines)));
+  const Result r = Run({"show", file});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("seam: " + file + " breaks its invariants:\n", 0), 0U) << r.err;
+  EXPECT_NE(r.err.find("ordinary final norm final[0]: invariant 2 (every owed sum completes once, over its group, "
+                       "before any read): reads the residual while a value is still pending\n"),
+            std::string::npos)
+      << r.err;
+}
+
+// Under attention DP the attention's sum is owed over attn_tp; completing it
+// over the whole TP group would sum other DP groups' rows.
+TEST_F(Cli, ShowOfASumOverTheWrongGroupExitsOneNamingInvariantsTwoAndSeven) {
+  const Plan p = Bound("llama", {.tp = 4, .attn_dp = 2});
+  std::vector<LinePlan> lines = p.lines();
+  Step& fused = lines[0].stages[1].entry[0];
+  ASSERT_EQ(fused.kind, StepKind::kAllReduceAddNorm);
+  ASSERT_EQ(fused.group, Group::kAttnTp);
+  fused.group = Group::kTp;
+  const std::string file = PathOf("wrong-group.json");
+  WriteText(file, ToJson(Plan(p.header(), lines)));
+  const Result r = Run({"show", file});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("ordinary stage 1 entry[0]: invariant 2 "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ordinary stage 1 entry[0]: invariant 7 (collectives name the right group for their rows): "
+                       "ar+add+norm(tp) on attn rows: the ranks of tp hold different rows\n"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace seam

@@ -1,1 +1,194 @@
+// The plan for people: a table with one row per step and a bytes summary per
+// batch variant, and a Graphviz graph with one node per stage.
+//
+// Bytes are per token of the whole batch per rank: hidden 64 in fp32 is a
+// 256-byte row; an all-reduce over n ranks moves 2 (n-1)/n of its buffer, a
+// reduce-scatter or all-gather (n-1)/n.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "seam/bind.h"
+#include "seam/plan_io.h"
+#include "testing.h"
+
+namespace seam {
+namespace {
+
+using testing::MustBind;
+using testing::StackOf;
+
+std::vector<std::string> LinesOf(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+bool HasLine(const std::string& text, const std::string& line) {
+  for (const std::string& l : LinesOf(text)) {
+    if (l == line) return true;
+  }
+  return false;
+}
+
+int CountMatches(const std::string& text, const std::regex& re) {
+  int n = 0;
+  for (const std::string& l : LinesOf(text)) n += std::regex_match(l, re) ? 1 : 0;
+  return n;
+}
+
+// llama [A F][A F] on tp=2: every sum is fused into the next entry as an
+// all-reduce+add+norm over 2 ranks of 64 floats: 2 x (1/2) x 256 = 256 bytes.
+// Layer 0 has one (stage 1), layer 1 two (stages 2, 3), the final norm one.
+TEST(PlanTable, LlamaOnTp2IsOneRowPerStepWithItsBytes) {
+  const std::string table = ToTable(MustBind(LlamaModel(2), {.tp = 2}));
+  const std::string expected =
+      "llama on pipeline rank 0 of 1 (layers 0..1)\n"
+      "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1\n"
+      "rows: full = every row of the batch, attn = this attention-DP group's rows, "
+      "slice = this rank's 1/attn_tp share of them\n"
+      "\n"
+      "ordinary batches\n"
+      "stage  layer  kind        residual  side     step            operand   group    rows  owes          bytes/token\n"
+      "    0      0  attention   full      entry    start-residual  value     -        full  -                       0\n"
+      "                                    entry    norm            residual  -        full  -                       0\n"
+      "                                    compute  compute         input     -        full  - -> attn_tp            0\n"
+      "                                    exit     leave           value     attn_tp  full  attn_tp                 0\n"
+      "    1      0  dense-ffn   full      entry    ar+add+norm     value     attn_tp  full  attn_tp -> -          256\n"
+      "                                    compute  compute         input     -        full  - -> tp                 0\n"
+      "                                    exit     leave           value     tp       full  tp                      0\n"
+      "    2      1  attention   full      entry    ar+add+norm     value     tp       full  tp -> -               256\n"
+      "                                    compute  compute         input     -        full  - -> attn_tp            0\n"
+      "                                    exit     leave           value     attn_tp  full  attn_tp                 0\n"
+      "    3      1  dense-ffn   full      entry    ar+add+norm     value     attn_tp  full  attn_tp -> -          256\n"
+      "                                    compute  compute         input     -        full  - -> tp                 0\n"
+      "                                    exit     leave           value     tp       full  tp                      0\n"
+      "              final-norm            final    ar+add+norm     value     tp       full  tp -> -               256\n"
+      "bytes per token per rank: layer 0: 256, layer 1: 512, final norm: 256; total 1024\n";
+  EXPECT_EQ(table, expected);
+}
+
+TEST(PlanTable, HeaderRowFinalNormRowAndBytesSummaryAreExact) {
+  const std::string table = ToTable(MustBind(LlamaModel(2), {.tp = 2}));
+  EXPECT_TRUE(HasLine(table, "stage  layer  kind        residual  side     step            operand   group    rows  "
+                             "owes          bytes/token"))
+      << table;
+  EXPECT_TRUE(HasLine(table, "              final-norm            final    ar+add+norm     value     tp       full  "
+                             "tp -> -               256"))
+      << table;
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 256, layer 1: 512, final norm: 256; total 1024"))
+      << table;
+}
+
+TEST(PlanTable, ByteTotalsAgreeWithBytesPerToken) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  EXPECT_EQ(BytesPerToken(*p.line(Variant::kOrdinary), p.header()), 1024.0);
+}
+
+// Input-scattered llama on tp=2 (ar): each attention reduce-scatters its
+// input onto the slice (1/2 x 256 = 128) and gathers its QKV input back (128);
+// layer 0's FFN completes its sum with an rs (128), gathers the residual (128)
+// and all-reduces at its exit (256): 768. Layer 1: the attention's gather
+// (128), the FFN's rs and gather (256): 384. The final norm's fused AR: 256.
+TEST(PlanTable, InputScatteredPlanHasOneSectionPerVariant) {
+  const std::string table = ToTable(MustBind(LlamaModel(2), {.tp = 2, .input_scattered = true}));
+  const size_t ordinary = table.find("\nordinary batches\n");
+  const size_t scattered = table.find("\ninput-scattered batches\n");
+  ASSERT_NE(ordinary, std::string::npos) << table;
+  ASSERT_NE(scattered, std::string::npos) << table;
+  EXPECT_LT(ordinary, scattered);
+  EXPECT_TRUE(HasLine(table, "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar input-scattered pp=1"));
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 256, layer 1: 512, final norm: 256; total 1024"));
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 768, layer 1: 384, final norm: 256; total 1408"))
+      << table;
+  EXPECT_TRUE(HasLine(table, "    0      0  attention   slice     entry    rs              value     tp       "
+                             "full -> slice  tp -> -               128"))
+      << table;
+}
+
+// deepseek [A F][A E][A E] on tp=4 attn_dp=2 dense_tp=1 a2a: attention rows
+// are 1/2 of the batch (128 B), the slice 1/4 (64 B). Each rs/ag over
+// attn_tp=2 moves 64; each a2a leg moves 3/4 of 3 experts x 64 B = 144.
+TEST(PlanTable, DeepseekA2aSummaryCountsEveryCollective) {
+  const std::string table =
+      ToTable(MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}));
+  EXPECT_TRUE(HasLine(table, "deepseek-v2-lite on pipeline rank 0 of 1 (layers 0..2)")) << table;
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 64, layer 1: 416, layer 2: 480, final norm: 0; "
+                             "total 960"))
+      << table;
+  EXPECT_EQ(CountMatches(table, std::regex(R"( +compute +a2a-dispatch +input +tp +slice +- +144)")), 2) << table;
+  EXPECT_EQ(CountMatches(table, std::regex(R"( +compute +a2a-combine +value +tp +slice +- +144)")), 2) << table;
+  EXPECT_TRUE(HasLine(table, "              final-norm            final    norm            residual  -        attn  "
+                             "         -                       0"))
+      << table;
+}
+
+TEST(PlanTable, SingleRankPlanMovesNoBytes) {
+  const std::string table = ToTable(MustBind(LlamaModel(2), {.tp = 1}));
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 0, layer 1: 0, final norm: 0; total 0")) << table;
+}
+
+TEST(PlanTable, EveryStepIsOneRow) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
+  size_t steps = 0;
+  for (const StagePlan& s : p.line(Variant::kOrdinary)->stages) steps += s.entry.size() + s.compute.size() + s.exit.size();
+  steps += p.line(Variant::kOrdinary)->final.steps.size();
+  // title, config, rows legend, blank, "ordinary batches", header row, steps, summary
+  EXPECT_EQ(LinesOf(ToTable(p)).size(), 6 + steps + 1);
+}
+
+TEST(PlanTable, NoOpStageGetsAPassOnRow) {
+  Expected<Plan> p = Bind(StackOf("ANF"), {.tp = 2}, 0, {.verify = true});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const std::string table = ToTable(*p);
+  EXPECT_EQ(CountMatches(table, std::regex(R"( +1 +1 +no-op +\S+ +- +\(passes the pending add on\) +0)")), 1)
+      << table;
+}
+
+// ---- dot ----
+
+TEST(PlanDot, LlamaIsOneClusterWithANodePerStage) {
+  const std::string dot = ToDot(MustBind(LlamaModel(2), {.tp = 2}));
+  const std::vector<std::string> lines = LinesOf(dot);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.front(), "digraph \"llama\" {");
+  EXPECT_EQ(lines.back(), "}");
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *subgraph "cluster_[a-z-]+" \{)")), 1) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"ordinary_[0-9]+" \[label=.*)")), 4) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"ordinary_(entry|final)" \[label=.*shape=ellipse\];)re")), 2) << dot;
+  // One edge per boundary: entry -> 0 -> 1 -> 2 -> 3 -> final.
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 5) << dot;
+  EXPECT_TRUE(HasLine(dot, R"(    "ordinary_1" [label="1 dense-ffn (layer 0)\ninput full, residual full\n256 B/token"];)"))
+      << dot;
+  EXPECT_TRUE(HasLine(dot, R"(    "ordinary_0" -> "ordinary_1" [label="value: full owes attn_tp\nresidual: full"];)"))
+      << dot;
+}
+
+TEST(PlanDot, InputScatteredAddsASecondClusterWithItsOwnNodes) {
+  const std::string dot = ToDot(MustBind(LlamaModel(2), {.tp = 2, .input_scattered = true}));
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *subgraph "cluster_[a-z-]+" \{)")), 2) << dot;
+  EXPECT_TRUE(HasLine(dot, R"(  subgraph "cluster_input-scattered" {)")) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"ordinary_[0-9]+" \[label=.*)")), 4) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"input-scattered_[0-9]+" \[label=.*)")), 4) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 10) << dot;
+}
+
+TEST(PlanDot, EveryCatalogueModelHasOneNodePerStage) {
+  for (const CatalogueEntry& e : Catalogue()) {
+    const Plan p = MustBind(e.make(), {.tp = 2});
+    const std::string dot = ToDot(p);
+    const auto stages = static_cast<int>(p.line(Variant::kOrdinary)->stages.size());
+    EXPECT_EQ(CountMatches(dot, std::regex(R"( *"ordinary_[0-9]+" \[label=.*)")), stages) << e.name;
+    EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), stages + 1) << e.name;
+    // Braces balance: the graph, one cluster.
+    EXPECT_EQ(std::count(dot.begin(), dot.end(), '{'), std::count(dot.begin(), dot.end(), '}')) << e.name;
+  }
+}
+
+}  // namespace
+}  // namespace seam

@@ -1,1 +1,140 @@
+// The verifier catches each single-rank invariant when a bound plan is
+// rewritten to break it.
 #include <gtest/gtest.h>
+
+#include <functional>
+
+#include "seam/bind.h"
+#include "seam/verify.h"
+#include "testing.h"
+
+namespace seam {
+namespace {
+
+using testing::MustBind;
+using testing::StackOf;
+
+// A new plan with the ordinary line's stage `index` edited.
+Plan WithStage(const Plan& p, int index, const std::function<void(StagePlan&)>& edit) {
+  std::vector<LinePlan> lines = p.lines();
+  for (StagePlan& s : lines[0].stages) {
+    if (s.index == index) edit(s);
+  }
+  return Plan(p.header(), lines);
+}
+
+Plan WithFinal(const Plan& p, const std::function<void(FinalPlan&)>& edit) {
+  std::vector<LinePlan> lines = p.lines();
+  edit(lines[0].final);
+  return Plan(p.header(), lines);
+}
+
+// True when a violation of `inv` is reported at this stage and side.
+bool Reports(const std::vector<Violation>& v, Invariant inv, int stage, std::string_view side) {
+  for (const Violation& x : v) {
+    if (x.invariant == inv && x.stage == stage && x.side == side) return true;
+  }
+  return false;
+}
+
+const ParallelConfig kDeepseekCfg{.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a};
+
+TEST(Verify, BoundPlansHaveNoViolations) {
+  for (const CatalogueEntry& e : Catalogue()) {
+    const Plan p = MustBind(e.make(), kDeepseekCfg);
+    EXPECT_TRUE(Verify(p).empty()) << e.name << "\n" << Describe(Verify(p));
+  }
+}
+
+// Invariant 1: both sides of every boundary agree on the residual's rows.
+TEST(Verify, CatchesABoundaryWhoseSidesDisagreeOnTheResidualRows) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kDeepseekCfg);
+  const Plan broken = WithStage(p, 2, [](StagePlan& s) { s.arrives.residual = Rows::FromAxes(true, false); });
+  const std::vector<Violation> v = Verify(broken);
+  ASSERT_TRUE(Reports(v, Invariant::kResidualRowsAgree, 2, "arrival")) << Describe(v);
+  EXPECT_EQ(Describe(v.front()),
+            "ordinary stage 2 arrival: invariant 1 (both sides of a boundary agree on the residual's rows): the "
+            "residual is on slice but the stage was bound for it on attn");
+}
+
+TEST(Verify, CatchesAResidualSlicedASecondTime) {
+  // Defect 1's plan: the append after the attention re-slices a residual that is already on the slice.
+  const Plan p = MustBind(StackOf("A E A F"), {.tp = 2, .moe = MoeMode::kA2a});
+  const Plan broken = WithStage(p, 3, [&](StagePlan& s) {
+    s.entry.insert(s.entry.begin(), Step{StepKind::kSlice, Operand::kResidual, std::nullopt, Rows::Full(),
+                                         Rows::Slice(p.config()), Owed::kNothing, Owed::kNothing, 64});
+  });
+  const std::vector<Violation> v = Verify(broken);
+  EXPECT_TRUE(Reports(v, Invariant::kResidualRowsAgree, 3, "entry")) << Describe(v);
+}
+
+// Invariant 2: every owed sum completes once, over its own group, before any read.
+TEST(Verify, CatchesASumTakenTwice) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) {
+    s.entry.insert(s.entry.begin(), Step{StepKind::kAllReduce, Operand::kValue, Group::kAttnTp, Rows::Full(),
+                                         Rows::Full(), Owed::kAttnTp, Owed::kNothing, 64});
+  });
+  const std::vector<Violation> v = Verify(broken);
+  ASSERT_TRUE(Reports(v, Invariant::kSumOnce, 1, "entry")) << Describe(v);
+  bool twice = false;
+  for (const Violation& x : v) twice |= x.message.find("the sum is taken twice") != std::string::npos;
+  EXPECT_TRUE(twice) << Describe(v);
+}
+
+TEST(Verify, CatchesAPartialSumAddedBeforeItCompletes) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) {
+    s.entry = {Step{StepKind::kAdd, Operand::kResidual, std::nullopt, Rows::Full(), Rows::Full(), Owed::kNothing,
+                    Owed::kNothing, 64},
+               Step{StepKind::kNorm, Operand::kResidual, std::nullopt, Rows::Full(), Rows::Full(), Owed::kNothing,
+                    Owed::kNothing, 64}};
+  });
+  const std::vector<Violation> v = Verify(broken);
+  EXPECT_TRUE(Reports(v, Invariant::kSumOnce, 1, "entry")) << Describe(v);
+}
+
+TEST(Verify, CatchesASumNeverCompletedBeforeTheFinalNorm) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = WithFinal(p, [](FinalPlan& f) { f.steps.clear(); });
+  const std::vector<Violation> v = Verify(broken);
+  EXPECT_TRUE(Reports(v, Invariant::kSumOnce, -1, "final")) << Describe(v);
+}
+
+// Invariant 6: each stage receives the rows it declared.
+TEST(Verify, CatchesAStageThatReceivesOtherRowsThanItDeclares) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kDeepseekCfg);
+  // Drop the attention's gather of its input: it would compute on its slice.
+  const Plan broken = WithStage(p, 2, [](StagePlan& s) {
+    s.entry.pop_back();
+    s.input = s.residual;
+    s.compute[0].rows_in = *s.residual;
+  });
+  const std::vector<Violation> v = Verify(broken);
+  ASSERT_TRUE(Reports(v, Invariant::kStageRows, 2, "compute")) << Describe(v);
+}
+
+// Invariant 7: collectives name the right group for their rows.
+TEST(Verify, CatchesAnAttentionSumCompletedOverTheWholeTpGroupUnderAttentionDp) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kDeepseekCfg);
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) { s.entry[0].group = Group::kTp; });
+  const std::vector<Violation> v = Verify(broken);
+  EXPECT_TRUE(Reports(v, Invariant::kGroupFitsRows, 1, "entry")) << Describe(v);
+  EXPECT_TRUE(Reports(v, Invariant::kSumOnce, 1, "entry")) << Describe(v);
+}
+
+TEST(Verify, CatchesAGatherOverTheWrongGroup) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kDeepseekCfg);
+  const Plan broken = WithStage(p, 2, [](StagePlan& s) { s.entry.back().group = Group::kDp; });
+  const std::vector<Violation> v = Verify(broken);
+  EXPECT_TRUE(Reports(v, Invariant::kGroupFitsRows, 2, "entry")) << Describe(v);
+}
+
+TEST(Verify, CatchesACollectiveWithoutAGroup) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = WithFinal(p, [](FinalPlan& f) { f.steps[0].group.reset(); });
+  EXPECT_TRUE(Reports(Verify(broken), Invariant::kGroupFitsRows, -1, "final"));
+}
+
+}  // namespace
+}  // namespace seam

@@ -36,7 +36,7 @@ int Print(const Plan& plan, const std::string& format) {
   } else if (format == "dot") {
     std::cout << ToDot(plan);
   } else {
-    return Fail(InvalidArgument(fmt::format("--format {} is not a format; use table, json or dot", format)));
+    return Fail(InvalidArgument(fmt::format("--format: unknown format '{}'; expected one of: table, json, dot", format)));
   }
   return kOk;
 }

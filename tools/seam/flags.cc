@@ -42,9 +42,9 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
 
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f) {
   Expected<MoeMode> moe = ParseMoeMode(f.moe);
-  if (!moe) return moe.error();
+  if (!moe) return InvalidArgument("--moe: " + moe.error().message);
   Expected<Reduction> reduction = ParseReduction(f.reduction);
-  if (!reduction) return reduction.error();
+  if (!reduction) return InvalidArgument("--reduction: " + reduction.error().message);
   ParallelConfig cfg{.tp = f.tp, .attn_dp = f.attn_dp, .dense_tp = f.dense_tp, .moe = *moe,
                      .input_scattered = f.input_scattered, .reduction = *reduction, .pp = f.pp};
   if (!f.pp_split.empty()) {

@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kOk : kBadInput;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "seam: " << e.what() << "\nRun with --help for more information.\n";
+    return kBadInput;
   }
   try {
     if (app.got_subcommand("models")) return RunModels();

@@ -217,7 +217,12 @@ Plan ReadPlan(const Node& n) {
                .first_layer = layers[0].Int(),
                .last_layer = layers[1].Int()};
   std::vector<LinePlan> lines;
-  for (const Node& l : n["lines"].Items()) lines.push_back(ReadLine(l, h.config));
+  for (const Node& l : n["lines"].Items()) {
+    lines.push_back(ReadLine(l, h.config));
+    for (size_t i = 0; i + 1 < lines.size(); ++i) {
+      if (lines[i].variant == lines.back().variant) l["variant"].Fail("the plan has this batch variant twice");
+    }
+  }
   return Plan(std::move(h), std::move(lines));
 }
 

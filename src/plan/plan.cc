@@ -28,7 +28,7 @@ bool IsCollective(StepKind k) {
 }
 
 double BytesPerToken(const Step& s, const PlanHeader& h) {
-  if (!IsCollective(s.kind)) return 0.0;
+  if (!IsCollective(s.kind) || !s.group) return 0.0;  // a group-less collective is the verifier's to report
   const int n = GroupSize(h.config, *s.group);
   const double share = static_cast<double>(n - 1) / n;
   // The logical buffer: the ungathered side for a sum, the gathered side for a gather.

@@ -357,6 +357,12 @@ TEST(PlanJsonErrors, ConfigThatFailsValidationNamesTheConfig) {
             "(fully data-parallel)");
 }
 
+TEST(PlanJsonErrors, ABatchVariantTwiceIsNamed) {
+  json doc = LlamaDoc();
+  doc["lines"].push_back(doc["lines"][0]);
+  EXPECT_EQ(ErrorOf(doc), "lines[1].variant: the plan has this batch variant twice");
+}
+
 TEST(PlanJsonErrors, WrongFormatVersionIsNamed) {
   json doc = LlamaDoc();
   doc["seam_plan"] = 2;

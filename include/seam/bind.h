@@ -1,15 +1,20 @@
 // seam/bind.h — binding a model to a parallel configuration.
 //
-// Bind is a pure function: one pass over the pipeline rank's stages, carrying
+// Bind is a pure function: one pass over a pipeline rank's stages, carrying
 // the arrival (value rows, owed sum, update kind) and the residual's rows. For
 // every stage and batch variant it selects the entry steps and the exit steps
-// and records them in an immutable Plan. What it cannot serve is rejected
-// with an error that names the stage, the rule and what to do instead.
+// and records them in an immutable Plan; a later rank starts by receiving
+// from the previous one, every rank but the last ends by sending to the next.
+// What it cannot serve is rejected with an error that names the stage, the
+// rule and what to do instead.
 //
 //   Expected<Plan> plan = Bind(model, {.tp = 4, .attn_dp = 2, .dense_tp = 1,
 //                                      .moe = MoeMode::kA2a});
-//   if (!plan) std::cerr << plan.error().message << "\n";
+//   Expected<Pipeline> all = BindPipeline(model, {.tp = 4, .pp = 2, .pp_split = {1, 3}});
 #pragma once
+
+#include <optional>
+#include <vector>
 
 #include "seam/model.h"
 #include "seam/plan.h"
@@ -22,9 +27,18 @@ struct BindOptions {
 #else
   bool verify = true;   // debug builds check every plan they bind
 #endif
+  // The stages the rank actually built, one list per layer it holds; checked
+  // against the model's declaration function when given.
+  std::optional<std::vector<std::vector<StageDecl>>> built;
 };
 
+// The plan of one pipeline rank; it learns its neighbours from the model's
+// declaration function.
 Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank = 0,
                     const BindOptions& options = {});
+
+// Every rank's plan, in rank order; with `verify` the handoffs between them
+// are checked too.
+Expected<Pipeline> BindPipeline(const Model& model, const ParallelConfig& cfg, const BindOptions& options = {});
 
 }  // namespace seam

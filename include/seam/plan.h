@@ -48,6 +48,8 @@ enum class StepKind {
   kAllReduceAddNorm,  // fused all-reduce + add + norm (same bits as unfused)
   kCompute,           // the stage itself: input -> value
   kLeave,             // no work: the owed sum is handed to the next reader
+  kSend,              // to the next pipeline rank: this rank's slice of the attention rows
+  kRecv,              // from the previous pipeline rank: the slice its counterpart sent
 };
 
 struct Step {
@@ -94,17 +96,26 @@ struct StagePlan {
   bool operator==(const StagePlan&) const = default;
 };
 
-// The stack end on the last pipeline rank: complete, add, final norm.
-struct FinalPlan {
+// How a pipeline rank's stages end.
+enum class EndKind {
+  kFinalNorm,  // the last rank: complete, add, final norm on the attention rows
+  kSend,       // to_pp: complete every owed sum onto the slice, send the slices
+};
+
+struct EndPlan {
+  EndKind kind = EndKind::kFinalNorm;
   Boundary arrives;
   std::vector<Step> steps;
-  bool operator==(const FinalPlan&) const = default;
+  bool operator==(const EndPlan&) const = default;
 };
 
 struct LinePlan {
   Variant variant = Variant::kOrdinary;
+  // from_pp on a later pipeline rank: receive the slices and gather them to
+  // the attention rows (empty on the first rank, which starts at the embedding).
+  std::vector<Step> receive;
   std::vector<StagePlan> stages;
-  FinalPlan final;
+  EndPlan end;
   bool operator==(const LinePlan&) const = default;
 };
 
@@ -140,7 +151,12 @@ double BytesPerToken(const Step& s, const PlanHeader& h);
 double BytesPerToken(const StagePlan& s, const PlanHeader& h);
 double BytesPerToken(const LinePlan& line, const PlanHeader& h);
 
+// One plan per pipeline rank, in rank order.
+using Pipeline = std::vector<Plan>;
+
 std::string_view Name(Variant v);
+std::string_view Name(EndKind k);
+Expected<EndKind> ParseEndKind(std::string_view text);
 std::string_view Name(Operand o);
 std::string_view Name(StepKind k);
 Expected<Variant> ParseVariant(std::string_view text);

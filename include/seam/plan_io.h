@@ -15,7 +15,9 @@
 namespace seam {
 
 std::string ToTable(const Plan& plan);
+std::string ToTable(const Pipeline& ranks);  // each rank's table in turn
 std::string ToDot(const Plan& plan);
+std::string ToDot(const Pipeline& ranks);  // one graph, the handoffs as edges
 
 // JSON with every fact of the plan; "bytes_per_token" fields are derived and
 // written for readers, and ignored when read back.
@@ -24,7 +26,13 @@ std::string ToJson(const Plan& plan);
 // names the JSON path of the first bad field.
 Expected<Plan> PlanFromJson(std::string_view text);
 
+// A pipeline of one rank is written as that rank's plan; of several, as
+// {"seam_pipeline": 1, "ranks": [plan, ...]}. The reader takes either.
+std::string ToJson(const Pipeline& ranks);
+Expected<Pipeline> PipelineFromJson(std::string_view text);
+
 // The differences between two plans, one line each, empty when equal.
 std::vector<std::string> Diff(const Plan& a, const Plan& b);
+std::vector<std::string> Diff(const Pipeline& a, const Pipeline& b);  // rank by rank
 
 }  // namespace seam

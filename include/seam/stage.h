@@ -6,6 +6,7 @@
 //   StageDecl e = SparseFfnStage({.top_k = 6});
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "seam/error.h"
@@ -70,6 +71,10 @@ StageDecl MixerStage(const StageOptions& o = {});
 StageDecl DenseFfnStage(const StageOptions& o = {});
 StageDecl SparseFfnStage(const SparseOptions& o = {});
 StageDecl NoOpStage();
+
+// The first fact in which two declarations differ, as "top_k=4 vs top_k=3";
+// empty when they are equal.
+std::string FirstDifference(const StageDecl& a, const StageDecl& b);
 
 bool IsFfn(const StageDecl& d);
 bool IsAttentionLike(const StageDecl& d);  // attention or mixer

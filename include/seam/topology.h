@@ -68,6 +68,7 @@ enum class Group {
   kAttnTp,  // the ranks that split one attention-DP group's heads
   kDp,      // attention-DP peers: same attn_tp_rank in every DP group
   kTp,      // the whole TP group of the pipeline rank
+  kPp,      // the ranks at the same TP position on every pipeline rank
 };
 std::string_view Name(Group g);
 Expected<Group> ParseGroup(std::string_view text);

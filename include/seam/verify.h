@@ -25,15 +25,29 @@ enum class Invariant {
 };
 
 struct Violation {
+  int pp_rank = 0;
   Variant variant = Variant::kOrdinary;
   int stage = -1;        // model-wide stage index; -1 for the final norm
-  std::string side;      // "arrival", "entry", "compute", "exit", "final"
+  std::string side;      // "receive", "arrival", "entry", "compute", "exit", "final", "send"
   int step = -1;         // index within the side; -1 for a boundary fact
   Invariant invariant = Invariant::kResidualRowsAgree;
   std::string message;
 };
 
+// The invariants of one pipeline rank's plan (1, 2, 3 for its own receive
+// and send, 6, 7).
 std::vector<Violation> Verify(const Plan& plan);
+
+// Every rank's invariants, and that each handoff's sends and receives pair
+// up slice for slice (invariant 3).
+std::vector<Violation> VerifyPipeline(const Pipeline& ranks);
+
+// Invariant 4: every stage away from a cut binds exactly as it does in the
+// uncut plan. Near a cut a stage may differ: on the sending rank from its
+// last FFN before the cut (or its first stage), on the receiving rank up to
+// and including its first FFN (or its last stage); an FFN fixes where the
+// residual is, so everything past it binds as uncut.
+std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks);
 
 std::string Describe(const Violation& v);
 std::string Describe(const std::vector<Violation>& violations);  // one per line

@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "bind/rank.h"
 #include "bind/rules.h"
+#include "seam/pipeline.h"
 #include "seam/verify.h"
 
 namespace seam {
@@ -16,6 +20,13 @@ std::vector<Variant> VariantsOf(const ParallelConfig& cfg) {
   if (cfg.input_scattered) return {Variant::kOrdinary, Variant::kInputScattered};
   return {Variant::kOrdinary};
 }
+
+// A rank's place in the pipeline.
+struct RankSpan {
+  bool first = true;
+  EndKind end = EndKind::kFinalNorm;
+  bind::Neighbours neighbours;
+};
 
 StagePlan BindStage(Cursor& cur, const Context& ctx, const StageRef& s, const bind::Downstream& down) {
   StagePlan p{.index = s.index, .layer = s.layer, .decl = s.decl, .arrives = cur.boundary()};
@@ -36,15 +47,25 @@ StagePlan BindStage(Cursor& cur, const Context& ctx, const StageRef& s, const bi
   return p;
 }
 
-LinePlan BindLine(const std::vector<StageRef>& stages, const Context& ctx) {
-  const std::vector<bind::Downstream> down = bind::DownstreamOf(stages);
-  Cursor cur(ctx.cfg, ctx.widths, bind::StackArrival(ctx));
+LinePlan BindLine(const std::vector<StageRef>& stages, const Context& ctx, const RankSpan& span) {
+  const std::optional<StageRef>& after = span.neighbours.after;
+  const std::vector<bind::Downstream> down =
+      bind::DownstreamOf(stages, span.end, after ? &after->decl : nullptr);
   LinePlan line{.variant = ctx.variant};
+  Cursor cur(ctx.cfg, ctx.widths, span.first ? bind::StackArrival(ctx) : Boundary{});
+  if (!span.first) {
+    bind::BindReceive(cur, ctx, span.neighbours.before->decl);
+    line.receive = cur.TakeSteps();
+  }
   line.stages.reserve(stages.size());
   for (size_t i = 0; i < stages.size(); ++i) line.stages.push_back(BindStage(cur, ctx, stages[i], down[i]));
-  line.final.arrives = cur.boundary();
-  bind::BindEntry(cur, ctx, bind::FinalContract(ctx));
-  line.final.steps = cur.TakeSteps();
+  line.end = {.kind = span.end, .arrives = cur.boundary()};
+  if (span.end == EndKind::kSend) {
+    bind::BindSend(cur, ctx);
+  } else {
+    bind::BindEntry(cur, ctx, bind::FinalContract(ctx));
+  }
+  line.end.steps = cur.TakeSteps();
   return line;
 }
 
@@ -57,30 +78,71 @@ Status CheckModel(const Model& m) {
   return Status::Ok();
 }
 
+// The rank's stages with its neighbours on either side: what the stack-wide
+// rejections look at, so both ranks at a cut agree on them.
+std::vector<StageRef> WithNeighbours(const std::vector<StageRef>& stages, const bind::Neighbours& n) {
+  std::vector<StageRef> out;
+  if (n.before) out.push_back(*n.before);
+  out.insert(out.end(), stages.begin(), stages.end());
+  if (n.after) out.push_back(*n.after);
+  return out;
+}
+
 }  // namespace
 
 Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, const BindOptions& options) {
-  if (Status s = Validate(cfg); !s.ok()) return s.error();
   if (Status s = CheckModel(model); !s.ok()) return s.error();
-  if (pp_rank != 0) return InvalidArgument(fmt::format("pp_rank={} is outside pp={}", pp_rank, cfg.pp));
-  const std::vector<StageRef> stages = StagesOf(model, 0, model.num_layers);
-  if (Status s = bind::CheckStack(stages, cfg); !s.ok()) return s.error();
+  Expected<std::vector<LayerRange>> ranges = SplitLayers(cfg, model.num_layers);
+  if (!ranges) return ranges.error();
+  if (pp_rank < 0 || pp_rank >= cfg.pp) {
+    return InvalidArgument(fmt::format("pp_rank={} is outside pp={}", pp_rank, cfg.pp));
+  }
+  const LayerRange range = (*ranges)[static_cast<size_t>(pp_rank)];
+  if (options.built) {
+    if (Status s = bind::CheckBuiltStages(model, range, *options.built, pp_rank); !s.ok()) return s.error();
+  }
+  const std::vector<StageRef> stages = StagesOf(model, range.first, range.last);
+  const bool computes = std::any_of(stages.begin(), stages.end(),
+                                    [](const StageRef& s) { return s.decl.kind != StageKind::kNoOp; });
+  if (!computes) {
+    return InvalidArgument(fmt::format("pipeline rank {} holds only no-op stages (layers {}..{}); move its split so "
+                                       "every rank holds a stage that computes",
+                                       pp_rank, range.first, range.last - 1));
+  }
+  const RankSpan span{.first = pp_rank == 0,
+                      .end = pp_rank + 1 == cfg.pp ? EndKind::kFinalNorm : EndKind::kSend,
+                      .neighbours = bind::NeighboursOf(model, range)};
+  if (Status s = bind::CheckStack(WithNeighbours(stages, span.neighbours), cfg); !s.ok()) return s.error();
   if (cfg.input_scattered) {
     if (Status s = bind::CheckInputScattered(stages, cfg); !s.ok()) return s.error();
   }
   const bind::Widths widths{model.hidden, model.hidden * model.residual_streams};
   std::vector<LinePlan> lines;
-  for (Variant v : VariantsOf(cfg)) lines.push_back(BindLine(stages, {cfg, v, widths}));
+  for (Variant v : VariantsOf(cfg)) lines.push_back(BindLine(stages, {cfg, v, widths}, span));
   ParallelConfig resolved = cfg;
   resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"
   Plan plan({.model = model.name, .hidden = model.hidden, .residual_streams = model.residual_streams,
-             .config = resolved, .pp_rank = pp_rank, .first_layer = 0, .last_layer = model.num_layers},
+             .config = resolved, .pp_rank = pp_rank, .first_layer = range.first, .last_layer = range.last},
             std::move(lines));
   if (options.verify) {
     const std::vector<Violation> violations = Verify(plan);
     if (!violations.empty()) return FailedCheck("the bound plan breaks its invariants:\n" + Describe(violations));
   }
   return plan;
+}
+
+Expected<Pipeline> BindPipeline(const Model& model, const ParallelConfig& cfg, const BindOptions& options) {
+  Pipeline ranks;
+  for (int r = 0; r < cfg.pp; ++r) {
+    Expected<Plan> plan = Bind(model, cfg, r, options);
+    if (!plan) return plan.error();
+    ranks.push_back(*std::move(plan));
+  }
+  if (options.verify) {
+    const std::vector<Violation> violations = VerifyPipeline(ranks);
+    if (!violations.empty()) return FailedCheck("the bound pipeline breaks its invariants:\n" + Describe(violations));
+  }
+  return ranks;
 }
 
 }  // namespace seam

@@ -63,15 +63,27 @@ Boundary StackArrival(const Context& ctx) {
   return {ValueFacts{ctx.attn(), Owed::kNothing}, std::nullopt};
 }
 
-std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages) {
+bool RunsOnItsSlice(const StageDecl& d, const ParallelConfig& cfg) {
+  if (d.kind == StageKind::kSparseFfn) return cfg.moe == MoeMode::kA2a;
+  return d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg) == DenseWidth::kRank;
+}
+
+bool WritesAtHandoff(const StageDecl& d, const ParallelConfig& cfg) {
+  return RunsOnItsSlice(d, cfg) || d.update == UpdateKind::kHyperConnection;
+}
+
+std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages, EndKind end,
+                                     const StageDecl* neighbour) {
   std::vector<Downstream> out(stages.size());
-  Downstream after;  // what follows the stage being visited, scanning backwards
+  // What follows the stage being visited, scanning backwards.
+  Downstream after{.end = end, .neighbour = end == EndKind::kSend ? neighbour : nullptr};
   for (size_t i = stages.size(); i-- > 0;) {
     out[i] = after;
     const StageDecl& d = stages[i].decl;
     if (d.kind == StageKind::kNoOp) continue;
     const bool tail = after.next == nullptr || after.only_partial_attentions;
-    after = {&d, IsAlwaysPartialAttention(d) && tail};
+    after.next = &d;
+    after.only_partial_attentions = IsAlwaysPartialAttention(d) && tail;
   }
   return out;
 }

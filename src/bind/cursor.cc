@@ -138,5 +138,21 @@ void Cursor::Combine(int width) {
         Owed::kNothing, width});
 }
 
+void Cursor::Send(Operand op) {
+  const Rows rows = RowsOf(op);
+  const Owed owed = op == Operand::kValue ? value_->owed : Owed::kNothing;
+  SEAM_CHECK(owed == Owed::kNothing, "the handoff sends complete values only");
+  Emit({StepKind::kSend, op, Group::kPp, rows, rows, owed, owed, WidthOf(op)});
+  if (op == Operand::kValue) value_.reset();
+  if (op == Operand::kResidual) residual_.reset();
+}
+
+void Cursor::Recv(Operand op, Rows rows) {
+  SEAM_CHECK(op != Operand::kInput, "the handoff carries the value and the residual");
+  Emit({StepKind::kRecv, op, Group::kPp, rows, rows, Owed::kNothing, Owed::kNothing, WidthOf(op)});
+  if (op == Operand::kValue) value_ = ValueFacts{rows, Owed::kNothing, UpdateKind::kPlainAdd};
+  if (op == Operand::kResidual) residual_ = rows;
+}
+
 }  // namespace seam::bind
 

@@ -45,6 +45,9 @@ class Cursor {
   void Dispatch(int width);
   void Compute(Rows output, Owed owes, UpdateKind update);
   void Combine(int width);
+  // The pipeline transport: one slice per attention-TP rank.
+  void Send(Operand op);
+  void Recv(Operand op, Rows rows);
 
   // The steps emitted since the last call.
   std::vector<Step> TakeSteps();

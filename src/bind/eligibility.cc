@@ -12,11 +12,6 @@ Error Reject(const StageRef& s, std::string_view what, std::string_view rule, st
                                  s.layer, what, rule, instead));
 }
 
-bool RunsOnItsSlice(const StageDecl& d, const ParallelConfig& cfg) {
-  if (d.kind == StageKind::kSparseFfn) return cfg.moe == MoeMode::kA2a;
-  return d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg) == DenseWidth::kRank;
-}
-
 Status CheckUpdate(const StageRef& s, const StageRef& first) {
   const StageDecl& d = s.decl;
   if (d.update == UpdateKind::kHyperConnection && IsAlwaysPartialAttention(d)) {

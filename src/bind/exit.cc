@@ -6,10 +6,12 @@ namespace {
 
 bool Hyper(const StageDecl& d) { return d.update == UpdateKind::kHyperConnection; }
 
-// The rows the next stage's entry adds on, if the residual is on `residual`.
+// The rows the next reader adds on, if the residual is on `residual`; a
+// send completes onto the slice it sends.
 Rows NextAddRows(const Context& ctx, const Downstream& down, Rows residual) {
-  if (down.next == nullptr) return AddRows(ctx, FinalContract(ctx), residual);
-  return AddRows(ctx, ContractOf(*down.next, ctx, residual), residual);
+  if (down.next != nullptr) return AddRows(ctx, ContractOf(*down.next, ctx, residual), residual);
+  if (down.end == EndKind::kSend) return ctx.slice();
+  return AddRows(ctx, FinalContract(ctx), residual);
 }
 
 // Writes the complete value into the residual on the residual's rows: a
@@ -68,18 +70,19 @@ void ReturnOverDp(Cursor& cur, const Context& ctx, const StageDecl& d, const Dow
 }
 
 // An FFN on its own rows (fully DP dense, a2a MoE) hands on the slice,
-// complete; before the rank's end, trailing always-partial attentions or a
-// read of every row it writes the residual and gathers it to the attention rows.
+// complete. Before the stack end, trailing always-partial attentions or a
+// read of every row it writes the residual and gathers it to the attention
+// rows; before a handoff it writes on the slice it will send.
 void ExitFromSlice(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstream& down) {
-  const bool returns = down.next == nullptr || down.only_partial_attentions ||
-                       down.next->read == ReadKind::kAllRows;
-  if (returns || Hyper(d)) Write(cur);
+  const bool stack_end = down.next == nullptr && down.end == EndKind::kFinalNorm;
+  const bool returns = stack_end || down.only_partial_attentions ||
+                       (down.next != nullptr && down.next->read == ReadKind::kAllRows);
+  if (returns || Hyper(d) || down.next == nullptr) Write(cur);
   if (returns) cur.MoveTo(Operand::kResidual, ctx.attn());
 }
 
 void ExitFfn(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstream& down) {
-  const Rows out = cur.value()->rows;
-  if (out == ctx.slice() && cur.value()->owed == Owed::kNothing) {
+  if (RunsOnItsSlice(d, ctx.cfg)) {
     ExitFromSlice(cur, ctx, d, down);
   } else if (cur.value()->owed == Owed::kTp && ctx.cfg.attn_dp > 1) {
     ReturnOverDp(cur, ctx, d, down);
@@ -92,10 +95,10 @@ void ExitFfn(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstre
 // before an attention it carries it when attn_dp = 1 on ordinary batches;
 // otherwise (and for a non-additive update) it completes it at its exit.
 void ExitMixer(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstream& down) {
-  if (cur.value()->owed != Owed::kNothing && !Hyper(d) && down.next != nullptr) {
-    const bool carries = IsAttentionLike(*down.next) && ctx.cfg.attn_dp == 1 &&
-                         ctx.variant == Variant::kOrdinary;
-    if (IsFfn(*down.next) || carries) {
+  const StageDecl* reader = down.reader();
+  if (cur.value()->owed != Owed::kNothing && !Hyper(d) && reader != nullptr) {
+    const bool carries = IsAttentionLike(*reader) && ctx.cfg.attn_dp == 1 && ctx.variant == Variant::kOrdinary;
+    if (IsFfn(*reader) || carries) {
       cur.Leave();
       return;
     }

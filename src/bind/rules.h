@@ -35,15 +35,34 @@ Contract FinalContract(const Context& ctx);
 // stage keeps the residual or its input there; else the attention rows.
 Rows AddRows(const Context& ctx, const Contract& c, std::optional<Rows> residual);
 
+// An FFN that runs on this rank's own slice of rows (a2a MoE, fully
+// data-parallel dense) and hands on its output complete there.
+bool RunsOnItsSlice(const StageDecl& d, const ParallelConfig& cfg);
+// A stage whose exit writes the residual when a pipeline handoff follows it,
+// so the handoff carries a written stream (the residual alone). Sender and
+// receiver both ask this of the stage at the cut.
+bool WritesAtHandoff(const StageDecl& d, const ParallelConfig& cfg);
+
 // What lies after a stage on this rank (no-op stages skipped).
 struct Downstream {
-  const StageDecl* next = nullptr;         // null: the rank's stages end here
-  bool only_partial_attentions = false;    // >= 1 stages follow, all always-partial attentions
+  const StageDecl* next = nullptr;       // null: the rank's stages end here
+  bool only_partial_attentions = false;  // >= 1 stages follow, all always-partial attentions
+  EndKind end = EndKind::kFinalNorm;     // how the rank ends
+  const StageDecl* neighbour = nullptr;  // with a send: the next rank's first stage
+  // The stage that reads next: on this rank, or across the handoff.
+  const StageDecl* reader() const { return next != nullptr ? next : neighbour; }
 };
-std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages);
+std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages, EndKind end,
+                                     const StageDecl* neighbour);
 
 // The arrival at the stack entry for this batch variant.
 Boundary StackArrival(const Context& ctx);
+// from_pp: receive the slices the previous rank sent (the residual alone
+// after a stage that writes at the handoff) and gather them to the attention
+// rows. Nothing received owes a sum.
+void BindReceive(Cursor& cur, const Context& ctx, const StageDecl& sender_last);
+// to_pp: complete every owed sum onto the slice, slice the residual, send.
+void BindSend(Cursor& cur, const Context& ctx);
 
 // Entry: complete what is owed, add, move the residual, read, move the input.
 void BindEntry(Cursor& cur, const Context& ctx, const Contract& c);

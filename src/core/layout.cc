@@ -24,6 +24,7 @@ Rows AxesOf(const ParallelConfig& cfg, Group g) {
     case Group::kAttnTp: return Rows::FromAxes(false, cfg.attn_tp() > 1);
     case Group::kDp: return Rows::FromAxes(cfg.attn_dp > 1, false);
     case Group::kTp: return Rows::FromAxes(cfg.attn_dp > 1, cfg.attn_tp() > 1);
+    case Group::kPp: break;  // pipeline neighbours shard layers, not rows
   }
   return Rows::Full();
 }

@@ -56,11 +56,20 @@ Status InputScatteredFits(const ParallelConfig& cfg) {
 }
 
 Status PipelineFits(const ParallelConfig& cfg) {
-  if (cfg.pp == 1 && cfg.pp_split.empty()) return Status::Ok();
-  return Unsupported(fmt::format(
-      "pipeline parallel (pp={}{}) is not supported yet: seam binds a single pipeline rank "
-      "so far; run with --pp 1 and no --pp-split",
-      cfg.pp, cfg.pp_split.empty() ? "" : " with a layer split"));
+  if (cfg.pp_split.empty()) return Status::Ok();
+  if (static_cast<int>(cfg.pp_split.size()) != cfg.pp) {
+    return InvalidArgument(fmt::format("the layer split {} names {} pipeline ranks but pp={}; give one layer "
+                                       "count per rank",
+                                       fmt::join(cfg.pp_split, "+"), cfg.pp_split.size(), cfg.pp));
+  }
+  for (size_t r = 0; r < cfg.pp_split.size(); ++r) {
+    if (cfg.pp_split[r] < 1) {
+      return InvalidArgument(fmt::format("the layer split {} gives pipeline rank {} {} layers; every rank needs "
+                                         "at least one layer",
+                                         fmt::join(cfg.pp_split, "+"), r, cfg.pp_split[r]));
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -120,12 +129,13 @@ std::string_view Name(Group g) {
     case Group::kAttnTp: return "attn_tp";
     case Group::kDp: return "dp";
     case Group::kTp: return "tp";
+    case Group::kPp: return "pp";
   }
   return "?";
 }
 
 Expected<Group> ParseGroup(std::string_view text) {
-  return ParseEnum(text, std::array{Group::kAttnTp, Group::kDp, Group::kTp}, "group");
+  return ParseEnum(text, std::array{Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}, "group");
 }
 
 int GroupSize(const ParallelConfig& cfg, Group g) {
@@ -133,6 +143,7 @@ int GroupSize(const ParallelConfig& cfg, Group g) {
     case Group::kAttnTp: return cfg.attn_tp();
     case Group::kDp: return cfg.attn_dp;
     case Group::kTp: return cfg.tp;
+    case Group::kPp: return cfg.pp;
   }
   return 0;
 }
@@ -156,12 +167,15 @@ RankCoord CoordOf(const ParallelConfig& cfg, int global_rank) {
 std::vector<int> GroupRanks(const ParallelConfig& cfg, Group g, int global_rank) {
   const RankCoord me = CoordOf(cfg, global_rank);
   std::vector<int> ranks;
-  for (int dp = 0; dp < cfg.attn_dp; ++dp) {
+  for (int dp = 0; dp < cfg.attn_dp && g != Group::kPp; ++dp) {
     for (int a = 0; a < cfg.attn_tp(); ++a) {
       const bool member = (g == Group::kTp) || (g == Group::kAttnTp && dp == me.dp_rank) ||
                           (g == Group::kDp && a == me.attn_tp_rank);
       if (member) ranks.push_back(GlobalRank(cfg, {me.pp_rank, dp, a}));
     }
+  }
+  if (g == Group::kPp) {
+    for (int pp = 0; pp < cfg.pp; ++pp) ranks.push_back(GlobalRank(cfg, {pp, me.dp_rank, me.attn_tp_rank}));
   }
   return ranks;
 }

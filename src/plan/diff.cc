@@ -47,6 +47,7 @@ class Differ {
 
   void Line(const LinePlan& a, const LinePlan& b) {
     const std::string v(Name(a.variant));
+    Steps(v + " receive", a.receive, b.receive);
     const size_t n = std::max(a.stages.size(), b.stages.size());
     for (size_t i = 0; i < n; ++i) {
       if (i >= a.stages.size() || i >= b.stages.size()) {
@@ -55,8 +56,9 @@ class Differ {
       }
       Stage(fmt::format("{} stage {}", v, a.stages[i].index), a.stages[i], b.stages[i]);
     }
-    Field(v + " final arrives", ShortString(a.final.arrives), ShortString(b.final.arrives));
-    Steps(v + " final", a.final.steps, b.final.steps);
+    Field(v + " end", std::string(Name(a.end.kind)), std::string(Name(b.end.kind)));
+    Field(fmt::format("{} {} arrives", v, Name(a.end.kind)), ShortString(a.end.arrives), ShortString(b.end.arrives));
+    Steps(fmt::format("{} {}", v, Name(a.end.kind)), a.end.steps, b.end.steps);
   }
 
  private:
@@ -73,6 +75,15 @@ class Differ {
 };
 
 }  // namespace
+
+std::vector<std::string> Diff(const Pipeline& a, const Pipeline& b) {
+  std::vector<std::string> out;
+  if (a.size() != b.size()) out.push_back(fmt::format("pipeline ranks: {} != {}", a.size(), b.size()));
+  for (size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
+    for (const std::string& d : Diff(a[r], b[r])) out.push_back(a.size() > 1 ? fmt::format("rank {}: {}", r, d) : d);
+  }
+  return out;
+}
 
 std::vector<std::string> Diff(const Plan& a, const Plan& b) {
   std::vector<std::string> out;

@@ -197,10 +197,10 @@ StagePlan ReadStage(const Node& n, const ParallelConfig& cfg) {
 }
 
 LinePlan ReadLine(const Node& n, const ParallelConfig& cfg) {
-  LinePlan line{.variant = n["variant"].As(ParseVariant)};
+  LinePlan line{.variant = n["variant"].As(ParseVariant), .receive = ReadSteps(n["receive"], cfg)};
   for (const Node& s : n["stages"].Items()) line.stages.push_back(ReadStage(s, cfg));
-  const Node final = n["final"];
-  line.final = {ReadBoundary(final["arrives"], cfg), ReadSteps(final["steps"], cfg)};
+  const Node end = n["end"];
+  line.end = {end["kind"].As(ParseEndKind), ReadBoundary(end["arrives"], cfg), ReadSteps(end["steps"], cfg)};
   return line;
 }
 
@@ -226,18 +226,19 @@ Plan ReadPlan(const Node& n) {
   return Plan(std::move(h), std::move(lines));
 }
 
-}  // namespace
 
-std::string ToJson(const Plan& plan) {
+json PlanDoc(const Plan& plan) {
   const PlanHeader& h = plan.header();
   json lines = json::array();
   for (const LinePlan& line : plan.lines()) {
     json stages = json::array();
     for (const StagePlan& s : line.stages) stages.push_back(StageJson(s, h));
     lines.push_back({{"variant", Name(line.variant)},
+                     {"receive", StepsJson(line.receive, h)},
                      {"stages", stages},
-                     {"final", {{"arrives", BoundaryJson(line.final.arrives)},
-                                {"steps", StepsJson(line.final.steps, h)}}},
+                     {"end", {{"kind", Name(line.end.kind)},
+                              {"arrives", BoundaryJson(line.end.arrives)},
+                              {"steps", StepsJson(line.end.steps, h)}}},
                      {"bytes_per_token", BytesPerToken(line, h)}});
   }
   const json doc = {{"seam_plan", kFormatVersion}, {"model", h.model},
@@ -245,7 +246,28 @@ std::string ToJson(const Plan& plan) {
                     {"element_bytes", h.element_bytes}, {"config", ConfigJson(h.config)},
                     {"pp_rank", h.pp_rank},        {"layers", {h.first_layer, h.last_layer}},
                     {"lines", lines}};
-  return doc.dump(2) + "\n";
+  return doc;
+}
+
+Pipeline ReadPipeline(const Node& n) {
+  if (n["seam_pipeline"].Int() != kFormatVersion) {
+    n["seam_pipeline"].Fail(fmt::format("expected format {}", kFormatVersion));
+  }
+  Pipeline ranks;
+  for (const Node& r : n["ranks"].Items()) ranks.push_back(ReadPlan(r));
+  if (ranks.empty()) n["ranks"].Fail("holds no plans");
+  return ranks;
+}
+
+}  // namespace
+
+std::string ToJson(const Plan& plan) { return PlanDoc(plan).dump(2) + "\n"; }
+
+std::string ToJson(const Pipeline& ranks) {
+  if (ranks.size() == 1) return ToJson(ranks.front());
+  json docs = json::array();
+  for (const Plan& p : ranks) docs.push_back(PlanDoc(p));
+  return json{{"seam_pipeline", kFormatVersion}, {"ranks", docs}}.dump(2) + "\n";
 }
 
 Expected<Plan> PlanFromJson(std::string_view text) {
@@ -253,6 +275,17 @@ Expected<Plan> PlanFromJson(std::string_view text) {
   if (doc.is_discarded()) return Malformed("the plan is not valid JSON");
   try {
     return ReadPlan(Node(doc, ""));
+  } catch (const ReadError& e) {
+    return Malformed(e.message);
+  }
+}
+
+Expected<Pipeline> PipelineFromJson(std::string_view text) {
+  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Malformed("the plan is not valid JSON");
+  try {
+    if (doc.is_object() && doc.contains("seam_pipeline")) return ReadPipeline(Node(doc, ""));
+    return Pipeline{ReadPlan(Node(doc, ""))};
   } catch (const ReadError& e) {
     return Malformed(e.message);
   }

@@ -22,7 +22,9 @@ bool IsCollective(StepKind k) {
     case StepKind::kAllGather:
     case StepKind::kDispatch:
     case StepKind::kCombine:
-    case StepKind::kAllReduceAddNorm: return true;
+    case StepKind::kAllReduceAddNorm:
+    case StepKind::kSend:
+    case StepKind::kRecv: return true;
     default: return false;
   }
 }
@@ -34,6 +36,8 @@ double BytesPerToken(const Step& s, const PlanHeader& h) {
   // The logical buffer: the ungathered side for a sum, the gathered side for a gather.
   const Rows rows = s.kind == StepKind::kAllGather ? s.rows_out : s.rows_in;
   const double buffer = s.width * h.element_bytes * RowFraction(h.config, rows);
+  if (s.kind == StepKind::kSend) return buffer;  // point to point: the whole slice
+  if (s.kind == StepKind::kRecv) return 0.0;     // counted where it is sent
   const bool all_reduce = s.kind == StepKind::kAllReduce || s.kind == StepKind::kAllReduceAddNorm;
   return (all_reduce ? 2.0 : 1.0) * share * buffer;
 }
@@ -48,12 +52,19 @@ double BytesPerToken(const StagePlan& s, const PlanHeader& h) {
 
 double BytesPerToken(const LinePlan& line, const PlanHeader& h) {
   double total = 0;
+  for (const Step& step : line.receive) total += BytesPerToken(step, h);
   for (const StagePlan& s : line.stages) total += BytesPerToken(s, h);
-  for (const Step& step : line.final.steps) total += BytesPerToken(step, h);
+  for (const Step& step : line.end.steps) total += BytesPerToken(step, h);
   return total;
 }
 
 std::string_view Name(Variant v) { return v == Variant::kOrdinary ? "ordinary" : "input-scattered"; }
+
+std::string_view Name(EndKind k) { return k == EndKind::kFinalNorm ? "final" : "send"; }
+
+Expected<EndKind> ParseEndKind(std::string_view text) {
+  return ParseEnum(text, std::array{EndKind::kFinalNorm, EndKind::kSend}, "rank end");
+}
 
 std::string_view Name(Operand o) {
   switch (o) {
@@ -79,6 +90,8 @@ std::string_view Name(StepKind k) {
     case StepKind::kAllReduceAddNorm: return "ar+add+norm";
     case StepKind::kCompute: return "compute";
     case StepKind::kLeave: return "leave";
+    case StepKind::kSend: return "send";
+    case StepKind::kRecv: return "recv";
   }
   return "?";
 }
@@ -97,7 +110,7 @@ Expected<StepKind> ParseStepKind(std::string_view text) {
                               StepKind::kAllGather, StepKind::kDispatch, StepKind::kCombine,
                               StepKind::kSlice, StepKind::kStartResidual, StepKind::kAdd,
                               StepKind::kNorm, StepKind::kAllReduceAddNorm, StepKind::kCompute,
-                              StepKind::kLeave},
+                              StepKind::kLeave, StepKind::kSend, StepKind::kRecv},
                    "step");
 }
 

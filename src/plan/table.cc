@@ -56,19 +56,42 @@ std::string Render(const std::vector<Row>& rows) {
   return out;
 }
 
+double Sum(const std::vector<Step>& steps, const PlanHeader& h) {
+  double total = 0;
+  for (const Step& s : steps) total += BytesPerToken(s, h);
+  return total;
+}
+
+std::string_view EndLabel(EndKind k) { return k == EndKind::kFinalNorm ? "final norm" : "send"; }
+
 std::string Totals(const LinePlan& line, const PlanHeader& h) {
   std::map<int, double> per_layer;
   for (const StagePlan& s : line.stages) per_layer[s.layer] += BytesPerToken(s, h);
-  double final_bytes = 0;
-  for (const Step& s : line.final.steps) final_bytes += BytesPerToken(s, h);
   std::vector<std::string> parts;
+  if (!line.receive.empty()) parts.push_back(fmt::format("receive: {}", Bytes(Sum(line.receive, h))));
   for (const auto& [layer, bytes] : per_layer) parts.push_back(fmt::format("layer {}: {}", layer, Bytes(bytes)));
-  if (!line.final.steps.empty()) parts.push_back(fmt::format("final norm: {}", Bytes(final_bytes)));
+  if (!line.end.steps.empty()) {
+    parts.push_back(fmt::format("{}: {}", EndLabel(line.end.kind), Bytes(Sum(line.end.steps, h))));
+  }
   return fmt::format("bytes per token per rank: {}; total {}\n", fmt::join(parts, ", "),
                      Bytes(BytesPerToken(line, h)));
 }
 
+// Rows for the steps outside any stage (receive, final norm, send).
+void AddSteps(std::vector<Row>& rows, const std::vector<Step>& steps, std::string_view side, std::string_view label,
+              const PlanHeader& h) {
+  const size_t first = rows.size();
+  for (const Step& s : steps) rows.push_back(StepRow(s, side, h));
+  if (rows.size() > first) rows[first][2] = std::string(label);
+}
+
 }  // namespace
+
+std::string ToTable(const Pipeline& ranks) {
+  std::string out;
+  for (const Plan& p : ranks) out += (out.empty() ? "" : "\n") + ToTable(p);
+  return out;
+}
 
 std::string ToTable(const Plan& plan) {
   const PlanHeader& h = plan.header();
@@ -78,10 +101,10 @@ std::string ToTable(const Plan& plan) {
          "slice = this rank's 1/attn_tp share of them\n";
   for (const LinePlan& line : plan.lines()) {
     std::vector<Row> rows = {kHeader};
+    AddSteps(rows, line.receive, "receive", "from_pp", h);
     for (const StagePlan& s : line.stages) AddStage(rows, s, h);
-    const size_t first = rows.size();
-    for (const Step& s : line.final.steps) rows.push_back(StepRow(s, "final", h));
-    if (rows.size() > first) rows[first][2] = "final-norm";
+    const bool last = line.end.kind == EndKind::kFinalNorm;
+    AddSteps(rows, line.end.steps, Name(line.end.kind), last ? "final-norm" : "to_pp", h);
     out += fmt::format("\n{} batches\n", Name(line.variant));
     out += Render(rows);
     out += Totals(line, h);

@@ -59,8 +59,8 @@ Model Zaya1Model(int layers) {
 const std::vector<CatalogueEntry>& Catalogue() {
   static const std::vector<CatalogueEntry> entries = {
       {"llama", "dense decoder [A F] x 2 (hidden 64)", [] { return LlamaModel(2); }},
-      {"deepseek-v2-lite", "MLA + MoE, first layer dense: [A F][A E][A E] (hidden 64, top-3)",
-       [] { return DeepseekModel(3, 64, 3); }},
+      {"deepseek-v2-lite", "MLA + MoE, first layer dense: [A F][A E][A E][A E] (hidden 64, top-3)",
+       [] { return DeepseekModel(4, 64, 3); }},
       {"nemotron-h", "hybrid single-stage layers 'M-M*M-' (hidden 128)",
        [] { return NemotronHModel("M-M*M-", 128).value(); }},
       {"zaya1", "single-stage layers alternating attention and top-1 MoE: A E A E (hidden 64)",

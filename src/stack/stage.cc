@@ -25,6 +25,20 @@ StageDecl SparseFfnStage(const SparseOptions& o) {
 
 StageDecl NoOpStage() { return {.kind = StageKind::kNoOp}; }
 
+std::string FirstDifference(const StageDecl& a, const StageDecl& b) {
+  auto text = [](std::string_view field, auto x, auto y) {
+    return fmt::format("{}={} vs {}={}", field, x, field, y);
+  };
+  if (a.kind != b.kind) return text("kind", Name(a.kind), Name(b.kind));
+  if (a.attention_sum != b.attention_sum) return text("attention_sum", Name(a.attention_sum), Name(b.attention_sum));
+  if (a.gathers_input != b.gathers_input) return text("gathers_input", a.gathers_input, b.gathers_input);
+  if (a.update != b.update) return text("update", Name(a.update), Name(b.update));
+  if (a.read != b.read) return text("read", Name(a.read), Name(b.read));
+  if (a.gather_width != b.gather_width) return text("gather_width", a.gather_width, b.gather_width);
+  if (a.top_k != b.top_k) return text("top_k", a.top_k, b.top_k);
+  return "";
+}
+
 bool IsFfn(const StageDecl& d) {
   return d.kind == StageKind::kDenseFfn || d.kind == StageKind::kSparseFfn;
 }

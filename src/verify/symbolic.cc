@@ -113,6 +113,24 @@ void CheckCompute(const ParallelConfig& cfg, const StageDecl* decl, const Step& 
   }
 }
 
+// The transport carries complete slices of the attention rows, one per
+// attention-TP rank, between the ranks at the same TP position.
+void CheckTransport(const ParallelConfig& cfg, const Step& s, const State& st, const Report& report) {
+  if (s.group != Group::kPp) report(Invariant::kHandoff, fmt::format("{} runs between pipeline neighbours", Name(s.kind)));
+  if (s.rows_in != Rows::Slice(cfg)) {
+    report(Invariant::kHandoff, fmt::format("{} moves {} rows; the transport moves this rank's slice of the attention "
+                                            "rows",
+                                            Name(s.kind), Name(s.rows_in)));
+  }
+  if (s.kind == StepKind::kSend && s.operand == Operand::kValue && st.value && st.value->owed != Owed::kNothing) {
+    report(Invariant::kHandoff, fmt::format("sends a value that still owes a sum over {}", Name(st.value->owed)));
+  }
+  if (s.kind == StepKind::kRecv && s.owed_after != Owed::kNothing) {
+    report(Invariant::kHandoff, fmt::format("the receiver declares a sum over {} on what it receives", Name(s.owed_after)));
+  }
+  if (s.kind == StepKind::kRecv && s.operand == Operand::kInput) report(Invariant::kHandoff, "receives a normed input");
+}
+
 void CheckA2a(const ParallelConfig& cfg, const Step& s, const Report& report) {
   if (s.group != Group::kTp || s.rows_in != Rows::Slice(cfg)) {
     report(Invariant::kGroupFitsRows, fmt::format("{} runs over the TP group on slices", Name(s.kind)));
@@ -148,6 +166,14 @@ void Advance(const Step& s, State& st) {
     case StepKind::kCompute:
       st.input.reset();
       st.value = ValueFacts{s.rows_out, s.owed_after, UpdateKind::kPlainAdd};
+      return;
+    case StepKind::kSend:
+      if (s.operand == Operand::kValue) st.value.reset();
+      if (s.operand == Operand::kResidual) st.residual.reset();
+      return;
+    case StepKind::kRecv:
+      if (s.operand == Operand::kValue) st.value = ValueFacts{s.rows_out, s.owed_after, UpdateKind::kPlainAdd};
+      if (s.operand == Operand::kResidual) st.residual = s.rows_out;
       return;
     case StepKind::kDispatch:
     case StepKind::kCombine:
@@ -190,7 +216,8 @@ Owed OwesOf(const StageDecl& d, const ParallelConfig& cfg) {
 
 void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, State& st, const Report& report) {
   CheckGroupPresence(s, report);
-  const bool has_operand = s.kind == StepKind::kCompute || CheckOperand(s, st, report);
+  const bool creates = s.kind == StepKind::kCompute || s.kind == StepKind::kRecv;
+  const bool has_operand = creates || CheckOperand(s, st, report);
   const bool ok_group = s.group.has_value();
   if (has_operand && s.operand == Operand::kValue && st.value && st.value->owed != s.owed_before) {
     report(Invariant::kSumOnce, fmt::format("{} expects the value to owe {} but it owes {}", Name(s.kind),
@@ -234,6 +261,8 @@ void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, Stat
     case StepKind::kCompute: CheckCompute(cfg, decl, s, report); break;
     case StepKind::kDispatch:
     case StepKind::kCombine: CheckA2a(cfg, s, report); break;
+    case StepKind::kSend:
+    case StepKind::kRecv: CheckTransport(cfg, s, st, report); break;
     case StepKind::kLeave:
       if (!st.value || st.value->owed == Owed::kNothing) {
         report(Invariant::kSumOnce, "leaves a sum to the next reader, but the value owes nothing");

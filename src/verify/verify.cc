@@ -1,4 +1,4 @@
-// The plan walker: replays each line from the stack entry and compares the
+// The plan walker: replays each line from the rank's start and compares the
 // replayed state with the boundaries the binder recorded.
 #include "seam/verify.h"
 
@@ -29,30 +29,54 @@ std::string Facts(const std::optional<ValueFacts>& v) {
   return fmt::format("value on {} owing {}", Name(v->rows), Name(v->owed));
 }
 
+std::string RowsText(const std::optional<Rows>& r) { return r ? std::string(Name(*r)) : "none"; }
+
+bool Completes(StepKind k) {
+  return k == StepKind::kAllReduce || k == StepKind::kReduceScatter || k == StepKind::kReduceScatterV ||
+         k == StepKind::kAllReduceAddNorm;
+}
+
 class Walker {
  public:
   Walker(const Plan& plan, const LinePlan& line, std::vector<Violation>& out)
-      : cfg_(plan.config()), line_(line), out_(out) {}
+      : plan_(plan), cfg_(plan.config()), line_(line), out_(out) {}
 
   void Run() {
-    State st{StackArrival()};
+    State st;
+    RunStart(st);
     for (const StagePlan& s : line_.stages) RunStage(s, st);
-    Where(-1, "final", -1);
-    Compare(st, line_.final.arrives, "the final norm was bound for");
-    st = {line_.final.arrives.value, line_.final.arrives.residual, std::nullopt};
-    RunSteps(nullptr, line_.final.steps, "final", st);
-    Where(-1, "final", -1);
-    if (st.value) Report(Invariant::kSumOnce, fmt::format("the stack ends with a {} never added", Facts(st.value)));
-    if (st.residual != Rows::Attention(cfg_)) {
-      Report(Invariant::kResidualRowsAgree, "the final norm does not read the residual on the attention rows");
-    }
-    if (st.input != Rows::Attention(cfg_)) Report(Invariant::kStageRows, "the final norm does not read the attention rows");
+    RunEnd(st);
   }
 
  private:
-  std::optional<ValueFacts> StackArrival() const {
-    if (line_.variant == Variant::kInputScattered) return ValueFacts{Rows::Full(), Owe(cfg_, Owed::kTp)};
-    return ValueFacts{Rows::Attention(cfg_), Owed::kNothing};
+  bool first_rank() const { return plan_.header().pp_rank == 0; }
+  bool last_rank() const { return plan_.header().pp_rank + 1 == cfg_.pp; }
+
+  // The first rank starts at the embedding; a later rank receives slices and
+  // gathers them, summing nothing.
+  void RunStart(State& st) {
+    Where(-1, "receive", -1);
+    if (first_rank()) {
+      if (!line_.receive.empty()) Report(Invariant::kHandoff, "the first pipeline rank receives from no one");
+      if (line_.variant == Variant::kInputScattered) {
+        st.value = ValueFacts{Rows::Full(), Owe(cfg_, Owed::kTp)};
+      } else {
+        st.value = ValueFacts{Rows::Attention(cfg_), Owed::kNothing};
+      }
+      return;
+    }
+    if (line_.receive.empty()) Report(Invariant::kHandoff, "a later pipeline rank receives nothing");
+    RunSteps(nullptr, line_.receive, "receive", st);
+    for (size_t i = 0; i < line_.receive.size(); ++i) {
+      if (Completes(line_.receive[i].kind)) {
+        Where(-1, "receive", static_cast<int>(i));
+        Report(Invariant::kHandoff, "the receiver sums what it receives");
+      }
+    }
+    Where(-1, "receive", -1);
+    if (st.residual != Rows::Attention(cfg_) || (st.value && st.value->rows != Rows::Attention(cfg_))) {
+      Report(Invariant::kHandoff, "the received slices are not gathered back to the attention rows");
+    }
   }
 
   void RunStage(const StagePlan& s, State& st) {
@@ -77,13 +101,46 @@ class Walker {
     RunSteps(&s.decl, s.entry, "entry", st);
     Where(s.index, "entry", -1);
     if (st.residual != s.residual) {
-      Report(Invariant::kResidualRowsAgree, fmt::format("the entry leaves the residual on {} but the stage runs with it on {}",
+      Report(Invariant::kResidualRowsAgree, fmt::format("the entry leaves the residual on {} but the stage runs with "
+                                                        "it on {}",
                                                         RowsText(st.residual), RowsText(s.residual)));
     }
     if (st.input != s.input) {
       Report(Invariant::kStageRows, fmt::format("the entry hands compute {} rows but the stage records {}",
                                                 RowsText(st.input), RowsText(s.input)));
     }
+  }
+
+  // The last rank ends on the final norm; any other rank sends every slice.
+  void RunEnd(State& st) {
+    const std::string_view side = Name(line_.end.kind);
+    Where(-1, side, -1);
+    const EndKind expected = last_rank() ? EndKind::kFinalNorm : EndKind::kSend;
+    if (line_.end.kind != expected) {
+      Report(Invariant::kHandoff, fmt::format("pipeline rank {} of {} ends with a {} step list", plan_.header().pp_rank,
+                                              cfg_.pp, Name(line_.end.kind)));
+    }
+    Compare(st, line_.end.arrives, "the rank's end was bound for");
+    st = {line_.end.arrives.value, line_.end.arrives.residual, std::nullopt};
+    RunSteps(nullptr, line_.end.steps, side, st);
+    Where(-1, side, -1);
+    if (line_.end.kind == EndKind::kSend) {
+      if (st.value || st.residual) Report(Invariant::kHandoff, "the handoff leaves the value or the residual unsent");
+      if (!SendsResidual()) Report(Invariant::kHandoff, "the handoff does not send the residual");
+      return;
+    }
+    if (st.value) Report(Invariant::kSumOnce, fmt::format("the stack ends with a {} never added", Facts(st.value)));
+    if (st.residual != Rows::Attention(cfg_)) {
+      Report(Invariant::kResidualRowsAgree, "the final norm does not read the residual on the attention rows");
+    }
+    if (st.input != Rows::Attention(cfg_)) Report(Invariant::kStageRows, "the final norm does not read the attention rows");
+  }
+
+  bool SendsResidual() const {
+    for (const Step& s : line_.end.steps) {
+      if (s.kind == StepKind::kSend && s.operand == Operand::kResidual) return true;
+    }
+    return false;
   }
 
   void RunSteps(const StageDecl* decl, const std::vector<Step>& steps, std::string_view side, State& st) {
@@ -96,8 +153,8 @@ class Walker {
   // Compares the replayed state with a boundary the binder recorded.
   void Compare(const State& st, const Boundary& recorded, std::string_view what) {
     if (st.residual != recorded.residual) {
-      Report(Invariant::kResidualRowsAgree, fmt::format("the residual is on {} but {} it on {}",
-                                                        RowsText(st.residual), what, RowsText(recorded.residual)));
+      Report(Invariant::kResidualRowsAgree, fmt::format("the residual is on {} but {} it on {}", RowsText(st.residual),
+                                                        what, RowsText(recorded.residual)));
     }
     const bool same_rows = st.value.has_value() == recorded.value.has_value() &&
                            (!st.value || st.value->rows == recorded.value->rows);
@@ -109,8 +166,6 @@ class Walker {
     }
   }
 
-  static std::string RowsText(const std::optional<Rows>& r) { return r ? std::string(Name(*r)) : "none"; }
-
   void Where(int stage, std::string_view side, int step) {
     stage_ = stage;
     side_ = side;
@@ -118,9 +173,10 @@ class Walker {
   }
 
   void Report(Invariant inv, std::string message) {
-    out_.push_back({line_.variant, stage_, std::string(side_), step_, inv, std::move(message)});
+    out_.push_back({plan_.header().pp_rank, line_.variant, stage_, std::string(side_), step_, inv, std::move(message)});
   }
 
+  const Plan& plan_;
   const ParallelConfig& cfg_;
   const LinePlan& line_;
   std::vector<Violation>& out_;
@@ -138,10 +194,10 @@ std::vector<Violation> Verify(const Plan& plan) {
 }
 
 std::string Describe(const Violation& v) {
-  const std::string where = v.stage < 0 ? "final norm" : fmt::format("stage {}", v.stage);
+  const std::string where = v.stage < 0 ? "" : fmt::format("stage {} ", v.stage);
   const std::string step = v.step < 0 ? v.side : fmt::format("{}[{}]", v.side, v.step);
-  return fmt::format("{} {} {}: invariant {} ({}): {}", Name(v.variant), where, step, static_cast<int>(v.invariant),
-                     InvariantText(v.invariant), v.message);
+  return fmt::format("rank {} {} {}{}: invariant {} ({}): {}", v.pp_rank, Name(v.variant), where, step,
+                     static_cast<int>(v.invariant), InvariantText(v.invariant), v.message);
 }
 
 std::string Describe(const std::vector<Violation>& violations) {

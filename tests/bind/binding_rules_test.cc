@@ -17,7 +17,7 @@ constexpr Variant kOrd = Variant::kOrdinary;
 
 std::string Entry(const Plan& p, int stage) { return ShortString(StageOf(p, kOrd, stage).entry); }
 std::string Exit(const Plan& p, int stage) { return ShortString(StageOf(p, kOrd, stage).exit); }
-std::string Final(const Plan& p) { return ShortString(p.line(kOrd)->final.steps); }
+std::string Final(const Plan& p) { return ShortString(p.line(kOrd)->end.steps); }
 
 // ---- mixers are exit-scoped ----
 

@@ -102,14 +102,6 @@ TEST(Rejection, BindReportsAnInvalidConfigurationFirst) {
   EXPECT_EQ(p.error().message, "tp=6 is not divisible by attn_dp=4; attn_dp must divide tp (divisors of 6: 1, 2, 3, 6)");
 }
 
-TEST(Rejection, PipelineParallelIsNotYetSupported) {
-  const Expected<Plan> p = Bind(LlamaModel(2), {.tp = 2, .pp = 2});
-  ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.error().message,
-            "pipeline parallel (pp=2) is not supported yet: seam binds a single pipeline rank so far; run with "
-            "--pp 1 and no --pp-split");
-}
-
 TEST(Rejection, APipelineRankOutsideTheConfigurationIsRejected) {
   const Expected<Plan> p = Bind(LlamaModel(2), {.tp = 2}, 1);
   ASSERT_FALSE(p.ok());

@@ -28,7 +28,7 @@ TEST(WorkedExampleE1, LlamaFusesEachSumIntoTheNextEntry) {
   EXPECT_EQ(Steps(StageOf(p, kOrd, 1)), "ar+add+norm(attn_tp) full | compute full owes tp | leave(tp) value full");
   EXPECT_EQ(Steps(StageOf(p, kOrd, 2)), "ar+add+norm(tp) full | compute full owes attn_tp | leave(attn_tp) value full");
   EXPECT_EQ(Steps(StageOf(p, kOrd, 3)), "ar+add+norm(attn_tp) full | compute full owes tp | leave(tp) value full");
-  EXPECT_EQ(ShortString(p.line(kOrd)->final.steps), "ar+add+norm(tp) full");
+  EXPECT_EQ(ShortString(p.line(kOrd)->end.steps), "ar+add+norm(tp) full");
   const PlanHeader& h = p.header();
   EXPECT_EQ(BytesPerToken(StageOf(p, kOrd, 2), h) + BytesPerToken(StageOf(p, kOrd, 3), h), 2 * 64 * 4);
 }
@@ -47,7 +47,7 @@ TEST(WorkedExampleE2, DeepseekRunsItsFfnsOnTheSliceAndGathersTheResidualAtTheSta
             "rs(attn_tp) value attn->slice; add slice; norm slice | "
             "a2a-dispatch(tp) input slice; compute slice; a2a-combine(tp) value slice | "
             "add slice; ag(attn_tp) residual slice->attn");
-  EXPECT_EQ(ShortString(p.line(kOrd)->final.steps), "norm attn");
+  EXPECT_EQ(ShortString(p.line(kOrd)->end.steps), "norm attn");
   // Attention rows are 1/2 of the batch (128 B/token); the slice 1/4 (64).
   const PlanHeader& h = p.header();
   EXPECT_EQ(BytesPerToken(StageOf(p, kOrd, 1), h), 64);      // RS over 2 of 128 B
@@ -67,7 +67,7 @@ TEST(WorkedExampleE3, InputScatteredLlamaCompletesOnTheSliceAndGathersTheResidua
             "compute full owes tp | leave(tp) value full");
   EXPECT_EQ(ShortString(StageOf(rs, kScat, 2).entry),
             "rs(tp) value full->slice; slice residual full->slice; add slice; norm slice");
-  EXPECT_EQ(ShortString(rs.line(kScat)->final.steps), "ar+add+norm(tp) full");
+  EXPECT_EQ(ShortString(rs.line(kScat)->end.steps), "ar+add+norm(tp) full");
   // The FFN entry's reduce-scatter + all-gather moves what one all-reduce would.
   EXPECT_EQ(BytesPerToken(StageOf(rs, kScat, 1), rs.header()), 2 * 64 * 4 / 2);
 
@@ -97,7 +97,7 @@ TEST(WorkedExampleE6, AnFfnOnItsSliceReturnsTheResidualBeforeATrailingAttention)
   EXPECT_EQ(ShortString(StageOf(p, kOrd, 1).exit), "add slice; ag(attn_tp) residual slice->full");
   EXPECT_EQ(StageOf(p, kOrd, 1).departs, (Boundary{std::nullopt, Rows::Full()}));
   EXPECT_EQ(ShortString(StageOf(p, kOrd, 2).entry), "norm full");
-  EXPECT_EQ(ShortString(p.line(kOrd)->final.steps), "ar+add+norm(attn_tp) full");
+  EXPECT_EQ(ShortString(p.line(kOrd)->end.steps), "ar+add+norm(attn_tp) full");
 }
 
 // E7: an attention after an attention with the residual on the slice under

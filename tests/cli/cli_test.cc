@@ -128,9 +128,9 @@ TEST_F(Cli, PlanPrintsTheSameTableAsTheLibrary) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out, ToTable(Bound("deepseek-v2-lite", kDeepseekCfg)));
-  EXPECT_EQ(r.out.rfind("deepseek-v2-lite on pipeline rank 0 of 1 (layers 0..2)\n", 0), 0U) << r.out;
-  EXPECT_NE(r.out.find("\nbytes per token per rank: layer 0: 64, layer 1: 416, layer 2: 480, final norm: 0; "
-                       "total 960\n"),
+  EXPECT_EQ(r.out.rfind("deepseek-v2-lite on pipeline rank 0 of 1 (layers 0..3)\n", 0), 0U) << r.out;
+  EXPECT_NE(r.out.find("\nbytes per token per rank: layer 0: 64, layer 1: 416, layer 2: 416, layer 3: 480, final "
+                       "norm: 0; total 1376\n"),
             std::string::npos)
       << r.out;
 }
@@ -197,9 +197,9 @@ TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
       {{"plan", "llama", "--reduction", "xx"}, "--reduction: unknown boundary reduction 'xx'; expected one of: ar, rs, rsv, rs+rsv"},
       {{"plan", "gpt2"},
        "unknown model 'gpt2'; the catalogue has: llama, deepseek-v2-lite, nemotron-h, zaya1 (see `seam models`)"},
-      {{"plan", "llama", "--pp", "2"},
-       "pipeline parallel (pp=2) is not supported yet: seam binds a single pipeline rank so far; run with --pp 1 "
-       "and no --pp-split"},
+      {{"plan", "llama", "--pp", "3"}, "pp=3 is more than the model's 2 layers; every pipeline rank needs at least one layer"},
+      {{"plan", "llama", "--pp", "2", "--pp-split", "1+2"},
+       "the layer split 1+2 covers 3 layers but the model has 2; the counts must add up to the model's layers"},
       {{"plan", "llama", "--pp-split", "1+x"}, "--pp-split 1+x is not a list of layer counts like 1+3 or 2,2"},
       {{"plan", "llama", "--format", "yaml"}, "--format: unknown format 'yaml'; expected one of: table, json, dot"},
       {{"plan", "llama", "--tp", "0"}, "tp=0 must be at least 1"},
@@ -266,7 +266,7 @@ TEST_F(Cli, ShowOfABadFieldExitsTwoNamingTheFileAndThePath) {
   EXPECT_EQ(r.err, "seam: " + file +
                        ": lines[0].stages[0].entry[0].step: unknown step 'frobnicate'; expected one of: ar, rs, "
                        "rsv, ag, a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, "
-                       "compute, leave\n");
+                       "compute, leave, send, recv\n");
 }
 
 TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {
@@ -295,7 +295,7 @@ TEST_F(Cli, DiffWithAMalformedFileExitsTwo) {
 TEST_F(Cli, ShowOfAPlanThatBreaksAnInvariantExitsOneNamingIt) {
   const Plan p = Bound("llama", {.tp = 2});
   std::vector<LinePlan> lines = p.lines();
-  lines[0].final.steps = {Step{.kind = StepKind::kNorm,
+  lines[0].end.steps = {Step{.kind = StepKind::kNorm,
                                .operand = Operand::kResidual,
                                .rows_in = Rows::Full(),
                                .rows_out = Rows::Full(),
@@ -306,7 +306,7 @@ TEST_F(Cli, ShowOfAPlanThatBreaksAnInvariantExitsOneNamingIt) {
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err.rfind("seam: " + file + " breaks its invariants:\n", 0), 0U) << r.err;
-  EXPECT_NE(r.err.find("ordinary final norm final[0]: invariant 2 (every owed sum completes once, over its group, "
+  EXPECT_NE(r.err.find("rank 0 ordinary final[0]: invariant 2 (every owed sum completes once, over its group, "
                        "before any read): reads the residual while a value is still pending\n"),
             std::string::npos)
       << r.err;
@@ -326,8 +326,8 @@ TEST_F(Cli, ShowOfASumOverTheWrongGroupExitsOneNamingInvariantsTwoAndSeven) {
   const Result r = Run({"show", file});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("ordinary stage 1 entry[0]: invariant 2 "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("ordinary stage 1 entry[0]: invariant 7 (collectives name the right group for their rows): "
+  EXPECT_NE(r.err.find("rank 0 ordinary stage 1 entry[0]: invariant 2 "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rank 0 ordinary stage 1 entry[0]: invariant 7 (collectives name the right group for their rows): "
                        "ar+add+norm(tp) on attn rows: the ranks of tp hold different rows\n"),
             std::string::npos)
       << r.err;

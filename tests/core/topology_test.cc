@@ -20,12 +20,6 @@ void ExpectInvalid(const ParallelConfig& cfg, const std::string& message) {
   EXPECT_EQ(s.error().message, message);
 }
 
-void ExpectUnsupported(const ParallelConfig& cfg, const std::string& message) {
-  const Status s = Validate(cfg);
-  ASSERT_FALSE(s.ok()) << Describe(cfg);
-  EXPECT_EQ(s.error().code, ErrorCode::kUnsupported);
-  EXPECT_EQ(s.error().message, message);
-}
 
 // ---------------------------------------------------------------------------
 // Validate: accepted configurations.
@@ -173,31 +167,28 @@ TEST(Validate, RejectsInputScatteredWithAttnDp) {
 }
 
 // ---------------------------------------------------------------------------
-// Validate: pipeline parallelism is not supported yet.
+// Validate: pipeline ranks and the layer split.
 
-TEST(Validate, RejectsPpAboveOneAsNotSupportedYet) {
+TEST(Validate, AcceptsSeveralPipelineRanks) {
   ParallelConfig cfg = Config(4, 1);
   cfg.pp = 2;
-  ExpectUnsupported(cfg,
-                    "pipeline parallel (pp=2) is not supported yet: seam binds a single pipeline rank "
-                    "so far; run with --pp 1 and no --pp-split");
-}
-
-TEST(Validate, RejectsPpSplitAsNotSupportedYet) {
-  ParallelConfig cfg = Config(4, 1);
-  cfg.pp = 2;
+  EXPECT_TRUE(Validate(cfg).ok());
   cfg.pp_split = {1, 3};
-  ExpectUnsupported(cfg,
-                    "pipeline parallel (pp=2 with a layer split) is not supported yet: seam binds a "
-                    "single pipeline rank so far; run with --pp 1 and no --pp-split");
+  EXPECT_TRUE(Validate(cfg).ok());
 }
 
-TEST(Validate, RejectsPpSplitEvenWithOnePipelineRank) {
+TEST(Validate, RejectsASplitThatNamesAnotherNumberOfRanks) {
   ParallelConfig cfg = Config(4, 1);
   cfg.pp_split = {4};
-  ExpectUnsupported(cfg,
-                    "pipeline parallel (pp=1 with a layer split) is not supported yet: seam binds a "
-                    "single pipeline rank so far; run with --pp 1 and no --pp-split");
+  cfg.pp = 2;
+  ExpectInvalid(cfg, "the layer split 4 names 1 pipeline ranks but pp=2; give one layer count per rank");
+}
+
+TEST(Validate, RejectsASplitThatGivesARankNoLayers) {
+  ParallelConfig cfg = Config(4, 1);
+  cfg.pp = 2;
+  cfg.pp_split = {0, 4};
+  ExpectInvalid(cfg, "the layer split 0+4 gives pipeline rank 0 0 layers; every rank needs at least one layer");
 }
 
 // ---------------------------------------------------------------------------
@@ -341,7 +332,7 @@ TEST(ReductionText, RejectsAnUnknownReductionWithTheChoices) {
 }
 
 TEST(GroupText, NamesRoundTrip) {
-  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp}) {
+  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
     Expected<Group> parsed = ParseGroup(Name(g));
     ASSERT_TRUE(parsed.ok()) << Name(g);
     EXPECT_EQ(*parsed, g);
@@ -355,16 +346,16 @@ TEST(GroupText, NamesAreShort) {
 }
 
 TEST(GroupText, RejectsAnUnknownGroupWithTheChoices) {
-  Expected<Group> parsed = ParseGroup("pp");
+  Expected<Group> parsed = ParseGroup("ep");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, ErrorCode::kMalformed);
-  EXPECT_EQ(parsed.error().message, "unknown group 'pp'; expected one of: attn_tp, dp, tp");
+  EXPECT_EQ(parsed.error().message, "unknown group 'ep'; expected one of: attn_tp, dp, tp, pp");
 }
 
 TEST(GroupText, RejectsTheEmptyString) {
   Expected<Group> parsed = ParseGroup("");
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.error().message, "unknown group ''; expected one of: attn_tp, dp, tp");
+  EXPECT_EQ(parsed.error().message, "unknown group ''; expected one of: attn_tp, dp, tp, pp");
 }
 
 // ---------------------------------------------------------------------------
@@ -391,11 +382,13 @@ std::vector<OracleRank> OracleRanks(int tp, int attn_dp, int pp) {
 }
 
 bool OracleMember(Group g, const RankCoord& me, const RankCoord& other) {
+  if (g == Group::kPp) return me.dp_rank == other.dp_rank && me.attn_tp_rank == other.attn_tp_rank;
   if (me.pp_rank != other.pp_rank) return false;
   switch (g) {
     case Group::kAttnTp: return me.dp_rank == other.dp_rank;
     case Group::kDp: return me.attn_tp_rank == other.attn_tp_rank;
     case Group::kTp: return true;
+    case Group::kPp: break;
   }
   return false;
 }
@@ -406,6 +399,7 @@ int OracleGroupIndex(Group g, const RankCoord& c, int attn_tp) {
     case Group::kAttnTp: return c.attn_tp_rank;
     case Group::kDp: return c.dp_rank;
     case Group::kTp: return c.dp_rank * attn_tp + c.attn_tp_rank;
+    case Group::kPp: return c.pp_rank;
   }
   return -1;
 }
@@ -470,7 +464,7 @@ TEST_P(RankGeometry, CoordOfRejectsRanksOutsideTheWorld) {
 }
 
 TEST_P(RankGeometry, GroupRanksMatchTheOracleForEveryRank) {
-  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp}) {
+  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
     for (const OracleRank& r : ranks()) {
       EXPECT_EQ(GroupRanks(cfg(), g, r.global),
                 OracleGroup(GetParam().tp, GetParam().attn_dp, GetParam().pp, g, r.coord))
@@ -480,7 +474,7 @@ TEST_P(RankGeometry, GroupRanksMatchTheOracleForEveryRank) {
 }
 
 TEST_P(RankGeometry, GroupRanksHaveTheGroupSize) {
-  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp}) {
+  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
     for (const OracleRank& r : ranks()) {
       EXPECT_EQ(static_cast<int>(GroupRanks(cfg(), g, r.global).size()), GroupSize(cfg(), g))
           << "group " << Name(g) << " rank " << r.global;
@@ -490,7 +484,7 @@ TEST_P(RankGeometry, GroupRanksHaveTheGroupSize) {
 
 TEST_P(RankGeometry, EachRankSitsAtItsOwnIndexInItsGroup) {
   const int attn_tp = GetParam().tp / GetParam().attn_dp;
-  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp}) {
+  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
     for (const OracleRank& r : ranks()) {
       const std::vector<int> group = GroupRanks(cfg(), g, r.global);
       const int at = OracleGroupIndex(g, r.coord, attn_tp);
@@ -502,7 +496,7 @@ TEST_P(RankGeometry, EachRankSitsAtItsOwnIndexInItsGroup) {
 }
 
 TEST_P(RankGeometry, GroupsOfOneKindPartitionTheWorld) {
-  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp}) {
+  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
     std::vector<int> seen(static_cast<size_t>(WorldSize(cfg())), 0);
     for (const OracleRank& r : ranks()) {
       const std::vector<int> group = GroupRanks(cfg(), g, r.global);
@@ -547,6 +541,7 @@ TEST(GroupRanks, EveryGroupIsTheRankItselfUnderTpOne) {
   for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp}) {
     EXPECT_EQ(GroupRanks(cfg, g, 2), (std::vector<int>{2})) << Name(g);
   }
+  EXPECT_EQ(GroupRanks(cfg, Group::kPp, 2), (std::vector<int>{0, 1, 2}));
 }
 
 TEST(CoordOf, SplitsAnOddTpGroup) {

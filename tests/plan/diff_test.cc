@@ -102,7 +102,7 @@ TEST(PlanDiff, MissingStepIsListedAsNone) {
 
 TEST(PlanDiff, MissingFinalStepIsListed) {
   const Plan a = Llama();
-  const Plan b = Edited(a, [](LinePlan& l) { l.final.steps.clear(); });
+  const Plan b = Edited(a, [](LinePlan& l) { l.end.steps.clear(); });
   EXPECT_EQ(Diff(a, b), Lines{"ordinary final[0]: ar+add+norm(tp) value full -> full, owes tp -> -, width 64 != (none)"});
 }
 
@@ -117,7 +117,7 @@ TEST(PlanDiff, ChangedBoundaryAndDeclarationAreListed) {
   const Plan b = Edited(a, [](LinePlan& l) {
     l.stages[0].decl = MixerStage();
     l.stages[1].arrives.value->owed = Owed::kTp;
-    l.final.arrives.residual = std::nullopt;
+    l.end.arrives.residual = std::nullopt;
   });
   EXPECT_EQ(Diff(a, b), (Lines{"ordinary stage 0 declaration differs (attention vs mixer)",
                                "ordinary stage 1 arrives: value full owes attn_tp, residual full != "

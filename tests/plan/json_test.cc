@@ -234,8 +234,8 @@ TEST(PlanJsonErrors, MissingNestedFieldNamesItsPath) {
   EXPECT_EQ(ErrorOf(doc), "config: missing field 'reduction'");
 
   doc = LlamaDoc();
-  doc["lines"][0]["final"].erase("steps");
-  EXPECT_EQ(ErrorOf(doc), "lines[0].final: missing field 'steps'");
+  doc["lines"][0]["end"].erase("steps");
+  EXPECT_EQ(ErrorOf(doc), "lines[0].end: missing field 'steps'");
 }
 
 TEST(PlanJsonErrors, StringWhereAnIntegerBelongsNamesThePath) {
@@ -289,13 +289,13 @@ TEST(PlanJsonErrors, UnknownStepNamesThePathAndTheChoices) {
   doc["lines"][0]["stages"][2]["entry"][0]["step"] = "frobnicate";
   EXPECT_EQ(ErrorOf(doc),
             "lines[0].stages[2].entry[0].step: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, "
-            "a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, leave");
+            "a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, leave, send, recv");
 }
 
 TEST(PlanJsonErrors, UnknownEnumValuesNameThePathAndTheChoices) {
   json doc = LlamaDoc();
   doc["lines"][0]["stages"][1]["entry"][0]["group"] = "world";
-  EXPECT_EQ(ErrorOf(doc), "lines[0].stages[1].entry[0].group: unknown group 'world'; expected one of: attn_tp, dp, tp");
+  EXPECT_EQ(ErrorOf(doc), "lines[0].stages[1].entry[0].group: unknown group 'world'; expected one of: attn_tp, dp, tp, pp");
 
   doc = LlamaDoc();
   doc["lines"][0]["stages"][1]["exit"][0]["rows"][1] = "half";
@@ -303,9 +303,9 @@ TEST(PlanJsonErrors, UnknownEnumValuesNameThePathAndTheChoices) {
             "lines[0].stages[1].exit[0].rows[1]: unknown row layout 'half'; expected one of: full, attn, slice");
 
   doc = LlamaDoc();
-  doc["lines"][0]["final"]["steps"][0]["owes"][0] = "dp";
+  doc["lines"][0]["end"]["steps"][0]["owes"][0] = "dp";
   EXPECT_EQ(ErrorOf(doc),
-            "lines[0].final.steps[0].owes[0]: unknown owed sum 'dp'; expected one of: -, attn_tp, tp");
+            "lines[0].end.steps[0].owes[0]: unknown owed sum 'dp'; expected one of: -, attn_tp, tp");
 
   doc = LlamaDoc();
   doc["lines"][0]["variant"] = "sideways";
@@ -382,7 +382,7 @@ TEST(PlanJson, DerivedBytesAreIgnoredWhenRead) {
   json doc = original;
   doc["lines"][0]["bytes_per_token"] = 12345.0;
   doc["lines"][0]["stages"][1]["entry"][0]["bytes_per_token"] = -1.0;
-  doc["lines"][0]["final"]["steps"][0].erase("bytes_per_token");
+  doc["lines"][0]["end"]["steps"][0].erase("bytes_per_token");
   Expected<Plan> edited = PlanFromJson(doc.dump());
   Expected<Plan> plain = PlanFromJson(original.dump());
   ASSERT_TRUE(edited.ok()) << edited.error().message;

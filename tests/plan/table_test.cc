@@ -137,7 +137,7 @@ TEST(PlanTable, EveryStepIsOneRow) {
   const Plan p = MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
   size_t steps = 0;
   for (const StagePlan& s : p.line(Variant::kOrdinary)->stages) steps += s.entry.size() + s.compute.size() + s.exit.size();
-  steps += p.line(Variant::kOrdinary)->final.steps.size();
+  steps += p.line(Variant::kOrdinary)->end.steps.size();
   // title, config, rows legend, blank, "ordinary batches", header row, steps, summary
   EXPECT_EQ(LinesOf(ToTable(p)).size(), 6 + steps + 1);
 }
@@ -158,23 +158,23 @@ TEST(PlanDot, LlamaIsOneClusterWithANodePerStage) {
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines.front(), "digraph \"llama\" {");
   EXPECT_EQ(lines.back(), "}");
-  EXPECT_EQ(CountMatches(dot, std::regex(R"( *subgraph "cluster_[a-z-]+" \{)")), 1) << dot;
-  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"ordinary_[0-9]+" \[label=.*)")), 4) << dot;
-  EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"ordinary_(entry|final)" \[label=.*shape=ellipse\];)re")), 2) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *subgraph "cluster_r0_[a-z-]+" \{)")), 1) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"r0_ordinary_[0-9]+" \[label=.*)")), 4) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"r0_ordinary_(start|end)" \[label=.*shape=ellipse\];)re")), 2) << dot;
   // One edge per boundary: entry -> 0 -> 1 -> 2 -> 3 -> final.
   EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 5) << dot;
-  EXPECT_TRUE(HasLine(dot, R"(    "ordinary_1" [label="1 dense-ffn (layer 0)\ninput full, residual full\n256 B/token"];)"))
+  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_1" [label="1 dense-ffn (layer 0)\ninput full, residual full\n256 B/token"];)"))
       << dot;
-  EXPECT_TRUE(HasLine(dot, R"(    "ordinary_0" -> "ordinary_1" [label="value: full owes attn_tp\nresidual: full"];)"))
+  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_0" -> "r0_ordinary_1" [label="value: full owes attn_tp\nresidual: full"];)"))
       << dot;
 }
 
 TEST(PlanDot, InputScatteredAddsASecondClusterWithItsOwnNodes) {
   const std::string dot = ToDot(MustBind(LlamaModel(2), {.tp = 2, .input_scattered = true}));
-  EXPECT_EQ(CountMatches(dot, std::regex(R"( *subgraph "cluster_[a-z-]+" \{)")), 2) << dot;
-  EXPECT_TRUE(HasLine(dot, R"(  subgraph "cluster_input-scattered" {)")) << dot;
-  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"ordinary_[0-9]+" \[label=.*)")), 4) << dot;
-  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"input-scattered_[0-9]+" \[label=.*)")), 4) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *subgraph "cluster_r0_[a-z-]+" \{)")), 2) << dot;
+  EXPECT_TRUE(HasLine(dot, R"(  subgraph "cluster_r0_input-scattered" {)")) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"r0_ordinary_[0-9]+" \[label=.*)")), 4) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"r0_input-scattered_[0-9]+" \[label=.*)")), 4) << dot;
   EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 10) << dot;
 }
 
@@ -183,7 +183,7 @@ TEST(PlanDot, EveryCatalogueModelHasOneNodePerStage) {
     const Plan p = MustBind(e.make(), {.tp = 2});
     const std::string dot = ToDot(p);
     const auto stages = static_cast<int>(p.line(Variant::kOrdinary)->stages.size());
-    EXPECT_EQ(CountMatches(dot, std::regex(R"( *"ordinary_[0-9]+" \[label=.*)")), stages) << e.name;
+    EXPECT_EQ(CountMatches(dot, std::regex(R"( *"r0_ordinary_[0-9]+" \[label=.*)")), stages) << e.name;
     EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), stages + 1) << e.name;
     // Braces balance: the graph, one cluster.
     EXPECT_EQ(std::count(dot.begin(), dot.end(), '{'), std::count(dot.begin(), dot.end(), '}')) << e.name;

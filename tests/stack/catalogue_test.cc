@@ -58,9 +58,9 @@ TEST(Catalogue, LlamaIsTwoDenseDecoderLayers) {
 
 TEST(Catalogue, DeepseekHasItsFirstLayerDenseAndTheRestSparse) {
   const Model m = MustCatalogue("deepseek-v2-lite");
-  EXPECT_EQ(m.num_layers, 3);
+  EXPECT_EQ(m.num_layers, 4);
   EXPECT_EQ(m.hidden, 64);
-  EXPECT_EQ(PatternOf(m), "[A F][A E][A E]");
+  EXPECT_EQ(PatternOf(m), "[A F][A E][A E][A E]");
 }
 
 TEST(Catalogue, DeepseekRoutesEachTokenToThreeExperts) {
@@ -178,12 +178,13 @@ TEST(PatternOf, IsEmptyForAModelWithoutLayers) {
 TEST(StagesOf, NumbersEveryStageOfTheModel) {
   const Model m = MustCatalogue("deepseek-v2-lite");
   const std::vector<StageRef> s = StagesOf(m, 0, m.num_layers);
-  ASSERT_EQ(s.size(), 6u);
+  ASSERT_EQ(s.size(), 8u);
   for (size_t i = 0; i < s.size(); ++i) {
     EXPECT_EQ(s[i].index, static_cast<int>(i));
     EXPECT_EQ(s[i].layer, static_cast<int>(i / 2));
   }
   EXPECT_EQ(KindsOf(s), (std::vector<StageKind>{StageKind::kAttention, StageKind::kDenseFfn,
+                                                StageKind::kAttention, StageKind::kSparseFfn,
                                                 StageKind::kAttention, StageKind::kSparseFfn,
                                                 StageKind::kAttention, StageKind::kSparseFfn}));
 }

@@ -23,9 +23,9 @@ Plan WithStage(const Plan& p, int index, const std::function<void(StagePlan&)>& 
   return Plan(p.header(), lines);
 }
 
-Plan WithFinal(const Plan& p, const std::function<void(FinalPlan&)>& edit) {
+Plan WithFinal(const Plan& p, const std::function<void(EndPlan&)>& edit) {
   std::vector<LinePlan> lines = p.lines();
-  edit(lines[0].final);
+  edit(lines[0].end);
   return Plan(p.header(), lines);
 }
 
@@ -53,7 +53,7 @@ TEST(Verify, CatchesABoundaryWhoseSidesDisagreeOnTheResidualRows) {
   const std::vector<Violation> v = Verify(broken);
   ASSERT_TRUE(Reports(v, Invariant::kResidualRowsAgree, 2, "arrival")) << Describe(v);
   EXPECT_EQ(Describe(v.front()),
-            "ordinary stage 2 arrival: invariant 1 (both sides of a boundary agree on the residual's rows): the "
+            "rank 0 ordinary stage 2 arrival: invariant 1 (both sides of a boundary agree on the residual's rows): the "
             "residual is on slice but the stage was bound for it on attn");
 }
 
@@ -96,7 +96,7 @@ TEST(Verify, CatchesAPartialSumAddedBeforeItCompletes) {
 
 TEST(Verify, CatchesASumNeverCompletedBeforeTheFinalNorm) {
   const Plan p = MustBind(LlamaModel(2), {.tp = 2});
-  const Plan broken = WithFinal(p, [](FinalPlan& f) { f.steps.clear(); });
+  const Plan broken = WithFinal(p, [](EndPlan& f) { f.steps.clear(); });
   const std::vector<Violation> v = Verify(broken);
   EXPECT_TRUE(Reports(v, Invariant::kSumOnce, -1, "final")) << Describe(v);
 }
@@ -132,7 +132,7 @@ TEST(Verify, CatchesAGatherOverTheWrongGroup) {
 
 TEST(Verify, CatchesACollectiveWithoutAGroup) {
   const Plan p = MustBind(LlamaModel(2), {.tp = 2});
-  const Plan broken = WithFinal(p, [](FinalPlan& f) { f.steps[0].group.reset(); });
+  const Plan broken = WithFinal(p, [](EndPlan& f) { f.steps[0].group.reset(); });
   EXPECT_TRUE(Reports(Verify(broken), Invariant::kGroupFitsRows, -1, "final"));
 }
 

@@ -24,6 +24,7 @@ struct ParallelFlags {
   bool input_scattered = false;
   std::string reduction = "ar";
   int pp = 1;
+  bool pp_given = false;  // without --pp, --pp-split names the ranks
   std::string pp_split;
 };
 void AddParallelFlags(CLI::App& cmd, ParallelFlags& f);
@@ -41,7 +42,14 @@ struct FileArgs {
   std::string format = "table";
 };
 
+struct SweepArgs {
+  int max_stages = 5;
+  int max_pp = 4;
+  int jobs = 0;  // 0: one per hardware thread
+};
+
 int RunModels();
+int RunSweep(const SweepArgs& a);
 int RunPlan(const PlanArgs& a);
 int RunShow(const FileArgs& a);
 int RunDiff(const FileArgs& a);

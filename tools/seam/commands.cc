@@ -20,21 +20,21 @@ Expected<std::string> ReadFile(const std::string& path) {
   return s.str();
 }
 
-Expected<Plan> LoadPlan(const std::string& path) {
+Expected<Pipeline> LoadPlans(const std::string& path) {
   Expected<std::string> text = ReadFile(path);
   if (!text) return text.error();
-  Expected<Plan> plan = PlanFromJson(*text);
-  if (!plan) return Malformed(fmt::format("{}: {}", path, plan.error().message));
-  return plan;
+  Expected<Pipeline> plans = PipelineFromJson(*text);
+  if (!plans) return Malformed(fmt::format("{}: {}", path, plans.error().message));
+  return plans;
 }
 
-int Print(const Plan& plan, const std::string& format) {
+int Print(const Pipeline& plans, const std::string& format) {
   if (format == "table") {
-    std::cout << ToTable(plan);
+    std::cout << ToTable(plans);
   } else if (format == "json") {
-    std::cout << ToJson(plan);
+    std::cout << ToJson(plans);
   } else if (format == "dot") {
-    std::cout << ToDot(plan);
+    std::cout << ToDot(plans);
   } else {
     return Fail(InvalidArgument(fmt::format("--format: unknown format '{}'; expected one of: table, json, dot", format)));
   }
@@ -64,23 +64,23 @@ int RunPlan(const PlanArgs& a) {
   if (a.layers < 0) return Fail(InvalidArgument(fmt::format("--layers {} must be at least 1", a.layers)));
   Model m = *model;
   if (a.layers > 0) m.num_layers = a.layers;
-  Expected<Plan> plan = Bind(m, *cfg, 0, {.verify = true});
-  if (!plan) return Fail(plan.error());
-  return Print(*plan, a.format);
+  Expected<Pipeline> plans = BindPipeline(m, *cfg, {.verify = true});
+  if (!plans) return Fail(plans.error());
+  return Print(*plans, a.format);
 }
 
 int RunShow(const FileArgs& a) {
-  Expected<Plan> plan = LoadPlan(a.first);
-  if (!plan) return Fail(plan.error());
-  const std::vector<Violation> violations = Verify(*plan);
+  Expected<Pipeline> plans = LoadPlans(a.first);
+  if (!plans) return Fail(plans.error());
+  const std::vector<Violation> violations = VerifyPipeline(*plans);
   if (!violations.empty()) return Fail(FailedCheck(a.first + " breaks its invariants:\n" + Describe(violations)));
-  return Print(*plan, a.format);
+  return Print(*plans, a.format);
 }
 
 int RunDiff(const FileArgs& a) {
-  Expected<Plan> first = LoadPlan(a.first);
+  Expected<Pipeline> first = LoadPlans(a.first);
   if (!first) return Fail(first.error());
-  Expected<Plan> second = LoadPlan(a.second);
+  Expected<Pipeline> second = LoadPlans(a.second);
   if (!second) return Fail(second.error());
   const std::vector<std::string> diff = Diff(*first, *second);
   if (diff.empty()) {

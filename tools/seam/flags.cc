@@ -36,8 +36,9 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
   cmd.add_option("--moe", f.moe, "MoE mode: tp (TP-MoE) or a2a (all-to-all dispatch)")->capture_default_str();
   cmd.add_flag("--input-scattered", f.input_scattered, "also bind input-scattered batches");
   cmd.add_option("--reduction", f.reduction, "boundary reduction: ar, rs, rsv or rs+rsv")->capture_default_str();
-  cmd.add_option("--pp", f.pp, "pipeline-parallel size")->capture_default_str();
-  cmd.add_option("--pp-split", f.pp_split, "layers per pipeline rank, e.g. 1+3");
+  cmd.add_option("--pp", f.pp, "pipeline ranks (default 1, or as many as --pp-split names)")
+      ->each([&f](const std::string&) { f.pp_given = true; });
+  cmd.add_option("--pp-split", f.pp_split, "layers per pipeline rank, e.g. 1+3 (default: even, remainder last)");
 }
 
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f) {
@@ -51,6 +52,7 @@ Expected<ParallelConfig> ToConfig(const ParallelFlags& f) {
     Expected<std::vector<int>> split = ParseSplit(f.pp_split);
     if (!split) return split.error();
     cfg.pp_split = *split;
+    if (!f.pp_given) cfg.pp = static_cast<int>(split->size());
   }
   if (Status s = Validate(cfg); !s.ok()) return s.error();
   return cfg;

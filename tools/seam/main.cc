@@ -22,6 +22,12 @@ int main(int argc, char** argv) {
   show_cmd->add_option("file", show.first, "a plan written by `seam plan --format json`")->required();
   show_cmd->add_option("--format", show.format, "table, json or dot")->capture_default_str();
 
+  SweepArgs sweep;
+  CLI::App* sweep_cmd = app.add_subcommand("sweep", "bind and verify every small stack at every pipeline cut");
+  sweep_cmd->add_option("--max-stages", sweep.max_stages, "stacks of 1..N stages")->capture_default_str();
+  sweep_cmd->add_option("--max-pp", sweep.max_pp, "cuts into at most N pipeline ranks")->capture_default_str();
+  sweep_cmd->add_option("--jobs", sweep.jobs, "worker threads (default: one per hardware thread)");
+
   FileArgs diff;
   CLI::App* diff_cmd = app.add_subcommand("diff", "compare two JSON plans; exit 1 when they differ");
   diff_cmd->add_option("first", diff.first)->required();
@@ -38,6 +44,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("models")) return RunModels();
     if (plan_cmd->parsed()) return RunPlan(plan);
     if (show_cmd->parsed()) return RunShow(show);
+    if (sweep_cmd->parsed()) return RunSweep(sweep);
     return RunDiff(diff);
   } catch (const seam::InternalError& e) {
     std::cerr << "seam: " << e.what() << "\n";

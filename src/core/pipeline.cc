@@ -1,0 +1,37 @@
+#include "seam/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+namespace seam {
+
+Expected<std::vector<LayerRange>> SplitLayers(const ParallelConfig& cfg, int layers) {
+  if (Status s = Validate(cfg); !s.ok()) return s.error();
+  std::vector<int> counts = cfg.pp_split;
+  if (counts.empty()) {
+    if (cfg.pp > layers) {
+      return InvalidArgument(fmt::format("pp={} is more than the model's {} layers; every pipeline rank needs at "
+                                         "least one layer",
+                                         cfg.pp, layers));
+    }
+    // Even split; the remainder goes to the last ranks.
+    counts.assign(static_cast<size_t>(cfg.pp), layers / cfg.pp);
+    for (int r = cfg.pp - layers % cfg.pp; r < cfg.pp; ++r) ++counts[static_cast<size_t>(r)];
+  }
+  const int total = std::accumulate(counts.begin(), counts.end(), 0);
+  if (total != layers) {
+    return InvalidArgument(fmt::format("the layer split {} covers {} layers but the model has {}; the counts must "
+                                       "add up to the model's layers",
+                                       fmt::join(counts, "+"), total, layers));
+  }
+  std::vector<LayerRange> out;
+  int first = 0;
+  for (int c : counts) {
+    out.push_back({first, first + c});
+    first += c;
+  }
+  return out;
+}
+
+}  // namespace seam

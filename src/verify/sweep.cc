@@ -1,0 +1,222 @@
+#include "seam/sweep.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "seam/bind.h"
+#include "seam/verify.h"
+
+namespace seam {
+namespace {
+
+constexpr std::string_view kLetters = "AMFE";
+
+StageDecl DeclOf(char c) {
+  switch (c) {
+    case 'A': return AttentionStage();
+    case 'M': return MixerStage();
+    case 'F': return DenseFfnStage();
+    default: return SparseFfnStage({.top_k = 2});
+  }
+}
+
+// The stack with this index among all stacks of 1..max stages: first every
+// stack of one stage, then of two, ...; letters are base-4 digits.
+std::string StackAt(int64_t index) {
+  int64_t count = 4;
+  int length = 1;
+  while (index >= count) {
+    index -= count;
+    count *= 4;
+    ++length;
+  }
+  std::string s(static_cast<size_t>(length), 'A');
+  for (int i = length - 1; i >= 0; --i) {
+    s[static_cast<size_t>(i)] = kLetters[static_cast<size_t>(index % 4)];
+    index /= 4;
+  }
+  return s;
+}
+
+int64_t StackCount(int max_stages) {
+  int64_t total = 0;
+  for (int64_t n = 1, c = 4; n <= max_stages; ++n, c *= 4) total += c;
+  return total;
+}
+
+Model StackModel(const std::string& letters) {
+  std::vector<StageDecl> stages;
+  for (char c : letters) stages.push_back(DeclOf(c));
+  return {.name = letters, .num_layers = static_cast<int>(stages.size()), .hidden = 64,
+          .layer = [stages](int i) { return std::vector{stages[static_cast<size_t>(i)]}; }};
+}
+
+// The layer counts of every cut of n stages into 2..max_pp ranks.
+std::vector<std::vector<int>> CutsOf(int n, int max_pp) {
+  std::vector<std::vector<int>> out;
+  for (unsigned mask = 1; mask < (1u << (n - 1)); ++mask) {
+    if (std::popcount(mask) + 1 > max_pp) continue;
+    std::vector<int> split;
+    int last = 0;
+    for (int b = 1; b < n; ++b) {
+      if (mask & (1u << (b - 1))) {
+        split.push_back(b - last);
+        last = b;
+      }
+    }
+    split.push_back(n - last);
+    out.push_back(split);
+  }
+  return out;
+}
+
+struct Unit {
+  SweepCounts counts;
+  std::vector<std::string> violations;
+};
+
+class Checker {
+ public:
+  Checker(const SweepConfig& c, const std::string& stack, size_t keep, Unit& out)
+      : config_(c), stack_(stack), keep_(keep), out_(out) {}
+
+  void Run(int max_pp) {
+    const Model model = StackModel(stack_);
+    const Expected<Plan> uncut = Bind(model, config_.cfg, 0, {.verify = false});
+    if (uncut) Report("uncut", Verify(*uncut));
+    if (!uncut) ++out_.counts.rejected_uncut;
+    for (const std::vector<int>& split : CutsOf(model.num_layers, max_pp)) {
+      ParallelConfig cfg = config_.cfg;
+      cfg.pp = static_cast<int>(split.size());
+      cfg.pp_split = split;
+      const std::string where = fmt::format("cut {}", fmt::join(split, "+"));
+      const Expected<Pipeline> cut = BindPipeline(model, cfg, {.verify = false});
+      if (uncut.ok() != cut.ok()) {
+        Violate(where, fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): {}",
+                                   uncut.ok() ? "the cut rejects: " + cut.error().message
+                                              : "the cut binds what the uncut stack rejects: " + uncut.error().message));
+        continue;
+      }
+      if (!cut) continue;
+      ++out_.counts.cuts_bound;
+      Report(where, VerifyPipeline(*cut));
+      Report(where, CompareWithUncut(*uncut, *cut));
+    }
+  }
+
+ private:
+  void Report(const std::string& where, const std::vector<Violation>& violations) {
+    for (const Violation& v : violations) Violate(where, Describe(v));
+  }
+
+  void Violate(const std::string& where, const std::string& what) {
+    ++out_.counts.violations;
+    if (out_.violations.size() < keep_) {
+      out_.violations.push_back(fmt::format("stack {} under {} {}: {}", stack_, config_.name, where, what));
+    }
+  }
+
+  const SweepConfig& config_;
+  const std::string& stack_;
+  size_t keep_;
+  Unit& out_;
+};
+
+std::vector<SweepConfig> WithReductions(const std::vector<SweepConfig>& grid) {
+  std::vector<SweepConfig> out;
+  for (const SweepConfig& c : grid) {
+    for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+      SweepConfig x = c;
+      x.cfg.reduction = r;
+      x.name = fmt::format("{} {}", c.name, Name(r));
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+SweepCounts& SweepCounts::operator+=(const SweepCounts& o) {
+  stacks += o.stacks;
+  cuts_bound += o.cuts_bound;
+  rejected_uncut += o.rejected_uncut;
+  violations += o.violations;
+  return *this;
+}
+
+std::vector<SweepConfig> DefaultSweepConfigs() {
+  const MoeMode a2a = MoeMode::kA2a;
+  return {{"tp2", {.tp = 2}},
+          {"tp4 attn-dp2", {.tp = 4, .attn_dp = 2}},
+          {"tp4 a2a", {.tp = 4, .moe = a2a}},
+          {"tp4 attn-dp2 dense-tp1", {.tp = 4, .attn_dp = 2, .dense_tp = 1}},
+          {"tp2 input-scattered", {.tp = 2, .input_scattered = true}},
+          {"tp8 attn-dp2 a2a dense-tp1", {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = a2a}}};
+}
+
+Expected<SweepReport> Sweep(const SweepOptions& options) {
+  if (options.max_stages < 1 || options.max_stages > 8) {
+    return InvalidArgument(fmt::format("--max-stages {} must be between 1 and 8", options.max_stages));
+  }
+  if (options.max_pp < 1) return InvalidArgument(fmt::format("--max-pp {} must be at least 1", options.max_pp));
+  if (options.jobs < 1) return InvalidArgument(fmt::format("--jobs {} must be at least 1", options.jobs));
+  for (const SweepConfig& c : options.configs) {
+    if (Status s = Validate(c.cfg); !s.ok()) return InvalidArgument(c.name + ": " + s.error().message);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<SweepConfig> configs = WithReductions(options.configs);
+  const int64_t stacks = StackCount(options.max_stages);
+  const int64_t total = stacks * static_cast<int64_t>(configs.size());
+  std::vector<Unit> per_config(configs.size());
+  std::mutex mu;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  auto work = [&] {
+    std::vector<Unit> mine(configs.size());
+    for (int64_t i = next++; i < total; i = next++) {
+      const size_t c = static_cast<size_t>(i / stacks);
+      const std::string stack = StackAt(i % stacks);
+      try {
+        Checker(configs[c], stack, options.max_reported, mine[c]).Run(options.max_pp);
+      } catch (const InternalError& e) {  // a binder bug: report it with its stack, keep sweeping
+        ++mine[c].counts.violations;
+        mine[c].violations.push_back(fmt::format("stack {} under {}: {}", stack, configs[c].name, e.what()));
+      }
+      ++mine[c].counts.stacks;
+      ++done;
+    }
+    const std::lock_guard<std::mutex> lock(mu);
+    for (size_t c = 0; c < mine.size(); ++c) {
+      per_config[c].counts += mine[c].counts;
+      for (std::string& v : mine[c].violations) per_config[c].violations.push_back(std::move(v));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 0; j < options.jobs; ++j) threads.emplace_back(work);
+  while (options.progress && done < total) {
+    options.progress(done, total);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (std::thread& t : threads) t.join();
+  if (options.progress) options.progress(total, total);
+
+  SweepReport report{.stacks = stacks, .configs = static_cast<int64_t>(configs.size())};
+  for (size_t c = 0; c < configs.size(); ++c) {
+    report.totals += per_config[c].counts;
+    report.per_config.emplace_back(configs[c].name, per_config[c].counts);
+    for (const std::string& v : per_config[c].violations) {
+      if (report.violations.size() < options.max_reported) report.violations.push_back(v);
+    }
+  }
+  report.totals.stacks = stacks;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace seam

@@ -1,0 +1,53 @@
+// `seam sweep`: the exhaustive cut sweep with a progress bar and a summary.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <thread>
+
+#include "cli.h"
+#include "seam/sweep.h"
+
+namespace seam::cli {
+namespace {
+
+void ProgressBar(int64_t done, int64_t total) {
+  constexpr int kWidth = 40;
+  const int filled = total == 0 ? kWidth : static_cast<int>(kWidth * done / total);
+  std::cerr << fmt::format("\r[{}{}] {:3}% {}/{}", std::string(static_cast<size_t>(filled), '#'),
+                           std::string(static_cast<size_t>(kWidth - filled), '.'),
+                           total == 0 ? 100 : 100 * done / total, done, total)
+            << (done == total ? "\n" : "") << std::flush;
+}
+
+std::string Row(std::string_view name, const SweepCounts& c) {
+  return fmt::format("{:<34} {:>7} {:>11} {:>15} {:>11}\n", name, c.stacks, c.cuts_bound, c.rejected_uncut,
+                     c.violations);
+}
+
+}  // namespace
+
+int RunSweep(const SweepArgs& a) {
+  const int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  SweepOptions options{.max_stages = a.max_stages, .max_pp = a.max_pp, .jobs = jobs};
+  if (isatty(STDERR_FILENO)) options.progress = ProgressBar;
+  Expected<SweepReport> report = Sweep(options);
+  if (!report) return Fail(report.error());
+  const SweepReport& r = *report;
+  std::cout << fmt::format("seam sweep: {} stacks of 1..{} stages over {{attention, mixer, dense FFN, sparse FFN}}, "
+                           "{} configurations, every cut into at most {} pipeline ranks\n\n",
+                           r.stacks, a.max_stages, r.configs, a.max_pp);
+  std::cout << fmt::format("{:<34} {:>7} {:>11} {:>15} {:>11}\n", "configuration", "stacks", "cuts bound",
+                           "rejected uncut", "violations");
+  for (const auto& [name, counts] : r.per_config) std::cout << Row(name, counts);
+  SweepCounts totals = r.totals;
+  totals.stacks = r.stacks * r.configs;
+  std::cout << Row("total", totals);
+  std::cout << fmt::format("\nchecked {} cuts in {:.2f} s on {} jobs\n", r.totals.cuts_bound, r.seconds, jobs);
+  if (r.totals.violations == 0) return kOk;
+  std::cout << fmt::format("\n{} violations; the first {}:\n", r.totals.violations, r.violations.size());
+  for (const std::string& v : r.violations) std::cout << "  " << v << "\n";
+  return kFailedCheck;
+}
+
+}  // namespace seam::cli

@@ -55,3 +55,20 @@ inline ParallelConfig WithReduction(ParallelConfig cfg, Reduction r) {
 }
 
 }  // namespace seam::testing
+
+namespace seam::testing {
+
+// Binds every pipeline rank with the verifier on (handoffs included).
+inline Pipeline MustBindPipeline(const Model& m, const ParallelConfig& cfg) {
+  Expected<Pipeline> p = BindPipeline(m, cfg, {.verify = true});
+  if (!p) throw std::runtime_error("bind failed: " + p.error().message);
+  return *std::move(p);
+}
+
+inline ParallelConfig Cut(ParallelConfig cfg, std::vector<int> split) {
+  cfg.pp = static_cast<int>(split.size());
+  cfg.pp_split = std::move(split);
+  return cfg;
+}
+
+}  // namespace seam::testing

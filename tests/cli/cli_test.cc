@@ -333,5 +333,60 @@ TEST_F(Cli, ShowOfASumOverTheWrongGroupExitsOneNamingInvariantsTwoAndSeven) {
       << r.err;
 }
 
+// ---- pipelines ----
+
+TEST_F(Cli, PlanWithAPipelineSplitPrintsEveryRankAndTheHandoff) {
+  const Result r = Run({"plan", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--pp", "2",
+                        "--pp-split", "1+3"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  Expected<Pipeline> p = BindPipeline(CatalogueModel("deepseek-v2-lite").value(),
+                                      {.tp = 4, .attn_dp = 2, .dense_tp = 1, .pp = 2, .pp_split = {1, 3}},
+                                      {.verify = true});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(r.out, ToTable(*p));
+  EXPECT_NE(r.out.find("deepseek-v2-lite on pipeline rank 0 of 2 (layers 0..0)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("deepseek-v2-lite on pipeline rank 1 of 2 (layers 1..3)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" to_pp "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" from_pp "), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, APipelineSplitAloneNamesThePipelineRanks) {
+  const Result r = Run({"plan", "llama", "--tp", "2", "--pp-split", "1,1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("llama on pipeline rank 1 of 2 (layers 1..1)\n"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, APipelineJsonReadsBackEqualThroughShowAndDiff) {
+  const std::vector<std::string> args = {"deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1",
+                                         "--moe", "a2a", "--pp", "3"};
+  const std::string file = PlanFile("pipeline.json", args);
+  EXPECT_NE(ReadText(file).find("\"seam_pipeline\": 1"), std::string::npos);
+  const Result shown = Run({"show", file, "--format", "json"});
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  EXPECT_EQ(shown.out, ReadText(file));
+  const Result same = Run({"diff", file, file});
+  EXPECT_EQ(same.code, 0) << same.err;
+  const std::string other = PlanFile("other.json", With(args, {"--reduction", "rs"}));
+  const Result differ = Run({"diff", file, other});
+  EXPECT_EQ(differ.code, 1) << differ.out;
+  EXPECT_EQ(differ.out.rfind("rank 0: config: ", 0), 0U) << differ.out;
+}
+
+TEST_F(Cli, SweepChecksEveryCutAndExitsZero) {
+  const Result r = Run({"sweep", "--max-stages", "2", "--jobs", "2"});
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_EQ(r.out.rfind("seam sweep: 20 stacks of 1..2 stages", 0), 0U) << r.out;
+  EXPECT_NE(r.out.find("\ntotal                                  480         356              32           0\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.err, "");  // no progress bar when stderr is not a terminal
+}
+
+TEST_F(Cli, SweepRejectsBadOptionsWithExitTwo) {
+  const Result r = Run({"sweep", "--max-stages", "9"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "seam: --max-stages 9 must be between 1 and 8\n");
+}
+
 }  // namespace
 }  // namespace seam

@@ -138,3 +138,91 @@ TEST(Verify, CatchesACollectiveWithoutAGroup) {
 
 }  // namespace
 }  // namespace seam
+
+namespace seam {
+namespace {
+
+using testing::Cut;
+using testing::MustBindPipeline;
+using testing::StageOf;
+
+Plan EditedRank(const Plan& p, const std::function<void(LinePlan&)>& edit) {
+  std::vector<LinePlan> lines = p.lines();
+  edit(lines[0]);
+  return Plan(p.header(), lines);
+}
+
+bool ReportsAny(const std::vector<Violation>& v, Invariant inv) {
+  for (const Violation& x : v) {
+    if (x.invariant == inv) return true;
+  }
+  return false;
+}
+
+const ParallelConfig kCutCfg = Cut({.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}, {1, 3});
+
+// Invariant 3: a handoff carries the attention rows with every sum complete.
+TEST(VerifyPipeline, BoundPipelinesHaveNoViolations) {
+  EXPECT_TRUE(VerifyPipeline(MustBindPipeline(DeepseekModel(4, 64, 3), kCutCfg)).empty());
+}
+
+TEST(VerifyPipeline, CatchesSendsAndReceivesThatDoNotPairUp) {
+  Pipeline p = MustBindPipeline(NemotronHModel("M-*-", 128).value(), Cut({.tp = 4}, {3, 1}));
+  p[1] = EditedRank(p[1], [](LinePlan& l) {
+    l.receive.erase(l.receive.begin());  // the value slice is never received
+    l.receive.erase(l.receive.begin() + 1);
+  });
+  const std::vector<Violation> v = VerifyPipeline(p);
+  ASSERT_TRUE(ReportsAny(v, Invariant::kHandoff)) << Describe(v);
+  bool pairing = false;
+  for (const Violation& x : v) {
+    pairing |= x.message == "rank 0 sends value on slice x128, residual on slice x128 but rank 1 receives residual on "
+                            "slice x128";
+  }
+  EXPECT_TRUE(pairing) << Describe(v);
+}
+
+TEST(VerifyPipeline, CatchesAHandoffThatDoesNotSendTheResidual) {
+  Pipeline p = MustBindPipeline(DeepseekModel(4, 64, 3), kCutCfg);
+  p[0] = EditedRank(p[0], [](LinePlan& l) { l.end.steps.clear(); });
+  EXPECT_TRUE(ReportsAny(Verify(p[0]), Invariant::kHandoff)) << Describe(Verify(p[0]));
+}
+
+TEST(VerifyPipeline, CatchesASendOfRowsOtherThanTheSlice) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}));
+  p[0] = EditedRank(p[0], [](LinePlan& l) {
+    l.end.steps.erase(l.end.steps.begin(), l.end.steps.begin() + 2);  // no reduce-scatter, no slice
+    for (Step& s : l.end.steps) s.rows_in = s.rows_out = Rows::Full();
+  });
+  const std::vector<Violation> v = Verify(p[0]);
+  EXPECT_TRUE(ReportsAny(v, Invariant::kHandoff)) << Describe(v);
+}
+
+TEST(VerifyPipeline, CatchesARankThatEndsTheWrongWay) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}));
+  p[1] = EditedRank(p[1], [](LinePlan& l) { l.end.kind = EndKind::kSend; });
+  EXPECT_TRUE(ReportsAny(Verify(p[1]), Invariant::kHandoff));
+}
+
+// Invariant 4: stages away from a cut bind as they do uncut.
+TEST(CompareWithUncut, StagesNearTheCutMayDifferFromUncut) {
+  const Plan uncut = testing::MustBind(DeepseekModel(4, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
+  const Pipeline cut = MustBindPipeline(DeepseekModel(4, 64, 3), kCutCfg);
+  // The first FFN after the cut slices the residual the receiver gathered.
+  EXPECT_NE(StageOf(cut[1], Variant::kOrdinary, 3).entry, StageOf(uncut, Variant::kOrdinary, 3).entry);
+  EXPECT_TRUE(CompareWithUncut(uncut, cut).empty()) << Describe(CompareWithUncut(uncut, cut));
+}
+
+TEST(CompareWithUncut, CatchesAStageAwayFromTheCutThatBindsDifferently) {
+  const Plan uncut = testing::MustBind(DeepseekModel(4, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
+  Pipeline cut = MustBindPipeline(DeepseekModel(4, 64, 3), kCutCfg);
+  cut[1] = EditedRank(cut[1], [](LinePlan& l) { l.stages[5].exit.clear(); });  // stage 7 forgets its return
+  const std::vector<Violation> v = CompareWithUncut(uncut, cut);
+  ASSERT_EQ(v.size(), 1u) << Describe(v);
+  EXPECT_EQ(Describe(v[0]),
+            "rank 1 ordinary stage 7 binding: invariant 4 (stages away from a cut bind as they do uncut): binds "
+            "differently than uncut: exit '' vs uncut 'add slice; ag(attn_tp) residual slice->attn'");
+}
+
+}  // namespace
+}  // namespace seam

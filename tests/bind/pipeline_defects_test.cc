@@ -1,0 +1,235 @@
+// The five defects of the seed PR as plan-level regression tests, each next
+// to a test that the plan with the old behaviour is caught by the verifier.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <type_traits>
+
+#include "seam/bind.h"
+#include "seam/owed_sum.h"
+#include "seam/verify.h"
+#include "testing.h"
+
+namespace seam {
+namespace {
+
+using testing::Cut;
+using testing::MustBind;
+using testing::MustBindPipeline;
+using testing::StackOf;
+using testing::StageOf;
+
+constexpr Variant kOrd = Variant::kOrdinary;
+constexpr Variant kScat = Variant::kInputScattered;
+
+// A copy of `p` with the line of variant `v` edited.
+Plan Edited(const Plan& p, Variant v, const std::function<void(LinePlan&)>& edit) {
+  std::vector<LinePlan> lines = p.lines();
+  for (LinePlan& l : lines) {
+    if (l.variant == v) edit(l);
+  }
+  return Plan(p.header(), lines);
+}
+
+bool Reports(const std::vector<Violation>& v, Invariant inv) {
+  for (const Violation& x : v) {
+    if (x.invariant == inv) return true;
+  }
+  return false;
+}
+
+// Every split of a stack of n layers into 2 or 3 ranks.
+std::vector<std::vector<int>> CutsOf(int n) {
+  std::vector<std::vector<int>> out;
+  for (int a = 1; a < n; ++a) {
+    out.push_back({a, n - a});
+    for (int b = 1; a + b < n; ++b) out.push_back({a, b, n - a - b});
+  }
+  return out;
+}
+
+Model Zaya1Shaped() { return Zaya1Model(6); }  // A E A E A E, single-stage appends
+
+// ---- (1) an append after an always-partial attention ----
+
+TEST(Defect1, AnAppendAfterAnAlwaysPartialAttentionIsBoundWithTheResidualRowsThatAttentionRanOn) {
+  for (const ParallelConfig& cfg : {ParallelConfig{.tp = 2, .moe = MoeMode::kA2a},
+                                    ParallelConfig{.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a}}) {
+    std::vector<Pipeline> pipelines = {{MustBind(Zaya1Shaped(), cfg)}};
+    for (const std::vector<int>& split : CutsOf(6)) pipelines.push_back(MustBindPipeline(Zaya1Shaped(), Cut(cfg, split)));
+    for (const Pipeline& p : pipelines) {
+      for (const Plan& rank : p) {
+        const std::vector<StagePlan>& stages = rank.line(kOrd)->stages;
+        for (size_t i = 1; i < stages.size(); ++i) {
+          if (!IsAlwaysPartialAttention(stages[i - 1].decl)) continue;
+          EXPECT_EQ(stages[i].arrives.residual, stages[i - 1].residual) << Describe(cfg) << " stage " << stages[i].index;
+          EXPECT_EQ(stages[i].arrives, stages[i - 1].departs);
+        }
+      }
+    }
+  }
+}
+
+TEST(Defect1, APlanThatSlicesTheAttentionsResidualASecondTimeIsCaught) {
+  // Old behaviour: the MoE after the second attention rebuilt that attention's
+  // edge as a stack entry, assumed the residual on the attention rows and sliced it again.
+  const Plan p = MustBind(Zaya1Shaped(), {.tp = 2, .moe = MoeMode::kA2a});
+  const Plan old = Edited(p, kOrd, [&](LinePlan& l) {
+    l.stages[3].arrives.residual = Rows::Full();
+    l.stages[3].entry.insert(l.stages[3].entry.begin() + 1,
+                             Step{StepKind::kSlice, Operand::kResidual, std::nullopt, Rows::Full(),
+                                  Rows::Slice(p.config()), Owed::kNothing, Owed::kNothing, 64});
+  });
+  EXPECT_TRUE(Reports(Verify(old), Invariant::kResidualRowsAgree)) << Describe(Verify(old));
+}
+
+// ---- (2) a stack or rank ending on attentions after an FFN on its own rows ----
+
+TEST(Defect2, AStackOrRankEndingOnAlwaysPartialAttentionsAfterAnFfnOnItsRowsReturnsTheResidual) {
+  const ParallelConfig cfg{.tp = 2, .moe = MoeMode::kA2a};
+  const Plan stack = MustBind(StackOf("A E A"), cfg);
+  EXPECT_EQ(ShortString(StageOf(stack, kOrd, 1).exit), "add slice; ag(attn_tp) residual slice->full");
+  EXPECT_EQ(StageOf(stack, kOrd, 2).residual, Rows::Full());
+  const Pipeline rank = MustBindPipeline(StackOf("A E A A F"), Cut(cfg, {4, 1}));
+  EXPECT_EQ(ShortString(StageOf(rank[0], kOrd, 1).exit), "add slice; ag(attn_tp) residual slice->full");
+  EXPECT_EQ(rank[0].line(kOrd)->end.arrives.residual, Rows::Full());
+}
+
+TEST(Defect2, APlanThatLeavesTheResidualOnTheSliceBeforeTrailingAttentionsIsCaught) {
+  const Plan p = MustBind(StackOf("A E A"), {.tp = 2, .moe = MoeMode::kA2a});
+  // Old behaviour: no return at the FFN's exit, while the trailing attention
+  // and the final norm still expect the attention rows.
+  const Plan old = Edited(p, kOrd, [](LinePlan& l) { l.stages[1].exit.pop_back(); });
+  EXPECT_TRUE(Reports(Verify(old), Invariant::kResidualRowsAgree)) << Describe(Verify(old));
+}
+
+// ---- (3) a later rank's batch comes from positions ----
+
+template <class T>
+concept HasSize = requires(const T& t) { t.size(); };
+template <class T>
+concept HasRows = requires(const T& t) { t.rows(); };
+template <class T>
+concept HasData = requires(const T& t) { t.data(); };
+
+TEST(Defect3, ALaterRanksBatchComesFromPositionsNotFromAnOwedSumHandle) {
+  using Handle = OwedSum<std::vector<float>>;
+  static_assert(!HasSize<Handle> && !HasRows<Handle> && !HasData<Handle>, "an owed sum has no size to read");
+  static_assert(!std::is_copy_constructible_v<Handle>, "an owed sum completes once");
+  static_assert(!std::is_convertible_v<Handle, std::vector<float>>, "an owed sum is not a tensor");
+  Handle owed({1.0f, 2.0f}, Owed::kAttnTp);
+  EXPECT_EQ(owed.group(), Owed::kAttnTp);
+  const std::vector<int> positions = {0, 1, 2, 0, 1};
+  EXPECT_EQ(BatchOf(positions).tokens, 5);
+  const std::vector<float> done = std::move(owed).Complete([](std::vector<float> v, Owed) {
+    for (float& x : v) x *= 2;
+    return v;
+  });
+  EXPECT_EQ(done, (std::vector<float>{2.0f, 4.0f}));
+  // No later rank ever starts with an owed sum to read: nothing it receives owes one.
+  for (const std::vector<int>& split : {std::vector<int>{2, 2}, std::vector<int>{1, 3}}) {
+    const Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2, .input_scattered = true}, split));
+    for (Variant v : {kOrd, kScat}) {
+      const Boundary& first = p[1].line(v)->stages.front().arrives;
+      ASSERT_TRUE(first.value.has_value());
+      EXPECT_EQ(first.value->owed, Owed::kNothing);
+    }
+  }
+}
+
+TEST(Defect3, APlanWhoseReceiverDeclaresAnOwedSumIsCaught) {
+  const Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2, .input_scattered = true}, {2, 2}));
+  Pipeline old = p;
+  old[1] = Edited(p[1], kScat, [](LinePlan& l) {
+    l.receive[0].owed_after = Owed::kTp;  // the receiver re-declares the sender's sum
+    l.receive[2].owed_before = Owed::kTp;
+    l.receive[2].owed_after = Owed::kTp;
+  });
+  EXPECT_TRUE(Reports(VerifyPipeline(old), Invariant::kHandoff)) << Describe(VerifyPipeline(old));
+}
+
+// ---- (4) an FFN before a handoff keeps one set of residual rows ----
+
+// The FFN's residual rows while it runs are the rows its exit and the send start from.
+void ExpectOneSetOfRows(const Pipeline& p, Variant v) {
+  const LinePlan& line = *p[0].line(v);
+  const StagePlan& ffn = line.stages.back();
+  ASSERT_TRUE(IsFfn(ffn.decl));
+  for (const Step& s : ffn.exit) {
+    if (s.operand == Operand::kResidual && s.kind != StepKind::kAdd) {
+      EXPECT_EQ(s.rows_in, *ffn.residual);
+    }
+  }
+  EXPECT_EQ(ffn.departs.residual, ffn.residual);
+  EXPECT_EQ(line.end.arrives.residual, ffn.residual);
+}
+
+TEST(Defect4, AnFfnBeforeAHandoffKeepsOneSetOfResidualRowsUnderInputScatteredAttention) {
+  const ParallelConfig cfg{.tp = 2, .input_scattered = true, .reduction = Reduction::kRs};
+  const Pipeline p = MustBindPipeline(LlamaModel(4), Cut(cfg, {2, 2}));
+  ExpectOneSetOfRows(p, kScat);
+  EXPECT_EQ(ShortString(p[0].line(kScat)->end.steps),
+            "rs(tp) value full->slice; slice residual full->slice; send(pp) value slice; send(pp) residual slice");
+}
+
+TEST(Defect4, DeepseekUnderAttentionDpWithAFullyDataParallelDenseFfnBindsAtBothSplits) {
+  const ParallelConfig cfg{.tp = 4, .attn_dp = 2, .dense_tp = 1};
+  for (const std::vector<int>& split : {std::vector<int>{2, 2}, std::vector<int>{1, 3}}) {
+    const Pipeline p = MustBindPipeline(DeepseekModel(4, 64, 3), Cut(cfg, split));
+    ExpectOneSetOfRows(p, kOrd);
+    EXPECT_TRUE(CompareWithUncut(MustBind(DeepseekModel(4, 64, 3), cfg), p).empty());
+  }
+}
+
+TEST(Defect4, AnFfnWhoseExitStartsFromOtherRowsThanItsEntryLeftIsCaught) {
+  const Pipeline p = MustBindPipeline(DeepseekModel(4, 64, 3), Cut({.tp = 4, .attn_dp = 2, .dense_tp = 1}, {1, 3}));
+  // Old behaviour: the entry leaves the residual on the slice, the exit (here
+  // the write at the handoff) assumes the attention rows.
+  Pipeline old = p;
+  old[0] = Edited(p[0], kOrd, [&](LinePlan& l) {
+    l.stages[1].exit.insert(l.stages[1].exit.begin(),
+                            Step{StepKind::kSlice, Operand::kResidual, std::nullopt, Rows::Attention(p[0].config()),
+                                 Rows::Slice(p[0].config()), Owed::kNothing, Owed::kNothing, 64});
+  });
+  EXPECT_TRUE(Reports(VerifyPipeline(old), Invariant::kResidualRowsAgree)) << Describe(VerifyPipeline(old));
+}
+
+// ---- (5) to_pp leaves no owed sum ----
+
+TEST(Defect5, ToPpCompletesEverySumBeforeTheTransport) {
+  // Nemotron-H cut between a mixer and the FFN after it: the mixer declares its sum, to_pp completes it.
+  const Pipeline nemotron = MustBindPipeline(NemotronHModel("M-M*M-", 128).value(), Cut({.tp = 2}, {3, 3}));
+  EXPECT_EQ(ShortString(StageOf(nemotron[0], kOrd, 2).exit), "leave(attn_tp) value full");
+  EXPECT_EQ(ShortString(nemotron[0].line(kOrd)->end.steps),
+            "rs(attn_tp) value full->slice; slice residual full->slice; send(pp) value slice; send(pp) residual slice");
+  // DeepSeek with input-scattered attention and a reduce-scatter boundary reduction.
+  const ParallelConfig scattered{.tp = 2, .input_scattered = true, .reduction = Reduction::kRs};
+  for (const std::vector<int>& split : {std::vector<int>{2, 2}, std::vector<int>{1, 3}}) {
+    const Pipeline p = MustBindPipeline(DeepseekModel(4, 64, 3), Cut(scattered, split));
+    for (Variant v : {kOrd, kScat}) {
+      for (const Step& s : p[0].line(v)->end.steps) {
+        if (s.kind == StepKind::kSend) {
+          EXPECT_EQ(s.owed_before, Owed::kNothing) << ShortString(s);
+        }
+      }
+      EXPECT_TRUE(p[1].line(v)->stages.front().arrives.value.has_value());
+    }
+  }
+}
+
+TEST(Defect5, APlanThatSendsADeclaredPartialSumIsCaught) {
+  const Pipeline p = MustBindPipeline(NemotronHModel("M-M*M-", 128).value(), Cut({.tp = 2}, {3, 3}));
+  // Old behaviour: to_pp sends the mixer's declared sum unreduced.
+  Pipeline old = p;
+  old[0] = Edited(p[0], kOrd, [](LinePlan& l) {
+    std::vector<Step>& s = l.end.steps;
+    s.erase(s.begin());  // no reduce-scatter
+    s.insert(s.begin(), Step{StepKind::kSlice, Operand::kValue, std::nullopt, Rows::Full(), s[0].rows_out,
+                             Owed::kAttnTp, Owed::kAttnTp, 128});
+    s[2].owed_before = s[2].owed_after = Owed::kAttnTp;
+  });
+  EXPECT_TRUE(Reports(VerifyPipeline(old), Invariant::kHandoff)) << Describe(VerifyPipeline(old));
+}
+
+}  // namespace
+}  // namespace seam

@@ -1,0 +1,168 @@
+// Pipeline parallel: layer splits, neighbour declarations, the handoff rules
+// and the worked examples that cut a stack.
+#include <gtest/gtest.h>
+
+#include "seam/bind.h"
+#include "seam/pipeline.h"
+#include "seam/verify.h"
+#include "testing.h"
+
+namespace seam {
+namespace {
+
+using testing::Cut;
+using testing::MustBindPipeline;
+using testing::StackOf;
+using testing::StageOf;
+
+constexpr Variant kOrd = Variant::kOrdinary;
+
+std::string Receive(const Plan& p, Variant v = kOrd) { return ShortString(p.line(v)->receive); }
+std::string End(const Plan& p, Variant v = kOrd) { return ShortString(p.line(v)->end.steps); }
+
+// ---- the layer split ----
+
+TEST(LayerSplit, AnEvenSplitPutsTheRemainderOnTheLastRanks) {
+  const Expected<std::vector<LayerRange>> r = SplitLayers({.pp = 3}, 8);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, (std::vector<LayerRange>{{0, 2}, {2, 5}, {5, 8}}));
+}
+
+TEST(LayerSplit, AnExplicitSplitGivesEachRankItsCount) {
+  const Expected<std::vector<LayerRange>> r = SplitLayers({.pp = 2, .pp_split = {1, 3}}, 4);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, (std::vector<LayerRange>{{0, 1}, {1, 4}}));
+}
+
+TEST(LayerSplit, RejectsASplitThatDoesNotAddUpToTheLayers) {
+  EXPECT_EQ(SplitLayers({.pp = 2, .pp_split = {1, 2}}, 4).error().message,
+            "the layer split 1+2 covers 3 layers but the model has 4; the counts must add up to the model's layers");
+}
+
+TEST(LayerSplit, RejectsARankWithNoLayers) {
+  EXPECT_EQ(SplitLayers({.pp = 2, .pp_split = {0, 4}}, 4).error().message,
+            "the layer split 0+4 gives pipeline rank 0 0 layers; every rank needs at least one layer");
+}
+
+TEST(LayerSplit, RejectsMoreRanksThanLayers) {
+  EXPECT_EQ(SplitLayers({.pp = 5}, 4).error().message,
+            "pp=5 is more than the model's 4 layers; every pipeline rank needs at least one layer");
+}
+
+TEST(LayerSplit, APipelineRankWithOnlyNoOpStagesIsRejected) {
+  const Expected<Plan> p = Bind(StackOf("A F N N A F"), Cut({.tp = 2}, {2, 2, 2}), 1);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().message,
+            "pipeline rank 1 holds only no-op stages (layers 2..3); move its split so every rank holds a stage that "
+            "computes");
+}
+
+// ---- neighbour declarations ----
+
+TEST(NeighbourDeclarations, ARankThatBuiltItsDeclaredStagesBinds) {
+  const Model m = DeepseekModel(4, 64, 3);
+  BindOptions o{.verify = true, .built = std::vector{m.layer(1), m.layer(2), m.layer(3)}};
+  EXPECT_TRUE(Bind(m, Cut({.tp = 2}, {1, 3}), 1, o).ok());
+}
+
+TEST(NeighbourDeclarations, ABuiltStageThatDisagreesWithTheDeclarationFunctionNamesTheFirstDifferingFact) {
+  const Model m = DeepseekModel(4, 64, 3);
+  BindOptions o{.built = std::vector{m.layer(1), m.layer(2), m.layer(3)}};
+  (*o.built)[1][1].top_k = 4;
+  EXPECT_EQ(Bind(m, Cut({.tp = 2}, {1, 3}), 1, o).error().message,
+            "pipeline rank 1 built layer 2 stage 1 differently from the model's declaration function: top_k=4 vs "
+            "top_k=3 (built vs declared)");
+  (*o.built)[1][1] = DenseFfnStage();
+  EXPECT_EQ(Bind(m, Cut({.tp = 2}, {1, 3}), 1, o).error().message,
+            "pipeline rank 1 built layer 2 stage 1 differently from the model's declaration function: "
+            "kind=dense-ffn vs kind=sparse-ffn (built vs declared)");
+}
+
+TEST(NeighbourDeclarations, ABuiltLayerWithAnotherStageCountIsAnError) {
+  const Model m = DeepseekModel(4, 64, 3);
+  BindOptions o{.built = std::vector{m.layer(1), std::vector{AttentionStage()}, m.layer(3)}};
+  EXPECT_EQ(Bind(m, Cut({.tp = 2}, {1, 3}), 1, o).error().message,
+            "pipeline rank 1 built layer 2 with 1 stages but the model's declaration function declares 2");
+  o.built->pop_back();
+  EXPECT_EQ(Bind(m, Cut({.tp = 2}, {1, 3}), 1, o).error().message,
+            "pipeline rank 1 built 2 layers but holds layers 1..3 (3 layers)");
+}
+
+TEST(NeighbourDeclarations, AMixerBeforeTheCutDecidesItsExitFromTheNextRanksFirstStage) {
+  // Before an FFN a mixer hands its sum on as declared, across a cut as within a rank.
+  const Pipeline p = MustBindPipeline(StackOf("M F M A"), Cut({.tp = 2}, {1, 3}));
+  EXPECT_EQ(ShortString(StageOf(p[0], kOrd, 0).exit), "leave(attn_tp) value full");
+  EXPECT_EQ(End(p[0]), "rs(attn_tp) value full->slice; slice residual full->slice; send(pp) value slice; "
+                       "send(pp) residual slice");
+  // Before an attention under attention DP it completes at its exit.
+  const Pipeline dp = MustBindPipeline(StackOf("F M A F"), Cut({.tp = 4, .attn_dp = 2}, {2, 2}));
+  EXPECT_EQ(ShortString(StageOf(dp[0], kOrd, 1).exit), "ar(attn_tp) value attn");
+}
+
+TEST(NeighbourDeclarations, NoOpLayersAtTheCutAreSkippedToTheNearestStageThatComputes) {
+  const Pipeline p = MustBindPipeline(StackOf("A E N N A F"), Cut({.tp = 2, .moe = MoeMode::kA2a}, {3, 3}));
+  // The sparse FFN is the stage at the cut: it writes at the handoff, so the residual travels alone.
+  EXPECT_EQ(End(p[0]), "send(pp) residual slice");
+  EXPECT_EQ(Receive(p[1]), "recv(pp) residual slice; ag(attn_tp) residual slice->full");
+}
+
+// ---- worked examples that cut a stack ----
+
+// E2 with --pp 2 --pp-split 1+3: rank 0's fully-DP FFN writes at the handoff
+// and sends its slice of the residual; rank 1 gathers it and reads without adding.
+TEST(WorkedExampleE2, TheCutFfnWritesAtTheHandoffAndTheReceiverReadsWithoutAdding) {
+  const Pipeline p = MustBindPipeline(DeepseekModel(4, 64, 3),
+                                      Cut({.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}, {1, 3}));
+  EXPECT_EQ(ShortString(StageOf(p[0], kOrd, 1).exit), "add slice");
+  EXPECT_EQ(End(p[0]), "send(pp) residual slice");
+  EXPECT_EQ(Receive(p[1]), "recv(pp) residual slice; ag(attn_tp) residual slice->attn");
+  EXPECT_EQ(ShortString(StageOf(p[1], kOrd, 2).entry), "norm attn");
+  EXPECT_EQ(BytesPerToken(p[0].line(kOrd)->end.steps[0], p[0].header()), 64);  // a quarter of 256 B
+}
+
+// E4: nemotron-h M - * - cut after the attention, T = 4, D = 1.
+TEST(WorkedExampleE4, TheSenderReduceScattersTheAttentionSumAndTheReceiverGathersBoth) {
+  const Pipeline p = MustBindPipeline(NemotronHModel("M-*-", 128).value(), Cut({.tp = 4}, {3, 1}));
+  EXPECT_EQ(End(p[0]), "rs(attn_tp) value full->slice; slice residual full->slice; send(pp) value slice; "
+                       "send(pp) residual slice");
+  EXPECT_EQ(Receive(p[1]), "recv(pp) value slice; recv(pp) residual slice; ag(attn_tp) value slice->full; "
+                           "ag(attn_tp) residual slice->full");
+  EXPECT_EQ(ShortString(StageOf(p[1], kOrd, 3).entry), "add full; norm full");
+}
+
+// ---- the plan of a whole pipeline ----
+
+TEST(PipelinePlan, EveryCatalogueModelBindsAtEverySingleCut) {
+  const std::vector<ParallelConfig> grid = {{.tp = 2},
+                                            {.tp = 4, .attn_dp = 2},
+                                            {.tp = 4, .moe = MoeMode::kA2a},
+                                            {.tp = 4, .attn_dp = 2, .dense_tp = 1},
+                                            {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}};
+  int cuts = 0;
+  for (const CatalogueEntry& e : Catalogue()) {
+    const Model m = e.make();
+    for (const ParallelConfig& cfg : grid) {
+      const Plan uncut = testing::MustBind(m, cfg);
+      for (int first = 1; first < m.num_layers; ++first) {
+        const Pipeline p = MustBindPipeline(m, Cut(cfg, {first, m.num_layers - first}));
+        EXPECT_TRUE(CompareWithUncut(uncut, p).empty()) << e.name << " " << Describe(CompareWithUncut(uncut, p));
+        ++cuts;
+      }
+    }
+  }
+  EXPECT_EQ(cuts, 5 * (1 + 3 + 5 + 3));
+}
+
+TEST(PipelinePlan, EachRankHoldsItsLayersAndOnlyTheLastEndsOnTheFinalNorm) {
+  const Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2}, {1, 2, 1}));
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[1].header().first_layer, 1);
+  EXPECT_EQ(p[1].header().last_layer, 3);
+  EXPECT_EQ(p[0].line(kOrd)->end.kind, EndKind::kSend);
+  EXPECT_EQ(p[1].line(kOrd)->end.kind, EndKind::kSend);
+  EXPECT_EQ(p[2].line(kOrd)->end.kind, EndKind::kFinalNorm);
+  EXPECT_TRUE(p[0].line(kOrd)->receive.empty());
+}
+
+}  // namespace
+}  // namespace seam

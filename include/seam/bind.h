@@ -27,6 +27,9 @@ struct BindOptions {
 #else
   bool verify = true;   // debug builds check every plan they bind
 #endif
+  // Complete a sum, add and norm as one fused step where nothing moves in
+  // between; false binds the three as separate steps (the same bits).
+  bool fuse = true;
   // The stages the rank actually built, one list per layer it holds; checked
   // against the model's declaration function when given.
   std::optional<std::vector<std::vector<StageDecl>>> built;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "seam/topology.h"
 
@@ -52,6 +53,18 @@ Rows AxesOf(const ParallelConfig& cfg, Group g);
 Group GatherGroup(Rows from, Rows to);
 // Fraction of the batch's tokens a rank holds on these rows.
 double RowFraction(const ParallelConfig& cfg, Rows r);
+
+// A run of rows [begin, end) of a batch.
+struct RowSpan {
+  int begin = 0;
+  int end = 0;  // exclusive
+  int rows() const { return end - begin; }
+  bool operator==(const RowSpan&) const = default;
+};
+
+// The rows a group of `n` members splits `rows` into: chunks of ceil(rows/n),
+// the last ones shorter or empty.
+std::vector<RowSpan> EvenSpans(int rows, int n);
 
 // The sum a value still owes: nothing, or one sum over one group.
 enum class Owed { kNothing, kAttnTp, kTp };

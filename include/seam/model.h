@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,35 @@
 
 namespace seam {
 
+// The sizes a model needs to run on numbers (the binder never reads them).
+enum class Activation { kSwiGlu, kRelu2 };
+
+struct ModelDims {
+  int vocab = 0;
+  int heads = 0;  // attention query heads
+  int kv_heads = 0;
+  int head_dim = 0;
+  bool rope = true;
+  double rope_theta = 10000.0;
+  double rms_eps = 1e-5;
+  int intermediate = 0;                     // dense FFN width
+  Activation activation = Activation::kSwiGlu;  // dense FFN and experts
+  int experts = 0;
+  int moe_intermediate = 0;                 // one expert's width
+  int shared_intermediate = 0;              // the shared expert's width; 0 for none
+  bool renormalize = true;                  // top-k weights rescaled to sum to 1
+  int mixer_heads = 0;
+  int mixer_head_dim = 0;
+  int mixer_state = 0;
+  bool operator==(const ModelDims&) const = default;
+};
+
 struct Model {
   std::string name;
   int num_layers = 0;
   int hidden = 0;            // elements per token of a stage's output
   int residual_streams = 1;  // hyper-connection streams (1 = a plain residual)
+  std::optional<ModelDims> dims;  // what running needs; binding needs only the stages
   // The shared declaration function: the stages of layer `index`, in order.
   std::function<std::vector<StageDecl>(int index)> layer;
 };
@@ -30,6 +55,7 @@ struct Model {
 struct StageRef {
   int index = 0;  // position among all of the model's stages
   int layer = 0;
+  int slot = 0;   // position within its layer
   StageDecl decl;
 };
 

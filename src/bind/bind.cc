@@ -118,7 +118,7 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   }
   const bind::Widths widths{model.hidden, model.hidden * model.residual_streams};
   std::vector<LinePlan> lines;
-  for (Variant v : VariantsOf(cfg)) lines.push_back(BindLine(stages, {cfg, v, widths}, span));
+  for (Variant v : VariantsOf(cfg)) lines.push_back(BindLine(stages, {cfg, v, widths, options.fuse}, span));
   ParallelConfig resolved = cfg;
   resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"
   Plan plan({.model = model.name, .hidden = model.hidden, .residual_streams = model.residual_streams,

@@ -13,9 +13,9 @@ namespace {
 
 // A fused all-reduce+add+norm applies when nothing moves between the three
 // and both the update and the read are the plain kinds.
-bool CanFuse(const Cursor& cur, const Contract& c, Rows add_rows) {
+bool CanFuse(const Cursor& cur, const Context& ctx, const Contract& c, Rows add_rows) {
   const auto& v = cur.value();
-  return v && v->owed != Owed::kNothing && v->rows == add_rows && cur.residual() == add_rows &&
+  return ctx.fuse && v && v->owed != Owed::kNothing && v->rows == add_rows && cur.residual() == add_rows &&
          c.residual_to == add_rows && v->update == UpdateKind::kPlainAdd &&
          c.read == ReadKind::kPlainNorm;
 }
@@ -48,7 +48,7 @@ void UpdateResidual(Cursor& cur, Rows add_rows) {
 
 void BindEntry(Cursor& cur, const Context& ctx, const Contract& c) {
   const Rows add_rows = AddRows(ctx, c, cur.residual());
-  if (CanFuse(cur, c, add_rows)) {
+  if (CanFuse(cur, ctx, c, add_rows)) {
     cur.FusedAllReduceAddNorm();
   } else {
     BringValue(cur, add_rows);

@@ -12,6 +12,7 @@ struct Context {
   ParallelConfig cfg;
   Variant variant = Variant::kOrdinary;
   Widths widths;
+  bool fuse = true;
   Rows attn() const { return Rows::Attention(cfg); }
   Rows slice() const { return Rows::Slice(cfg); }
 };

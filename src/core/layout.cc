@@ -37,6 +37,14 @@ Group GatherGroup(Rows from, Rows to) {
   return dp ? Group::kDp : Group::kAttnTp;
 }
 
+std::vector<RowSpan> EvenSpans(int rows, int n) {
+  SEAM_CHECK(n > 0 && rows >= 0, "spans of a group of no ranks");
+  const int chunk = (rows + n - 1) / n;
+  std::vector<RowSpan> out;
+  for (int i = 0; i < n; ++i) out.push_back({std::min(rows, i * chunk), std::min(rows, (i + 1) * chunk)});
+  return out;
+}
+
 double RowFraction(const ParallelConfig& cfg, Rows r) {
   double f = 1.0;
   if (r.dp()) f /= cfg.attn_dp;

@@ -22,9 +22,11 @@ std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer) 
   std::vector<StageRef> out;
   int index = 0;
   for (int layer = 0; layer < last_layer; ++layer) {
+    int slot = 0;
     for (const StageDecl& d : m.layer(layer)) {
-      if (layer >= first_layer) out.push_back({index, layer, d});
+      if (layer >= first_layer) out.push_back({index, layer, slot, d});
       ++index;
+      ++slot;
     }
   }
   return out;

@@ -8,6 +8,7 @@
 #include "seam/bind.h"
 #include "seam/owed_sum.h"
 #include "seam/verify.h"
+#include "defect_plans.h"
 #include "testing.h"
 
 namespace seam {
@@ -21,15 +22,6 @@ using testing::StageOf;
 
 constexpr Variant kOrd = Variant::kOrdinary;
 constexpr Variant kScat = Variant::kInputScattered;
-
-// A copy of `p` with the line of variant `v` edited.
-Plan Edited(const Plan& p, Variant v, const std::function<void(LinePlan&)>& edit) {
-  std::vector<LinePlan> lines = p.lines();
-  for (LinePlan& l : lines) {
-    if (l.variant == v) edit(l);
-  }
-  return Plan(p.header(), lines);
-}
 
 bool Reports(const std::vector<Violation>& v, Invariant inv) {
   for (const Violation& x : v) {
@@ -71,16 +63,9 @@ TEST(Defect1, AnAppendAfterAnAlwaysPartialAttentionIsBoundWithTheResidualRowsTha
 }
 
 TEST(Defect1, APlanThatSlicesTheAttentionsResidualASecondTimeIsCaught) {
-  // Old behaviour: the MoE after the second attention rebuilt that attention's
-  // edge as a stack entry, assumed the residual on the attention rows and sliced it again.
-  const Plan p = MustBind(Zaya1Shaped(), {.tp = 2, .moe = MoeMode::kA2a});
-  const Plan old = Edited(p, kOrd, [&](LinePlan& l) {
-    l.stages[3].arrives.residual = Rows::Full();
-    l.stages[3].entry.insert(l.stages[3].entry.begin() + 1,
-                             Step{StepKind::kSlice, Operand::kResidual, std::nullopt, Rows::Full(),
-                                  Rows::Slice(p.config()), Owed::kNothing, Owed::kNothing, 64});
-  });
-  EXPECT_TRUE(Reports(Verify(old), Invariant::kResidualRowsAgree)) << Describe(Verify(old));
+  const testing::DefectCase c = testing::Defect1();
+  EXPECT_TRUE(VerifyPipeline(c.fixed).empty());
+  EXPECT_TRUE(Reports(VerifyPipeline(c.old), Invariant::kResidualRowsAgree)) << Describe(VerifyPipeline(c.old));
 }
 
 // ---- (2) a stack or rank ending on attentions after an FFN on its own rows ----
@@ -96,11 +81,9 @@ TEST(Defect2, AStackOrRankEndingOnAlwaysPartialAttentionsAfterAnFfnOnItsRowsRetu
 }
 
 TEST(Defect2, APlanThatLeavesTheResidualOnTheSliceBeforeTrailingAttentionsIsCaught) {
-  const Plan p = MustBind(StackOf("A E A"), {.tp = 2, .moe = MoeMode::kA2a});
-  // Old behaviour: no return at the FFN's exit, while the trailing attention
-  // and the final norm still expect the attention rows.
-  const Plan old = Edited(p, kOrd, [](LinePlan& l) { l.stages[1].exit.pop_back(); });
-  EXPECT_TRUE(Reports(Verify(old), Invariant::kResidualRowsAgree)) << Describe(Verify(old));
+  const testing::DefectCase c = testing::Defect2();
+  EXPECT_TRUE(VerifyPipeline(c.fixed).empty());
+  EXPECT_TRUE(Reports(VerifyPipeline(c.old), Invariant::kResidualRowsAgree)) << Describe(VerifyPipeline(c.old));
 }
 
 // ---- (3) a later rank's batch comes from positions ----
@@ -138,14 +121,9 @@ TEST(Defect3, ALaterRanksBatchComesFromPositionsNotFromAnOwedSumHandle) {
 }
 
 TEST(Defect3, APlanWhoseReceiverDeclaresAnOwedSumIsCaught) {
-  const Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2, .input_scattered = true}, {2, 2}));
-  Pipeline old = p;
-  old[1] = Edited(p[1], kScat, [](LinePlan& l) {
-    l.receive[0].owed_after = Owed::kTp;  // the receiver re-declares the sender's sum
-    l.receive[2].owed_before = Owed::kTp;
-    l.receive[2].owed_after = Owed::kTp;
-  });
-  EXPECT_TRUE(Reports(VerifyPipeline(old), Invariant::kHandoff)) << Describe(VerifyPipeline(old));
+  const testing::DefectCase c = testing::Defect3();
+  EXPECT_TRUE(VerifyPipeline(c.fixed).empty());
+  EXPECT_TRUE(Reports(VerifyPipeline(c.old), Invariant::kHandoff)) << Describe(VerifyPipeline(c.old));
 }
 
 // ---- (4) an FFN before a handoff keeps one set of residual rows ----
@@ -182,16 +160,9 @@ TEST(Defect4, DeepseekUnderAttentionDpWithAFullyDataParallelDenseFfnBindsAtBothS
 }
 
 TEST(Defect4, AnFfnWhoseExitStartsFromOtherRowsThanItsEntryLeftIsCaught) {
-  const Pipeline p = MustBindPipeline(DeepseekModel(4, 64, 3), Cut({.tp = 4, .attn_dp = 2, .dense_tp = 1}, {1, 3}));
-  // Old behaviour: the entry leaves the residual on the slice, the exit (here
-  // the write at the handoff) assumes the attention rows.
-  Pipeline old = p;
-  old[0] = Edited(p[0], kOrd, [&](LinePlan& l) {
-    l.stages[1].exit.insert(l.stages[1].exit.begin(),
-                            Step{StepKind::kSlice, Operand::kResidual, std::nullopt, Rows::Attention(p[0].config()),
-                                 Rows::Slice(p[0].config()), Owed::kNothing, Owed::kNothing, 64});
-  });
-  EXPECT_TRUE(Reports(VerifyPipeline(old), Invariant::kResidualRowsAgree)) << Describe(VerifyPipeline(old));
+  const testing::DefectCase c = testing::Defect4();
+  EXPECT_TRUE(VerifyPipeline(c.fixed).empty());
+  EXPECT_TRUE(Reports(VerifyPipeline(c.old), Invariant::kResidualRowsAgree)) << Describe(VerifyPipeline(c.old));
 }
 
 // ---- (5) to_pp leaves no owed sum ----
@@ -218,17 +189,9 @@ TEST(Defect5, ToPpCompletesEverySumBeforeTheTransport) {
 }
 
 TEST(Defect5, APlanThatSendsADeclaredPartialSumIsCaught) {
-  const Pipeline p = MustBindPipeline(NemotronHModel("M-M*M-", 128).value(), Cut({.tp = 2}, {3, 3}));
-  // Old behaviour: to_pp sends the mixer's declared sum unreduced.
-  Pipeline old = p;
-  old[0] = Edited(p[0], kOrd, [](LinePlan& l) {
-    std::vector<Step>& s = l.end.steps;
-    s.erase(s.begin());  // no reduce-scatter
-    s.insert(s.begin(), Step{StepKind::kSlice, Operand::kValue, std::nullopt, Rows::Full(), s[0].rows_out,
-                             Owed::kAttnTp, Owed::kAttnTp, 128});
-    s[2].owed_before = s[2].owed_after = Owed::kAttnTp;
-  });
-  EXPECT_TRUE(Reports(VerifyPipeline(old), Invariant::kHandoff)) << Describe(VerifyPipeline(old));
+  const testing::DefectCase c = testing::Defect5();
+  EXPECT_TRUE(VerifyPipeline(c.fixed).empty());
+  EXPECT_TRUE(Reports(VerifyPipeline(c.old), Invariant::kHandoff)) << Describe(VerifyPipeline(c.old));
 }
 
 }  // namespace

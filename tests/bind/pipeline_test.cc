@@ -150,7 +150,7 @@ TEST(PipelinePlan, EveryCatalogueModelBindsAtEverySingleCut) {
       }
     }
   }
-  EXPECT_EQ(cuts, 5 * (1 + 3 + 5 + 3));
+  EXPECT_EQ(cuts, 5 * (3 + 3 + 5 + 3));
 }
 
 TEST(PipelinePlan, EachRankHoldsItsLayersAndOnlyTheLastEndsOnTheFinalNorm) {

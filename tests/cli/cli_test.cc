@@ -197,9 +197,9 @@ TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
       {{"plan", "llama", "--reduction", "xx"}, "--reduction: unknown boundary reduction 'xx'; expected one of: ar, rs, rsv, rs+rsv"},
       {{"plan", "gpt2"},
        "unknown model 'gpt2'; the catalogue has: llama, deepseek-v2-lite, nemotron-h, zaya1 (see `seam models`)"},
-      {{"plan", "llama", "--pp", "3"}, "pp=3 is more than the model's 2 layers; every pipeline rank needs at least one layer"},
+      {{"plan", "llama", "--pp", "5"}, "pp=5 is more than the model's 4 layers; every pipeline rank needs at least one layer"},
       {{"plan", "llama", "--pp", "2", "--pp-split", "1+2"},
-       "the layer split 1+2 covers 3 layers but the model has 2; the counts must add up to the model's layers"},
+       "the layer split 1+2 covers 3 layers but the model has 4; the counts must add up to the model's layers"},
       {{"plan", "llama", "--pp-split", "1+x"}, "--pp-split 1+x is not a list of layer counts like 1+3 or 2,2"},
       {{"plan", "llama", "--format", "yaml"}, "--format: unknown format 'yaml'; expected one of: table, json, dot"},
       {{"plan", "llama", "--tp", "0"}, "tp=0 must be at least 1"},
@@ -351,9 +351,9 @@ TEST_F(Cli, PlanWithAPipelineSplitPrintsEveryRankAndTheHandoff) {
 }
 
 TEST_F(Cli, APipelineSplitAloneNamesThePipelineRanks) {
-  const Result r = Run({"plan", "llama", "--tp", "2", "--pp-split", "1,1"});
+  const Result r = Run({"plan", "llama", "--tp", "2", "--pp-split", "1,3"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("llama on pipeline rank 1 of 2 (layers 1..1)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("llama on pipeline rank 1 of 2 (layers 1..3)\n"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, APipelineJsonReadsBackEqualThroughShowAndDiff) {

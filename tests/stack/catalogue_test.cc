@@ -49,11 +49,20 @@ TEST(Catalogue, ModelByNameIsTheEntrysModel) {
   }
 }
 
-TEST(Catalogue, LlamaIsTwoDenseDecoderLayers) {
+TEST(Catalogue, LlamaIsFourDenseDecoderLayers) {
   const Model m = MustCatalogue("llama");
-  EXPECT_EQ(m.num_layers, 2);
+  EXPECT_EQ(m.num_layers, 4);
   EXPECT_EQ(m.hidden, 64);
-  EXPECT_EQ(PatternOf(m), "[A F][A F]");
+  EXPECT_EQ(PatternOf(m), "[A F][A F][A F][A F]");
+}
+
+TEST(Catalogue, EveryFamilyHasTheSizesToRun) {
+  for (const CatalogueEntry& e : Catalogue()) {
+    const Model m = e.make();
+    ASSERT_TRUE(m.dims.has_value()) << e.name;
+    EXPECT_EQ(m.dims->heads, 8) << e.name;  // splits over up to 8 attention-TP ranks
+    EXPECT_GT(m.dims->vocab, 0) << e.name;
+  }
 }
 
 TEST(Catalogue, DeepseekHasItsFirstLayerDenseAndTheRestSparse) {

@@ -42,6 +42,22 @@ struct FileArgs {
   std::string format = "table";
 };
 
+struct RunArgs {
+  std::string model;
+  ParallelFlags flags;
+  int layers = 0;
+  int tokens = 32;
+  int requests = 4;
+  std::string dtype = "fp32";
+  std::string backend = "threads";
+  uint64_t seed = 1;
+  std::string dump;
+  std::string weights;
+  bool matrix = false;
+  bool full = false;     // --matrix: every split under every reduction
+  bool unfused = false;  // bind add+norm as separate steps
+};
+
 struct SweepArgs {
   int max_stages = 5;
   int max_pp = 4;
@@ -50,6 +66,7 @@ struct SweepArgs {
 
 int RunModels();
 int RunSweep(const SweepArgs& a);
+int RunRun(const RunArgs& a);
 int RunPlan(const PlanArgs& a);
 int RunShow(const FileArgs& a);
 int RunDiff(const FileArgs& a);

@@ -22,6 +22,23 @@ int main(int argc, char** argv) {
   show_cmd->add_option("file", show.first, "a plan written by `seam plan --format json`")->required();
   show_cmd->add_option("--format", show.format, "table, json or dot")->capture_default_str();
 
+  RunArgs run;
+  CLI::App* run_cmd = app.add_subcommand("run", "run the plan on simulated ranks and compare with the unsharded reference");
+  run_cmd->add_option("model", run.model, "a catalogue name (see `seam models`)");
+  AddParallelFlags(*run_cmd, run.flags);
+  run_cmd->add_option("--layers", run.layers, "override the catalogue model's number of layers");
+  run_cmd->add_option("--tokens", run.tokens, "tokens in the batch")->capture_default_str();
+  run_cmd->add_option("--requests", run.requests, "requests the tokens are split into")->capture_default_str();
+  run_cmd->add_option("--dtype", run.dtype, "storage dtype: fp32 or bf16")->capture_default_str();
+  run_cmd->add_option("--backend", run.backend, "threads (data) or record (calls and bytes only)")
+      ->capture_default_str();
+  run_cmd->add_option("--seed", run.seed, "seed of the weights and the batch")->capture_default_str();
+  run_cmd->add_option("--dump", run.dump, "write weights, inputs and outputs as safetensors into DIR");
+  run_cmd->add_option("--weights", run.weights, "load a Hugging Face llama checkpoint DIR instead of generating");
+  run_cmd->add_flag("--matrix", run.matrix, "run the model across a grid of configurations, one line each");
+  run_cmd->add_flag("--full", run.full, "with --matrix: every pipeline split under every reduction");
+  run_cmd->add_flag("--unfused", run.unfused, "bind add+norm as separate steps");
+
   SweepArgs sweep;
   CLI::App* sweep_cmd = app.add_subcommand("sweep", "bind and verify every small stack at every pipeline cut");
   sweep_cmd->add_option("--max-stages", sweep.max_stages, "stacks of 1..N stages")->capture_default_str();
@@ -45,6 +62,7 @@ int main(int argc, char** argv) {
     if (plan_cmd->parsed()) return RunPlan(plan);
     if (show_cmd->parsed()) return RunShow(show);
     if (sweep_cmd->parsed()) return RunSweep(sweep);
+    if (run_cmd->parsed()) return RunRun(run);
     return RunDiff(diff);
   } catch (const seam::InternalError& e) {
     std::cerr << "seam: " << e.what() << "\n";

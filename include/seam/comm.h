@@ -1,0 +1,103 @@
+// seam/comm.h — one interface for collectives, with backends behind it.
+//
+// A backend provides two primitives: an exchange (every member hands one
+// tensor to every member: an all-to-all-v) and point-to-point send/recv.
+// Every collective is built here from those, so each backend reduces in
+// the same canonical order: a reduce-scatter is an exchange of row chunks
+// followed by the fixed binary tree over the members in group order; an
+// all-reduce is a reduce-scatter plus an all-gather (the bytes of a ring).
+// The bits of a sum never depend on the backend or on which rank holds
+// which part.
+//
+//   RankGroup g{{4, 5, 6, 7}};
+//   Tensor sum = comm.AllReduce(g, partial);   // every member: the tree sum
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seam/layout.h"
+#include "seam/tensor.h"
+
+namespace seam {
+
+// Ranks in group order: the order sums are reduced in and gathers concatenate in.
+struct RankGroup {
+  std::vector<int> ranks;
+  int size() const { return static_cast<int>(ranks.size()); }
+  int IndexOf(int rank) const;  // SEAM_CHECK that the rank is a member
+  bool operator==(const RankGroup&) const = default;
+};
+
+// What one rank did: calls and elements sent per operation.
+struct CommStats {
+  struct Op {
+    int64_t calls = 0;
+    int64_t elements_sent = 0;
+  };
+  std::map<std::string, Op> ops;  // "all-reduce", "reduce-scatter", ...
+  int64_t calls() const;
+  int64_t elements_sent() const;
+};
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual std::string_view backend() const = 0;
+  int rank() const { return rank_; }
+  const CommStats& stats() const { return stats_; }
+
+  // The tree sum of every member's `partial` (all of one shape); member i
+  // receives rows spans[i] of it.
+  Tensor ReduceScatter(const RankGroup& g, const Tensor& partial, std::span<const RowSpan> spans);
+  // Every member's rows, concatenated in group order; rows_of[i] is member
+  // i's row count (every member passes the same list).
+  Tensor AllGather(const RankGroup& g, const Tensor& mine, std::span<const int> rows_of);
+  // The tree sum on every member: a reduce-scatter over even spans, then an all-gather.
+  Tensor AllReduce(const RankGroup& g, const Tensor& partial);
+  // Member i sends to_each[j] to member j and receives from_each[j] from j.
+  std::vector<Tensor> AllToAll(const RankGroup& g, std::vector<Tensor> to_each);
+  void Send(int peer, const Tensor& t);
+  Tensor Recv(int peer, int rows, int cols);
+  void Barrier(const RankGroup& g);
+
+ protected:
+  explicit Comm(int rank) : rank_(rank) {}
+  // A shape to expect from a member; rows < 0 when only the sender knows it.
+  struct Shape {
+    int rows = -1;
+    int cols = -1;
+  };
+  // Member i hands to_each[j] to member j; returns what every member handed
+  // to this one, checked against `expect` where given.
+  virtual std::vector<Tensor> Exchange(const RankGroup& g, std::vector<Tensor> to_each,
+                                       std::span<const Shape> expect) = 0;
+  virtual void SendTo(int peer, const Tensor& t) = 0;
+  virtual Tensor RecvFrom(int peer, Shape expect) = 0;
+
+ private:
+  void Count(std::string_view op, const RankGroup& g, std::span<const Tensor> to_each);
+  int rank_;
+  CommStats stats_;
+};
+
+enum class Backend {
+  kThreads,  // one thread per rank in one process, data in memory
+  kRecord,   // no data: checks arguments, counts calls and elements
+};
+std::string_view Name(Backend b);
+Expected<Backend> ParseBackend(std::string_view text);
+
+// Runs fn(rank, comm) on `size` ranks, one thread each, and joins them all.
+// With threads, a rank that fails aborts the others: every rank waiting on
+// it fails at once (no hang), and a wait longer than `timeout_seconds` fails
+// too. The first failure comes back naming its rank.
+Status RunOnRanks(Backend backend, int size, const std::function<void(int rank, Comm& comm)>& fn,
+                  double timeout_seconds = 60.0);
+
+}  // namespace seam

@@ -1,0 +1,59 @@
+// seam/exec.h — running bound plans on numbers, and the unsharded reference.
+//
+// RunPlans interprets every rank's plan step by step on one thread per rank
+// (or records the calls without data), with the pipeline transport of the
+// plan: one slice per attention-TP rank, gathered on the receiver. The
+// reference runs the same model and weights unsharded, one token at a time.
+// With the canonical reduction (every sum a fixed binary tree over the
+// canonical K-blocks) and row-invariant kernels, the two agree bit for bit.
+//
+//   Expected<Pipeline> plans = BindPipeline(model, cfg);
+//   Expected<RunOutput> out = RunPlans(model, *plans, weights, batch, {.dtype = Dtype::kBf16});
+//   Expected<Tensor> ref = RunReference(model, weights, batch, NumericsOf(cfg, Dtype::kBf16));
+//   bool same = out->hidden == *ref;
+#pragma once
+
+#include <vector>
+
+#include "seam/batch.h"
+#include "seam/comm.h"
+#include "seam/model.h"
+#include "seam/plan.h"
+#include "seam/weights.h"
+
+namespace seam {
+
+// How a run rounds and sums: its storage dtype, the order a MoE sums its
+// experts in (per K-block for TP-MoE, per expert for a2a), and the number
+// of canonical K-blocks every row-parallel product is split into.
+struct RunNumerics {
+  Dtype dtype = Dtype::kF32;
+  MoeMode moe_order = MoeMode::kTp;
+  int k_blocks = 8;
+};
+RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype);
+
+// What a configuration needs to run with the canonical reduction: power-of-
+// two groups that split the K-blocks, heads and widths that divide.
+Status CheckRunnable(const Model& m, const ParallelConfig& cfg, int k_blocks = 8);
+
+struct RunOptions {
+  Dtype dtype = Dtype::kF32;
+  Backend backend = Backend::kThreads;
+  int k_blocks = 8;
+  double timeout_seconds = 60.0;
+};
+
+struct RunOutput {
+  Tensor hidden;                  // final hidden states, one row per token in batch order
+  std::vector<CommStats> ranks;   // per global rank
+  double seconds = 0;
+};
+
+Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
+                             const RunOptions& options);
+
+// The final hidden states of the unsharded model, one token at a time.
+Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n);
+
+}  // namespace seam

@@ -1,0 +1,69 @@
+// seam/weights.h — a model's weights: their names and shapes, generated
+// deterministically, or loaded from a checkpoint.
+//
+// Each weight is one full tensor ([out, in] for a linear layer); every rank
+// slices the part it holds. Generated values come from (seed, name) alone,
+// scaled like the seed PR's dummy weights (about 0.05, norm weights near
+// 1.0) and different everywhere, so a mixed-up shard or a sum taken twice
+// changes the output.
+//
+//   Expected<Weights> w = GenerateWeights(model, /*seed=*/1, Dtype::kBf16);
+//   const Tensor& q = w->at("model.layers.0.self_attn.q_proj.weight");
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "seam/model.h"
+#include "seam/tensor.h"
+
+namespace seam {
+
+enum class WeightKind {
+  kLinear,     // uniform in [-0.05, 0.05)
+  kNorm,       // 1 + uniform in [-0.05, 0.05)
+  kEmbedding,  // uniform in [-0.5, 0.5): inputs of unit-ish size
+  kDecay,      // a mixer's log decay rate: uniform in [0, 1)
+};
+
+struct WeightSpec {
+  std::string name;
+  int rows = 0;
+  int cols = 0;
+  WeightKind kind = WeightKind::kLinear;
+};
+
+// Where a stage's weights live: "model.layers.3.self_attn" (attention),
+// ".mixer", ".mlp" (dense and sparse FFN).
+std::string StagePrefix(const StageRef& s);
+// The stage's input norm: input_layernorm for the first stage of a layer,
+// post_attention_layernorm for the second, norm<k> beyond.
+std::string StageNormName(const StageRef& s);
+inline constexpr const char* kEmbeddingName = "model.embed_tokens.weight";
+inline constexpr const char* kFinalNormName = "model.norm.weight";
+
+// Every weight the model runs with; an error when the model has no dims or
+// a stage's sizes do not fit.
+Expected<std::vector<WeightSpec>> WeightSpecs(const Model& m);
+
+class Weights {
+ public:
+  Weights() = default;
+  explicit Weights(std::map<std::string, Tensor> tensors) : tensors_(std::move(tensors)) {}
+  const Tensor& at(const std::string& name) const;  // SEAM_CHECK that it exists
+  bool contains(const std::string& name) const { return tensors_.count(name) > 0; }
+  const std::map<std::string, Tensor>& all() const { return tensors_; }
+
+ private:
+  std::map<std::string, Tensor> tensors_;
+};
+
+Expected<Weights> GenerateWeights(const Model& m, uint64_t seed, Dtype d);
+// One generated weight: what GenerateWeights gives for this spec.
+Tensor GenerateWeight(const WeightSpec& spec, uint64_t seed, Dtype d);
+// Checks that `w` holds every weight of the model with its shape.
+Status CheckWeights(const Model& m, const Weights& w);
+
+}  // namespace seam

@@ -1,0 +1,99 @@
+// The collectives, built once from a backend's exchange and point-to-point.
+#include "seam/comm.h"
+
+#include <fmt/format.h>
+
+#include "core/enum_text.h"
+#include "seam/gemm.h"
+
+namespace seam {
+
+int RankGroup::IndexOf(int rank) const {
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] == rank) return static_cast<int>(i);
+  }
+  SEAM_CHECK(false, fmt::format("rank {} is not in the group {}", rank, fmt::join(ranks, ",")));
+}
+
+int64_t CommStats::calls() const {
+  int64_t c = 0;
+  for (const auto& [name, op] : ops) c += op.calls;
+  return c;
+}
+
+int64_t CommStats::elements_sent() const {
+  int64_t e = 0;
+  for (const auto& [name, op] : ops) e += op.elements_sent;
+  return e;
+}
+
+void Comm::Count(std::string_view op, const RankGroup& g, std::span<const Tensor> to_each) {
+  CommStats::Op& o = stats_.ops[std::string(op)];
+  ++o.calls;
+  const int me = g.IndexOf(rank_);
+  for (size_t j = 0; j < to_each.size(); ++j) {
+    if (static_cast<int>(j) != me) o.elements_sent += static_cast<int64_t>(to_each[j].size());
+  }
+}
+
+Tensor Comm::ReduceScatter(const RankGroup& g, const Tensor& partial, std::span<const RowSpan> spans) {
+  const int n = g.size();
+  const int me = g.IndexOf(rank_);
+  SEAM_CHECK(static_cast<int>(spans.size()) == n, "one row span per member");
+  std::vector<Tensor> to_each;
+  for (const RowSpan& s : spans) to_each.push_back(partial.RowRange(s.begin, s.end));
+  std::vector<Shape> expect(static_cast<size_t>(n), Shape{spans[static_cast<size_t>(me)].rows(), partial.cols()});
+  Count("reduce-scatter", g, to_each);
+  const std::vector<Tensor> parts = Exchange(g, std::move(to_each), expect);
+  return TreeSum(parts);
+}
+
+Tensor Comm::AllGather(const RankGroup& g, const Tensor& mine, std::span<const int> rows_of) {
+  const int n = g.size();
+  SEAM_CHECK(static_cast<int>(rows_of.size()) == n, "one row count per member");
+  SEAM_CHECK(rows_of[static_cast<size_t>(g.IndexOf(rank_))] == mine.rows(), "all-gather of another row count");
+  std::vector<Tensor> to_each(static_cast<size_t>(n), mine);
+  std::vector<Shape> expect;
+  for (int r : rows_of) expect.push_back({r, mine.cols()});
+  Count("all-gather", g, to_each);
+  return ConcatRows(Exchange(g, std::move(to_each), expect));
+}
+
+Tensor Comm::AllReduce(const RankGroup& g, const Tensor& partial) {
+  const std::vector<RowSpan> spans = EvenSpans(partial.rows(), g.size());
+  std::vector<int> rows_of;
+  for (const RowSpan& s : spans) rows_of.push_back(s.rows());
+  return AllGather(g, ReduceScatter(g, partial, spans), rows_of);
+}
+
+std::vector<Tensor> Comm::AllToAll(const RankGroup& g, std::vector<Tensor> to_each) {
+  SEAM_CHECK(static_cast<int>(to_each.size()) == g.size(), "one tensor per member");
+  Count("all-to-all", g, to_each);
+  return Exchange(g, std::move(to_each), {});
+}
+
+void Comm::Send(int peer, const Tensor& t) {
+  CommStats::Op& o = stats_.ops["send"];
+  ++o.calls;
+  o.elements_sent += static_cast<int64_t>(t.size());
+  SendTo(peer, t);
+}
+
+Tensor Comm::Recv(int peer, int rows, int cols) {
+  ++stats_.ops["recv"].calls;
+  return RecvFrom(peer, {rows, cols});
+}
+
+void Comm::Barrier(const RankGroup& g) {
+  std::vector<Tensor> empty(static_cast<size_t>(g.size()));
+  ++stats_.ops["barrier"].calls;
+  Exchange(g, std::move(empty), {});
+}
+
+std::string_view Name(Backend b) { return b == Backend::kThreads ? "threads" : "record"; }
+
+Expected<Backend> ParseBackend(std::string_view text) {
+  return ParseEnum(text, std::array{Backend::kThreads, Backend::kRecord}, "backend");
+}
+
+}  // namespace seam

@@ -1,0 +1,494 @@
+// The row- and column-invariant matrix product (see seam/gemm.h).
+//
+// Every output element is one dot product of a row of x and a row of w held in
+// eight lanes: lane j accumulates k = j, j+8, ... (acc = acc + x*w from +0),
+// a K that is not a multiple of 8 puts its tail in lanes 0..r-1 of one more
+// step, and the lanes are summed ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). One
+// vector of eight floats is one element's lanes, so the vector code performs
+// exactly the scalar contract, element by element.
+//
+// Kernel: x is packed once per block of MC rows into tiles of MR rows, step
+// by step (rows side by side, K tail padded). A register tile of MR rows of x
+// by NR rows of w walks a K-block of KC columns; its lanes are parked in a
+// buffer between K-blocks (a store and a load keep every bit), and once K is
+// done the buffer is reduced eight elements at a time by a transposed
+// pairwise sum in the contract's order. Blocks of NC rows of w and the loop
+// order keep each tile's w panel in L1 and the packed x panel in L2. The
+// same source is compiled three times: for the x86-64 baseline (an element's
+// lanes in two SSE registers), AVX2 (one ymm register) and AVX-512 (one zmm
+// register holds two elements: two rows of x against one row of w). Each
+// does the same float operations per lane in the same order, so all agree
+// bit for bit; Gemm runs the widest the CPU has. No threads: callers
+// parallelise by rank.
+//
+// The tail trick: lanes r..7 of the last step see x = w = +0, a product of
+// +0, and acc + (+0) == acc for every value a lane can hold (a lane starts at
+// +0 and becomes -0 only where x + (-x) rounds to -0, i.e. rounding
+// downward, where -0 + +0 is -0 as well; NaN stays NaN, inf stays inf), so
+// padding is the same as leaving those lanes alone.
+#include "seam/gemm.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+#include "exec/gemm_internal.h"
+#include "seam/error.h"
+
+// No fused multiply-add, whatever the target: GCC contracts a*b+c (and
+// _mm256_add_ps(_mm256_mul_ps(..))) into an FMA in C++ even with -std=c++20
+// whenever the target has FMA (e.g. -march=native), and a fused product
+// changes the bits. This keeps every function below separately rounded.
+#pragma GCC optimize("fp-contract=off")
+
+namespace seam {
+namespace {
+
+using gemm_internal::Path;
+
+// One output element's eight lanes (GCC vector extension: the same source
+// becomes one ymm register under AVX2 and two xmm registers on the baseline).
+typedef float V8 __attribute__((vector_size(32)));
+
+#define SEAM_INLINE [[gnu::always_inline]] inline
+
+// A product of x's rows [0, M) and w's rows [0, N) over K columns; rows are
+// ld floats apart; y rows are ldy floats apart.
+struct Problem {
+  const float* x;
+  size_t ldx;
+  const float* w;
+  size_t ldw;
+  float* y;
+  size_t ldy;
+  int m;
+  int n;
+  int k;
+};
+
+// The reference: the contract, element by element.
+float ReferenceDot(const float* x, const float* w, int k) {
+  float lane[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  int i = 0;
+  for (; i + 8 <= k; i += 8) {
+    for (int j = 0; j < 8; ++j) lane[j] = lane[j] + x[i + j] * w[i + j];
+  }
+  for (int j = 0; i + j < k; ++j) lane[j] = lane[j] + x[i + j] * w[i + j];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+void RunReference(const Problem& p) {
+  for (int m = 0; m < p.m; ++m) {
+    for (int n = 0; n < p.n; ++n) {
+      p.y[static_cast<size_t>(m) * p.ldy + static_cast<size_t>(n)] =
+          ReferenceDot(p.x + static_cast<size_t>(m) * p.ldx, p.w + static_cast<size_t>(n) * p.ldw, p.k);
+    }
+  }
+}
+
+// Eight lanes of P elements side by side: P = 1 is one ymm register (two xmm
+// on the baseline), P = 2 one zmm register holding two elements.
+template <int P>
+struct Lanes;
+template <>
+struct Lanes<1> {
+  typedef float V __attribute__((vector_size(32)));
+};
+template <>
+struct Lanes<2> {
+  typedef float V __attribute__((vector_size(64)));
+};
+
+// Per-thread scratch, grown on demand; Release drops it when it got large
+// (many rows of a very long K) rather than hold it for the thread's life.
+float* Scratch(std::vector<float>& buffer, size_t floats) {
+  if (buffer.size() < floats) buffer.resize(floats);
+  return buffer.data();
+}
+
+void Release(std::vector<float>& buffer) {
+  constexpr size_t kKeep = size_t{1} << 20;  // floats (4 MiB)
+  if (buffer.size() > kKeep) std::vector<float>().swap(buffer);
+}
+
+// Eight floats of a row of w, once per element of the lane vector. (Vectors
+// go by reference: passing them by value outside AVX code is an ABI change
+// the compiler warns about.)
+template <int P>
+SEAM_INLINE void LoadW(const float* w, typename Lanes<P>::V& out) {
+  if constexpr (P == 1) {
+    std::memcpy(&out, w, sizeof(V8));
+  } else {
+    // One broadcast load. GCC 12 turns the portable spelling,
+    // __builtin_shufflevector(v, v, 0..7, 0..7), into a load and a shuffle on
+    // the port the adds need, and the intrinsic cannot be inlined into this
+    // target-neutral template; only the AVX-512 path instantiates P = 2.
+    typedef float V8u __attribute__((vector_size(32), aligned(4)));
+    asm("vbroadcastf64x4 %1, %0" : "=v"(out) : "m"(*reinterpret_cast<const V8u*>(w)));
+  }
+}
+
+// The lanes of P elements, element h at lanes + h * ld, into one vector and
+// back. (Whole-vector moves only: taking the address of a half would keep the
+// accumulators out of registers.)
+template <int P>
+SEAM_INLINE void LoadLanes(const float* lanes, size_t ld, typename Lanes<P>::V& out) {
+  if constexpr (P == 1) {
+    std::memcpy(&out, lanes, sizeof(V8));
+  } else {
+    V8 lo, hi;
+    std::memcpy(&lo, lanes, sizeof(V8));
+    std::memcpy(&hi, lanes + ld, sizeof(V8));
+    out = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  }
+}
+
+template <int P>
+SEAM_INLINE void StoreLanes(const typename Lanes<P>::V& v, float* lanes, size_t ld) {
+  if constexpr (P == 1) {
+    std::memcpy(lanes, &v, sizeof(V8));
+  } else {
+    const V8 lo = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+    const V8 hi = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    std::memcpy(lanes, &lo, sizeof(V8));
+    std::memcpy(lanes + ld, &hi, sizeof(V8));
+  }
+}
+
+// Copies rows [0, rows) of x (ldx floats apart, k columns) into tiles of
+// `mr` rows (the last may be shorter). A tile of r rows holds its rows step
+// by step, [step][row][8 floats], its tail step padded with +0, so a tile's
+// K-block is one sequential stream and rows i, i+1 of a step are adjacent.
+SEAM_INLINE void PackX(const float* x, size_t ldx, int rows, int k, int mr, float* out) {
+  const int full = k / 8;
+  const int tail = k - full * 8;
+  const size_t steps = static_cast<size_t>((k + 7) / 8);
+  for (int t0 = 0; t0 < rows; t0 += mr) {
+    const int r = std::min(mr, rows - t0);
+    float* tile = out + static_cast<size_t>(t0) * steps * 8;
+    for (int i = 0; i < r; ++i) {
+      const float* src = x + static_cast<size_t>(t0 + i) * ldx;
+      float* dst = tile + static_cast<size_t>(i) * 8;
+      const size_t stride = static_cast<size_t>(r) * 8;
+      for (int s = 0; s < full; ++s) std::memcpy(dst + static_cast<size_t>(s) * stride, src + s * 8, sizeof(V8));
+      if (tail > 0) {
+        float* last = dst + static_cast<size_t>(full) * stride;
+        std::fill_n(last, 8, 0.0f);
+        std::memcpy(last, src + full * 8, static_cast<size_t>(tail) * sizeof(float));
+      }
+    }
+  }
+}
+
+// One tile: IP groups of P rows of x by NR rows of w, over kc columns. Row i
+// of x at step s is xp[s * xstep + i * 8] (packed, tail padded); w's rows are
+// ldw floats apart. The lanes of element (i, j) live at
+// lanes + i * lanes_ld + j * 8; `first` starts them at +0.
+template <int P, int IP, int NR>
+SEAM_INLINE void Tile(const float* xp, size_t xstep, const float* w, size_t ldw, int kc, bool first, float* lanes,
+                      size_t lanes_ld) {
+  using V = typename Lanes<P>::V;
+  V acc[IP][NR];
+#pragma GCC unroll 8
+  for (int g = 0; g < IP; ++g) {
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) {
+      if (first) {
+        acc[g][j] = V{};
+      } else {
+        LoadLanes<P>(lanes + static_cast<size_t>(g * P) * lanes_ld + static_cast<size_t>(j) * 8, lanes_ld, acc[g][j]);
+      }
+    }
+  }
+  const int full = kc / 8;
+  for (int s = 0; s < full; ++s) {
+    V wv[NR];
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) LoadW<P>(w + static_cast<size_t>(j) * ldw + static_cast<size_t>(s) * 8, wv[j]);
+    const float* xs = xp + static_cast<size_t>(s) * xstep;
+#pragma GCC unroll 8
+    for (int g = 0; g < IP; ++g) {
+      V xv;
+      std::memcpy(&xv, xs + g * P * 8, sizeof(V));
+#pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) acc[g][j] = acc[g][j] + xv * wv[j];
+    }
+  }
+  if (const int tail = kc - full * 8; tail > 0) {
+    // Lanes 0..tail-1 of one more step; the rest see +0 * +0 (see the top).
+    V wv[NR];
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) {
+      float padded[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+      std::memcpy(padded, w + static_cast<size_t>(j) * ldw + static_cast<size_t>(full) * 8,
+                  static_cast<size_t>(tail) * sizeof(float));
+      LoadW<P>(padded, wv[j]);
+    }
+    const float* xs = xp + static_cast<size_t>(full) * xstep;
+#pragma GCC unroll 8
+    for (int g = 0; g < IP; ++g) {
+      V xv;
+      std::memcpy(&xv, xs + g * P * 8, sizeof(V));
+#pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) acc[g][j] = acc[g][j] + xv * wv[j];
+    }
+  }
+#pragma GCC unroll 8
+  for (int g = 0; g < IP; ++g) {
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) {
+      StoreLanes<P>(acc[g][j], lanes + static_cast<size_t>(g * P) * lanes_ld + static_cast<size_t>(j) * 8, lanes_ld);
+    }
+  }
+}
+
+// A tile of ip groups by nr rows of w (at most IP x NR), through the
+// instantiation of that size.
+template <int P, int IP, int NR>
+SEAM_INLINE void EdgeTile(int ip, int nr, const float* xp, size_t xstep, const float* w, size_t ldw, int kc,
+                          bool first, float* lanes, size_t lanes_ld) {
+  if constexpr (IP > 1) {
+    if (ip < IP) return EdgeTile<P, IP - 1, NR>(ip, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
+  }
+  if constexpr (NR > 1) {
+    if (nr < NR) return EdgeTile<P, IP, NR - 1>(ip, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
+  }
+  Tile<P, IP, NR>(xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
+}
+
+// A tile of r < P * IP rows or nr < NR columns: whole groups of P rows, then
+// any rows left one at a time (one element per lane vector).
+template <int P, int IP, int NR>
+SEAM_INLINE void PartTile(int r, int nr, const float* xp, size_t xstep, const float* w, size_t ldw, int kc,
+                          bool first, float* lanes, size_t lanes_ld) {
+  const int groups = r / P;
+  if (groups > 0) EdgeTile<P, IP, NR>(groups, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
+  if constexpr (P > 1) {
+    for (int i = groups * P; i < r; ++i) {
+      EdgeTile<1, 1, NR>(1, nr, xp + static_cast<size_t>(i) * 8, xstep, w, ldw, kc, first,
+                         lanes + static_cast<size_t>(i) * lanes_ld, lanes_ld);
+    }
+  }
+}
+
+// Sums `count` consecutive lane groups (8 floats each) into y[0, count) in the
+// contract's order ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). Eight at a time by a
+// transposed pairwise sum: each level adds the even lanes to the odd lanes of
+// two vectors, so level one forms l0+l1, l2+l3, l4+l5, l6+l7, level two their
+// pairs, level three the two halves, and the result is in element order.
+SEAM_INLINE void ReduceLanes(const float* lanes, int count, float* y) {
+  typedef int I8 __attribute__((vector_size(32)));
+  const I8 even = {0, 2, 4, 6, 8, 10, 12, 14};
+  const I8 odd = {1, 3, 5, 7, 9, 11, 13, 15};
+  int n = 0;
+  for (; n + 8 <= count; n += 8) {
+    V8 a[8];
+    std::memcpy(a, lanes + static_cast<size_t>(n) * 8, sizeof(a));
+    V8 b[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      b[i] = __builtin_shuffle(a[2 * i], a[2 * i + 1], even) + __builtin_shuffle(a[2 * i], a[2 * i + 1], odd);
+    }
+    V8 c[2];
+#pragma GCC unroll 2
+    for (int i = 0; i < 2; ++i) {
+      c[i] = __builtin_shuffle(b[2 * i], b[2 * i + 1], even) + __builtin_shuffle(b[2 * i], b[2 * i + 1], odd);
+    }
+    const V8 sum = __builtin_shuffle(c[0], c[1], even) + __builtin_shuffle(c[0], c[1], odd);
+    std::memcpy(y + n, &sum, sizeof(V8));
+  }
+  for (; n < count; ++n) {
+    const float* l = lanes + static_cast<size_t>(n) * 8;
+    y[n] = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+  }
+}
+
+// The blocked product with tiles of P * IP rows of x by NR rows of w. Loops:
+// MC rows of x (packed once), NC rows of w, KC columns, then NR-row tiles of w
+// (the w panel stays in L1) and tiles of x (the packed MC x KC panel stays in
+// L2). The lanes of the MC x NC block wait in a buffer between K-blocks.
+template <int P, int IP, int NR, int MC, int NC, int KC>
+SEAM_INLINE void Blocked(const Problem& p) {
+  constexpr int MR = P * IP;
+  static_assert(KC % 8 == 0 && MC % MR == 0 && NC % NR == 0);
+  if (p.m == 0 || p.n == 0) return;
+  if (p.k == 0) {  // no step at all: every lane, hence every sum, is +0
+    for (int m = 0; m < p.m; ++m) std::fill_n(p.y + static_cast<size_t>(m) * p.ldy, p.n, 0.0f);
+    return;
+  }
+  thread_local std::vector<float> packed_buffer, lanes_buffer;
+  const size_t steps = static_cast<size_t>((p.k + 7) / 8);
+  float* packed = Scratch(packed_buffer, static_cast<size_t>(std::min(MC, p.m)) * steps * 8);
+  float* lanes =
+      Scratch(lanes_buffer, static_cast<size_t>(std::min(MC, p.m)) * static_cast<size_t>(std::min(NC, p.n)) * 8);
+  for (int m0 = 0; m0 < p.m; m0 += MC) {
+    const int mc = std::min(MC, p.m - m0);
+    PackX(p.x + static_cast<size_t>(m0) * p.ldx, p.ldx, mc, p.k, MR, packed);
+    for (int n0 = 0; n0 < p.n; n0 += NC) {
+      const int nc = std::min(NC, p.n - n0);
+      const size_t lanes_ld = static_cast<size_t>(nc) * 8;
+      for (int k0 = 0; k0 < p.k; k0 += KC) {
+        const int kc = std::min(KC, p.k - k0);
+        const bool first = k0 == 0;
+        for (int nt = 0; nt < nc; nt += NR) {
+          const int nr = std::min(NR, nc - nt);
+          const float* w = p.w + static_cast<size_t>(n0 + nt) * p.ldw + static_cast<size_t>(k0);
+          for (int mt = 0; mt < mc; mt += MR) {
+            const int r = std::min(MR, mc - mt);
+            const size_t xstep = static_cast<size_t>(r) * 8;
+            const float* xp = packed + static_cast<size_t>(mt) * steps * 8 + static_cast<size_t>(k0 / 8) * xstep;
+            float* l = lanes + static_cast<size_t>(mt) * lanes_ld + static_cast<size_t>(nt) * 8;
+            if (r == MR && nr == NR) {
+              Tile<P, IP, NR>(xp, xstep, w, p.ldw, kc, first, l, lanes_ld);
+            } else {
+              PartTile<P, IP, NR>(r, nr, xp, xstep, w, p.ldw, kc, first, l, lanes_ld);
+            }
+          }
+        }
+      }
+      for (int i = 0; i < mc; ++i) {
+        ReduceLanes(lanes + static_cast<size_t>(i) * lanes_ld, nc,
+                    p.y + static_cast<size_t>(m0 + i) * p.ldy + static_cast<size_t>(n0));
+      }
+    }
+  }
+  Release(packed_buffer);
+}
+
+// The x86-64 baseline: an element's lanes take two SSE registers, so a 2 x 2
+// tile (8 registers of lanes) fits the 16 registers.
+void RunPortable(const Problem& p) { Blocked<1, 2, 2, 64, 64, 512>(p); }
+
+#if defined(__x86_64__) || defined(__i386__)
+// AVX2 (used for AVX only, never FMA): one ymm register per element; 3 x 3
+// leaves room in the 16 registers for the operands.
+[[gnu::target("avx2")]] void RunAvx2(const Problem& p) { Blocked<1, 3, 3, 96, 48, 512>(p); }
+
+// AVX-512: one zmm register per two elements (two rows of x, one of w), a
+// tile of 8 rows of x by 5 of w in 20 of the 32 registers.
+[[gnu::target("avx512f")]] void RunAvx512(const Problem& p) { Blocked<2, 4, 5, 96, 100, 512>(p); }
+#else
+void RunAvx2(const Problem&) {}
+void RunAvx512(const Problem&) {}
+#endif
+
+bool CpuHas(Path path) {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") != 0;
+#else
+  constexpr bool avx2 = false, avx512 = false;  // elsewhere only the portable kernel
+#endif
+  switch (path) {
+    case Path::kReference:
+    case Path::kPortable: return true;
+    case Path::kAvx2: return avx2;
+    case Path::kAvx512: return avx512;
+  }
+  return false;
+}
+
+void Run(Path path, const Problem& p) {
+  switch (path) {
+    case Path::kReference: RunReference(p); return;
+    case Path::kPortable: RunPortable(p); return;
+    case Path::kAvx2:
+      SEAM_CHECK(CpuHas(path), "the AVX2 gemm path on a CPU without AVX2");
+      RunAvx2(p);
+      return;
+    case Path::kAvx512:
+      SEAM_CHECK(CpuHas(path), "the AVX-512 gemm path on a CPU without AVX-512");
+      RunAvx512(p);
+      return;
+  }
+  SEAM_CHECK(false, "unknown gemm path");
+}
+
+Path BestPath() {
+  static const Path best = CpuHas(Path::kAvx512) ? Path::kAvx512
+                           : CpuHas(Path::kAvx2)   ? Path::kAvx2
+                                                   : Path::kPortable;
+  return best;
+}
+
+Tensor GemmWith(Path path, const Tensor& x, const Tensor& w) {
+  SEAM_CHECK(x.cols() == w.cols(), "gemm: x and w differ in K (w is [out, in])");
+  Tensor y(x.rows(), w.rows());
+  const size_t k = static_cast<size_t>(x.cols());
+  Run(path, {.x = x.data(), .ldx = k, .w = w.data(), .ldw = k, .y = y.data(), .ldy = static_cast<size_t>(w.rows()),
+             .m = x.rows(), .n = w.rows(), .k = x.cols()});
+  return y;
+}
+
+}  // namespace
+
+namespace gemm_internal {
+
+bool Supported(Path path) { return CpuHas(path); }
+
+Tensor GemmOn(Path path, const Tensor& x, const Tensor& w) { return GemmWith(path, x, w); }
+
+}  // namespace gemm_internal
+
+Tensor Gemm(const Tensor& x, const Tensor& w) { return GemmWith(BestPath(), x, w); }
+
+std::vector<Tensor> GemmBlocks(const Tensor& x, const Tensor& w, int blocks) {
+  SEAM_CHECK(x.cols() == w.cols(), "gemm: x and w differ in K (w is [out, in])");
+  SEAM_CHECK(blocks > 0 && x.cols() % blocks == 0, "gemm blocks: K is not a multiple of the block count");
+  const int kb = x.cols() / blocks;
+  const size_t k = static_cast<size_t>(x.cols());
+  const Path path = BestPath();
+  std::vector<Tensor> out;
+  out.reserve(static_cast<size_t>(blocks));
+  for (int b = 0; b < blocks; ++b) {
+    Tensor y(x.rows(), w.rows());
+    const size_t k0 = static_cast<size_t>(b) * static_cast<size_t>(kb);
+    // With no rows there is no data to offset into.
+    if (!y.empty()) {
+      Run(path, {.x = x.data() + k0, .ldx = k, .w = w.data() + k0, .ldw = k, .y = y.data(),
+                 .ldy = static_cast<size_t>(w.rows()), .m = x.rows(), .n = w.rows(), .k = kb});
+    }
+    out.push_back(std::move(y));
+  }
+  return out;
+}
+
+Tensor TreeSum(std::span<const Tensor> parts) {
+  SEAM_CHECK(!parts.empty() && std::has_single_bit(parts.size()), "tree sum: the part count is not a power of two");
+  const Tensor& head = parts.front();
+  for (const Tensor& t : parts) {
+    SEAM_CHECK(t.rows() == head.rows() && t.cols() == head.cols(), "tree sum: parts differ in shape");
+  }
+  if (parts.size() == 1) return head;
+  // Level one reads the parts; later levels add in place over the sums.
+  std::vector<Tensor> level;
+  level.reserve(parts.size() / 2);
+  for (size_t i = 0; i < parts.size(); i += 2) {
+    Tensor s(head.rows(), head.cols());
+    const float* a = parts[i].data();
+    const float* b = parts[i + 1].data();
+    float* d = s.data();
+    for (size_t e = 0; e < s.size(); ++e) d[e] = a[e] + b[e];
+    level.push_back(std::move(s));
+  }
+  while (level.size() > 1) {
+    const size_t half = level.size() / 2;
+    for (size_t i = 0; i < half; ++i) {
+      float* d = level[2 * i].data();
+      const float* b = level[2 * i + 1].data();
+      for (size_t e = 0; e < level[2 * i].size(); ++e) d[e] = d[e] + b[e];
+      if (i != 2 * i) level[i] = std::move(level[2 * i]);
+    }
+    level.resize(half);
+  }
+  return std::move(level.front());
+}
+
+}  // namespace seam
+
+#undef SEAM_INLINE

@@ -1,0 +1,15 @@
+// Gemm's code paths, for the tests that compare them bit for bit.
+#pragma once
+
+#include "seam/tensor.h"
+
+namespace seam::gemm_internal {
+
+// kReference is the contract written out per element; kPortable, kAvx2 and
+// kAvx512 are the blocked kernel compiled for the x86-64 baseline, AVX2 and
+// AVX-512F. Gemm runs the widest the CPU supports.
+enum class Path { kReference, kPortable, kAvx2, kAvx512 };
+bool Supported(Path path);
+Tensor GemmOn(Path path, const Tensor& x, const Tensor& w);
+
+}  // namespace seam::gemm_internal

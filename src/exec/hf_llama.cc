@@ -1,0 +1,386 @@
+// Hugging Face Llama checkpoints: config.json + model.safetensors.
+#include "seam/hf_llama.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "seam/safetensors.h"
+
+namespace seam {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+// One weight of the checkpoint and the shape it must have.
+struct Spec {
+  std::string name;
+  std::vector<int64_t> shape;  // one entry for the norms, two ([out, in]) for the rest
+};
+
+struct Sizes {
+  int64_t hidden = 0;
+  int layers = 0;
+  int64_t vocab = 0;
+  int64_t q = 0;   // heads * head_dim
+  int64_t kv = 0;  // kv_heads * head_dim
+  int64_t intermediate = 0;
+};
+
+std::vector<Spec> Specs(const Sizes& s) {
+  std::vector<Spec> out;
+  out.push_back({"model.embed_tokens.weight", {s.vocab, s.hidden}});
+  for (int i = 0; i < s.layers; ++i) {
+    const std::string p = fmt::format("model.layers.{}.", i);
+    out.push_back({p + "input_layernorm.weight", {s.hidden}});
+    out.push_back({p + "self_attn.q_proj.weight", {s.q, s.hidden}});
+    out.push_back({p + "self_attn.k_proj.weight", {s.kv, s.hidden}});
+    out.push_back({p + "self_attn.v_proj.weight", {s.kv, s.hidden}});
+    out.push_back({p + "self_attn.o_proj.weight", {s.hidden, s.q}});
+    out.push_back({p + "post_attention_layernorm.weight", {s.hidden}});
+    out.push_back({p + "mlp.gate_proj.weight", {s.intermediate, s.hidden}});
+    out.push_back({p + "mlp.up_proj.weight", {s.intermediate, s.hidden}});
+    out.push_back({p + "mlp.down_proj.weight", {s.hidden, s.intermediate}});
+  }
+  out.push_back({"model.norm.weight", {s.hidden}});
+  out.push_back({"lm_head.weight", {s.vocab, s.hidden}});
+  return out;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+// A tensor's shape as the safetensors file holds it: norms 1-D.
+std::vector<int64_t> FileShape(const Tensor& t, size_t rank) {
+  if (rank == 1) return {t.rows() == 1 ? static_cast<int64_t>(t.cols()) : -1};
+  return {t.rows(), t.cols()};
+}
+
+std::string TensorShapeText(const Tensor& t) { return fmt::format("[{}, {}]", t.rows(), t.cols()); }
+
+// ---- config.json ----
+
+// Reads the keys of config.json; errors name the file and the key.
+class Config {
+ public:
+  Config(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  const json* Find(const char* key) const {
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  // Present and not null.
+  const json* Given(const char* key) const {
+    const json* v = Find(key);
+    return v == nullptr || v->is_null() ? nullptr : v;
+  }
+  const json& Need(const char* key) const {
+    const json* v = Find(key);
+    if (v == nullptr) throw Fail(fmt::format("missing key '{}'", key));
+    return *v;
+  }
+
+  int PositiveInt(const char* key, const json& v) const {
+    if (!v.is_number_integer()) throw Fail(fmt::format("{} must be an integer (got {})", key, v.dump()));
+    const bool in_range = v.is_number_unsigned()
+                              ? v.get<uint64_t>() >= 1 && v.get<uint64_t>() <= static_cast<uint64_t>(kIntMax)
+                              : v.get<int64_t>() >= 1 && v.get<int64_t>() <= kIntMax;
+    if (!in_range) {
+      throw Fail(fmt::format("{} must be a positive integer below 2^31 (got {})", key, v.dump()));
+    }
+    return static_cast<int>(v.get<int64_t>());
+  }
+  int PositiveInt(const char* key) const { return PositiveInt(key, Need(key)); }
+
+  double PositiveNumber(const char* key) const {
+    const json& v = Need(key);
+    if (!v.is_number()) throw Fail(fmt::format("{} must be a number (got {})", key, v.dump()));
+    const double d = v.get<double>();
+    if (!(d > 0) || !std::isfinite(d)) throw Fail(fmt::format("{} must be a positive number (got {})", key, v.dump()));
+    return d;
+  }
+
+  std::string String(const char* key, const json& v) const {
+    if (!v.is_string()) throw Fail(fmt::format("{} must be a string (got {})", key, v.dump()));
+    return v.get<std::string>();
+  }
+
+  bool OptionalBool(const char* key) const {
+    const json* v = Given(key);
+    if (v == nullptr) return false;
+    if (!v->is_boolean()) throw Fail(fmt::format("{} must be true or false (got {})", key, v->dump()));
+    return v->get<bool>();
+  }
+
+  Error Fail(const std::string& why) const { return Malformed(fmt::format("{}: {}", path_, why)); }
+
+ private:
+  const json& j_;
+  std::string path_;
+};
+
+struct ConfigFacts {
+  LlamaCheckpoint c;  // sizes only
+  bool tied = false;
+};
+
+ConfigFacts ReadConfig(const Config& cfg) {
+  ConfigFacts f;
+  const std::string model_type = cfg.String("model_type", cfg.Need("model_type"));
+  if (model_type != "llama") throw cfg.Fail(fmt::format("model_type is '{}'; expected 'llama'", model_type));
+
+  LlamaCheckpoint& c = f.c;
+  c.hidden = cfg.PositiveInt("hidden_size");
+  c.layers = cfg.PositiveInt("num_hidden_layers");
+  ModelDims& d = c.dims;
+  d.vocab = cfg.PositiveInt("vocab_size");
+  d.intermediate = cfg.PositiveInt("intermediate_size");
+  d.heads = cfg.PositiveInt("num_attention_heads");
+  d.rms_eps = cfg.PositiveNumber("rms_norm_eps");
+  d.rope_theta = cfg.PositiveNumber("rope_theta");
+  d.rope = true;
+  d.activation = Activation::kSwiGlu;
+
+  // HF's defaults: num_key_value_heads = num_attention_heads, head_dim = hidden_size / num_attention_heads.
+  const json* kv = cfg.Given("num_key_value_heads");
+  d.kv_heads = kv != nullptr ? cfg.PositiveInt("num_key_value_heads", *kv) : d.heads;
+  if (d.heads % d.kv_heads != 0) {
+    throw cfg.Fail(fmt::format("num_attention_heads {} is not divisible by num_key_value_heads {}", d.heads,
+                               d.kv_heads));
+  }
+  if (const json* hd = cfg.Given("head_dim"); hd != nullptr) {
+    d.head_dim = cfg.PositiveInt("head_dim", *hd);
+  } else {
+    if (c.hidden % d.heads != 0) {
+      throw cfg.Fail(fmt::format("head_dim is not given and hidden_size {} is not divisible by num_attention_heads {}",
+                                 c.hidden, d.heads));
+    }
+    d.head_dim = c.hidden / d.heads;
+  }
+  if (static_cast<int64_t>(d.heads) * d.head_dim > kIntMax) {
+    throw cfg.Fail(fmt::format("num_attention_heads * head_dim = {} * {} is too large", d.heads, d.head_dim));
+  }
+
+  if (const json* act = cfg.Given("hidden_act"); act != nullptr) {
+    const std::string a = cfg.String("hidden_act", *act);
+    if (a != "silu") throw cfg.Fail(fmt::format("hidden_act is '{}'; only 'silu' is supported", a));
+  }
+  if (cfg.Given("rope_scaling") != nullptr) throw cfg.Fail("rope_scaling is not supported");
+  if (cfg.OptionalBool("attention_bias")) throw cfg.Fail("attention_bias is true; biases are not supported");
+  if (cfg.OptionalBool("mlp_bias")) throw cfg.Fail("mlp_bias is true; biases are not supported");
+  f.tied = cfg.OptionalBool("tie_word_embeddings");
+  return f;
+}
+
+Sizes SizesOf(const LlamaCheckpoint& c) {
+  const ModelDims& d = c.dims;
+  return {.hidden = c.hidden,
+          .layers = c.layers,
+          .vocab = d.vocab,
+          .q = static_cast<int64_t>(d.heads) * d.head_dim,
+          .kv = static_cast<int64_t>(d.kv_heads) * d.head_dim,
+          .intermediate = d.intermediate};
+}
+
+Expected<std::string> ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidArgument(fmt::format("cannot open {}", path));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// ---- writing ----
+
+Status CheckForWrite(const LlamaCheckpoint& c) {
+  const ModelDims& d = c.dims;
+  const std::pair<const char*, int> sizes[] = {{"hidden", c.hidden},         {"layers", c.layers},
+                                               {"dims.vocab", d.vocab},      {"dims.heads", d.heads},
+                                               {"dims.kv_heads", d.kv_heads}, {"dims.head_dim", d.head_dim},
+                                               {"dims.intermediate", d.intermediate}};
+  for (const auto& [what, v] : sizes) {
+    if (v < 1) return InvalidArgument(fmt::format("llama checkpoint: {} must be positive (got {})", what, v));
+  }
+  if (d.heads % d.kv_heads != 0) {
+    return InvalidArgument(fmt::format("llama checkpoint: heads {} is not divisible by kv_heads {}", d.heads, d.kv_heads));
+  }
+  if (static_cast<int64_t>(d.heads) * d.head_dim > kIntMax) {
+    return InvalidArgument("llama checkpoint: heads * head_dim is too large");
+  }
+  if (d.activation != Activation::kSwiGlu || !d.rope || d.experts != 0 || d.mixer_heads != 0) {
+    return InvalidArgument("llama checkpoint: a Llama is dense, SwiGLU and rotary (activation, rope, experts, mixer)");
+  }
+  if (!(d.rms_eps > 0) || !std::isfinite(d.rms_eps) || !(d.rope_theta > 0) || !std::isfinite(d.rope_theta)) {
+    return InvalidArgument("llama checkpoint: rms_eps and rope_theta must be positive");
+  }
+  const std::vector<Spec> specs = Specs(SizesOf(c));
+  std::set<std::string> names;
+  for (const Spec& s : specs) {
+    names.insert(s.name);
+    auto it = c.weights.find(s.name);
+    if (it == c.weights.end()) return InvalidArgument(fmt::format("llama checkpoint: missing weight '{}'", s.name));
+    if (FileShape(it->second, s.shape.size()) != s.shape) {
+      return InvalidArgument(fmt::format("llama checkpoint: weight '{}' is {}; expected {}", s.name,
+                                         TensorShapeText(it->second),
+                                         s.shape.size() == 1 ? fmt::format("[1, {}]", s.shape[0]) : ShapeText(s.shape)));
+    }
+  }
+  for (const auto& [name, _] : c.weights) {
+    if (!names.contains(name)) return InvalidArgument(fmt::format("llama checkpoint: unexpected weight '{}'", name));
+  }
+  return Status::Ok();
+}
+
+ordered_json ConfigJson(const LlamaCheckpoint& c) {
+  const ModelDims& d = c.dims;
+  ordered_json j;
+  j["architectures"] = ordered_json::array({"LlamaForCausalLM"});
+  j["model_type"] = "llama";
+  j["hidden_size"] = c.hidden;
+  j["intermediate_size"] = d.intermediate;
+  j["num_attention_heads"] = d.heads;
+  j["num_key_value_heads"] = d.kv_heads;
+  j["head_dim"] = d.head_dim;
+  j["num_hidden_layers"] = c.layers;
+  j["rms_norm_eps"] = d.rms_eps;
+  j["rope_theta"] = d.rope_theta;
+  j["vocab_size"] = d.vocab;
+  j["max_position_embeddings"] = 4096;
+  j["hidden_act"] = "silu";
+  j["tie_word_embeddings"] = false;
+  j["attention_bias"] = false;
+  j["mlp_bias"] = false;
+  j["torch_dtype"] = c.dtype == Dtype::kBf16 ? "bfloat16" : "float32";
+  j["bos_token_id"] = 1;
+  j["eos_token_id"] = 2;
+  return j;
+}
+
+}  // namespace
+
+std::vector<std::string> LlamaWeightNames(int layers) {
+  std::vector<std::string> out;
+  for (Spec& s : Specs({.layers = layers})) out.push_back(std::move(s.name));
+  return out;
+}
+
+Status WriteLlamaCheckpoint(const std::string& dir, const LlamaCheckpoint& c) {
+  if (Status s = CheckForWrite(c); !s.ok()) return s;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return InvalidArgument(fmt::format("cannot create {}: {}", dir, ec.message()));
+
+  const std::string config_path = (fs::path(dir) / "config.json").string();
+  {
+    std::ofstream out(config_path, std::ios::binary | std::ios::trunc);
+    out << ConfigJson(c).dump(2) << "\n";
+    out.close();
+    if (!out) return InvalidArgument(fmt::format("cannot write {}", config_path));
+  }
+
+  std::vector<StTensor> tensors;
+  const StDtype dtype = c.dtype == Dtype::kBf16 ? StDtype::kBf16 : StDtype::kF32;
+  for (const Spec& s : Specs(SizesOf(c))) {
+    const Tensor& t = c.weights.at(s.name);
+    tensors.push_back({.name = s.name, .dtype = dtype, .shape = s.shape, .floats = {t.data(), t.data() + t.size()}});
+  }
+  return WriteSafetensors((fs::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
+}
+
+Expected<LlamaCheckpoint> ReadLlamaCheckpoint(const std::string& dir) {
+  const std::string config_path = (fs::path(dir) / "config.json").string();
+  Expected<std::string> text = ReadText(config_path);
+  if (!text) return text.error();
+  const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Malformed(fmt::format("{}: not valid JSON", config_path));
+  if (!j.is_object()) return Malformed(fmt::format("{}: not a JSON object", config_path));
+
+  ConfigFacts facts;
+  try {
+    facts = ReadConfig(Config(j, config_path));
+  } catch (const Error& e) {
+    return e;
+  }
+  LlamaCheckpoint c = std::move(facts.c);
+
+  const std::string st_path = (fs::path(dir) / "model.safetensors").string();
+  std::error_code ec;
+  if (!fs::exists(st_path, ec)) {
+    if (fs::exists(fs::path(dir) / "model.safetensors.index.json", ec)) {
+      return Unsupported(fmt::format("{}: sharded checkpoints (model.safetensors.index.json) are not supported", dir));
+    }
+    return InvalidArgument(fmt::format("{}: no model.safetensors", dir));
+  }
+  Expected<std::vector<StTensor>> read = ReadSafetensors(st_path);
+  if (!read) return read.error();
+  std::vector<StTensor> tensors = std::move(read).value();
+
+  std::map<std::string, StTensor*> by_name;
+  for (StTensor& t : tensors) by_name[t.name] = &t;
+  const std::vector<Spec> specs = Specs(SizesOf(c));
+  std::set<std::string> names;
+  const StTensor* first_f32 = nullptr;
+  const StTensor* first_bf16 = nullptr;
+  for (const Spec& s : specs) {
+    names.insert(s.name);
+    auto it = by_name.find(s.name);
+    if (it == by_name.end()) {
+      if (s.name == "lm_head.weight" && facts.tied) continue;
+      return Malformed(fmt::format("{}: missing tensor '{}'{}", st_path, s.name,
+                                   s.name == "lm_head.weight" ? " (tie_word_embeddings is false)" : ""));
+    }
+    const StTensor& t = *it->second;
+    if (t.dtype != StDtype::kF32 && t.dtype != StDtype::kBf16) {
+      return Malformed(fmt::format("{}: tensor '{}' has dtype {}; expected F32 or BF16", st_path, s.name, Name(t.dtype)));
+    }
+    if (t.shape != s.shape) {
+      return Malformed(fmt::format("{}: tensor '{}' has shape {}; expected {}", st_path, s.name, ShapeText(t.shape),
+                                   ShapeText(s.shape)));
+    }
+    if (t.dtype == StDtype::kF32 && first_f32 == nullptr) first_f32 = &t;
+    if (t.dtype == StDtype::kBf16 && first_bf16 == nullptr) first_bf16 = &t;
+  }
+  for (const StTensor& t : tensors) {
+    if (!names.contains(t.name)) {
+      return Malformed(fmt::format("{}: unexpected tensor '{}' (not a weight of a {}-layer Llama)", st_path, t.name,
+                                   c.layers));
+    }
+  }
+  if (first_f32 != nullptr && first_bf16 != nullptr) {
+    return Malformed(fmt::format("{}: tensor '{}' is F32 but '{}' is BF16; every weight must have one dtype", st_path,
+                                 first_f32->name, first_bf16->name));
+  }
+  c.dtype = first_bf16 != nullptr ? Dtype::kBf16 : Dtype::kF32;
+
+  for (const Spec& s : specs) {
+    auto it = by_name.find(s.name);
+    if (it == by_name.end()) continue;  // a tied lm_head
+    StTensor& t = *it->second;
+    const int rows = s.shape.size() == 1 ? 1 : static_cast<int>(s.shape[0]);
+    const int cols = static_cast<int>(s.shape.back());
+    c.weights.emplace(s.name, Tensor(rows, cols, std::move(t.floats)));
+  }
+  if (facts.tied) {
+    const Tensor& embed = c.weights.at("model.embed_tokens.weight");
+    auto head = c.weights.find("lm_head.weight");
+    if (head == c.weights.end()) {
+      c.weights.emplace("lm_head.weight", embed);
+    } else if (!(head->second == embed)) {
+      return Malformed(fmt::format(
+          "{}: lm_head.weight differs from model.embed_tokens.weight but config.json ties them (tie_word_embeddings)",
+          st_path));
+    }
+  }
+  return c;
+}
+
+}  // namespace seam

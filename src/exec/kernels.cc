@@ -1,0 +1,138 @@
+#include "seam/kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace seam {
+
+float Dot(const float* a, const float* b, int n) {
+  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int k = 0;
+  for (; k + 8 <= n; k += 8) {
+    for (int j = 0; j < 8; ++j) lane[j] = lane[j] + a[k + j] * b[k + j];
+  }
+  for (int j = 0; k + j < n; ++j) lane[j] = lane[j] + a[k + j] * b[k + j];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+Tensor RmsNorm(const Tensor& x, std::span<const float> weight, float eps, Dtype d) {
+  SEAM_CHECK(static_cast<int>(weight.size()) == x.cols(), "norm weight of another width");
+  Tensor out(x.rows(), x.cols());
+  for (int r = 0; r < x.rows(); ++r) {
+    const float* in = x.row(r);
+    const float mean = Dot(in, in, x.cols()) / static_cast<float>(x.cols());
+    const float inv = 1.0f / std::sqrt(mean + eps);
+    float* y = out.row(r);
+    for (int c = 0; c < x.cols(); ++c) {
+      float v = in[c] * inv;
+      if (d == Dtype::kBf16) v = RoundBf16(v);
+      y[c] = weight[static_cast<size_t>(c)] * v;
+    }
+  }
+  RoundToStorage(out, d);
+  return out;
+}
+
+Tensor Add(const Tensor& a, const Tensor& b, Dtype d) {
+  SEAM_CHECK(a.rows() == b.rows() && a.cols() == b.cols(), "adding tensors of different shapes");
+  Tensor out(a.rows(), a.cols());
+  for (size_t i = 0; i < a.size(); ++i) out.data()[i] = a.data()[i] + b.data()[i];
+  RoundToStorage(out, d);
+  return out;
+}
+
+float Silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+
+void ApplyRope(Tensor& x, int heads, int head_dim, std::span<const int> positions, double theta, Dtype d) {
+  SEAM_CHECK(x.cols() == heads * head_dim && static_cast<int>(positions.size()) == x.rows() && head_dim % 2 == 0,
+             "rotary embedding of another shape");
+  const int half = head_dim / 2;
+  std::vector<float> cos_t(static_cast<size_t>(half)), sin_t(static_cast<size_t>(half));
+  for (int r = 0; r < x.rows(); ++r) {
+    for (int i = 0; i < half; ++i) {
+      const double inv_freq = 1.0 / std::pow(theta, (2.0 * i) / head_dim);
+      const double angle = positions[static_cast<size_t>(r)] * inv_freq;
+      cos_t[static_cast<size_t>(i)] = static_cast<float>(std::cos(angle));
+      sin_t[static_cast<size_t>(i)] = static_cast<float>(std::sin(angle));
+    }
+    for (int h = 0; h < heads; ++h) {
+      float* v = x.row(r) + h * head_dim;
+      for (int i = 0; i < half; ++i) {
+        const float a = v[i];
+        const float b = v[i + half];
+        v[i] = a * cos_t[static_cast<size_t>(i)] - b * sin_t[static_cast<size_t>(i)];
+        v[i + half] = b * cos_t[static_cast<size_t>(i)] + a * sin_t[static_cast<size_t>(i)];
+      }
+    }
+  }
+  RoundToStorage(x, d);
+}
+
+void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int head_dim,
+               float scale, float* out) {
+  std::vector<float> score(static_cast<size_t>(count));
+  float top = -INFINITY;
+  for (int j = 0; j < count; ++j) {
+    score[static_cast<size_t>(j)] = Dot(q, keys[j], head_dim) * scale;
+    top = std::max(top, score[static_cast<size_t>(j)]);
+  }
+  float total = 0;
+  for (int j = 0; j < count; ++j) {
+    score[static_cast<size_t>(j)] = std::exp(score[static_cast<size_t>(j)] - top);
+    total = total + score[static_cast<size_t>(j)];
+  }
+  for (int c = 0; c < head_dim; ++c) out[c] = 0;
+  for (int j = 0; j < count; ++j) {
+    const float p = score[static_cast<size_t>(j)] / total;
+    for (int c = 0; c < head_dim; ++c) out[c] = out[c] + p * values[j][c];
+  }
+}
+
+void SwiGlu(const Tensor& gate, const Tensor& up, Dtype d, Tensor& out) {
+  SEAM_CHECK(gate.rows() == up.rows() && gate.cols() == up.cols(), "gate and up of different shapes");
+  out = Tensor(gate.rows(), gate.cols());
+  for (size_t i = 0; i < gate.size(); ++i) out.data()[i] = Silu(gate.data()[i]) * up.data()[i];
+  RoundToStorage(out, d);
+}
+
+void Relu2(const Tensor& up, Dtype d, Tensor& out) {
+  out = Tensor(up.rows(), up.cols());
+  for (size_t i = 0; i < up.size(); ++i) {
+    const float r = std::max(0.0f, up.data()[i]);
+    out.data()[i] = r * r;
+  }
+  RoundToStorage(out, d);
+}
+
+void Softmax(const float* logits, int n, float* probs) {
+  float top = -INFINITY;
+  for (int i = 0; i < n; ++i) top = std::max(top, logits[i]);
+  float total = 0;
+  for (int i = 0; i < n; ++i) {
+    probs[i] = std::exp(logits[i] - top);
+    total = total + probs[i];
+  }
+  for (int i = 0; i < n; ++i) probs[i] = probs[i] / total;
+}
+
+Routing TopK(const float* probs, int n, int k, bool renormalize) {
+  SEAM_CHECK(k >= 1 && k <= n, "top-k outside the experts");
+  std::vector<int> order(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return probs[a] > probs[b]; });
+  Routing r;
+  float total = 0;
+  for (int i = 0; i < k; ++i) {
+    r.experts.push_back(order[static_cast<size_t>(i)]);
+    r.weights.push_back(probs[order[static_cast<size_t>(i)]]);
+    total = total + r.weights.back();
+  }
+  if (renormalize) {
+    for (float& w : r.weights) w = w / total;
+  }
+  return r;
+}
+
+}  // namespace seam

@@ -1,0 +1,176 @@
+#include "seam/matrix.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <map>
+
+#include "seam/bind.h"
+#include "seam/pipeline.h"
+
+namespace seam {
+namespace {
+
+struct Base {
+  std::string name;
+  ParallelConfig cfg;
+};
+
+std::vector<Base> Bases(const Model& m) {
+  bool sparse = false, dense = false;
+  for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
+    sparse |= s.decl.kind == StageKind::kSparseFfn;
+    dense |= s.decl.kind == StageKind::kDenseFfn;
+  }
+  std::vector<Base> out = {{"tp1", {.tp = 1}},
+                           {"tp2", {.tp = 2}},
+                           {"tp4", {.tp = 4}},
+                           {"tp8", {.tp = 8}},
+                           {"tp4 attn-dp2", {.tp = 4, .attn_dp = 2}},
+                           {"tp8 attn-dp2", {.tp = 8, .attn_dp = 2}},
+                           {"tp4 attn-dp4", {.tp = 4, .attn_dp = 4}},
+                           {"tp2 input-scattered", {.tp = 2, .input_scattered = true}},
+                           {"tp4 input-scattered", {.tp = 4, .input_scattered = true}}};
+  if (dense) {
+    out.push_back({"tp4 dense-tp1", {.tp = 4, .dense_tp = 1}});
+    out.push_back({"tp4 attn-dp2 dense-tp1", {.tp = 4, .attn_dp = 2, .dense_tp = 1}});
+    out.push_back({"tp4 attn-dp2 dense-tp2", {.tp = 4, .attn_dp = 2, .dense_tp = 2}});
+  }
+  if (sparse) {
+    out.push_back({"tp4 a2a", {.tp = 4, .moe = MoeMode::kA2a}});
+    out.push_back({"tp4 attn-dp2 a2a", {.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a}});
+    out.push_back({"tp8 attn-dp2 a2a dense-tp1", {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}});
+  }
+  return out;
+}
+
+// Every way to give 1..4 pipeline ranks at least one layer each.
+std::vector<std::vector<int>> Splits(int layers) {
+  std::vector<std::vector<int>> out;
+  for (unsigned mask = 0; mask < (1u << (layers - 1)); ++mask) {
+    if (std::popcount(mask) > 3) continue;
+    std::vector<int> split;
+    int last = 0;
+    for (int b = 1; b < layers; ++b) {
+      if (mask & (1u << (b - 1))) {
+        split.push_back(b - last);
+        last = b;
+      }
+    }
+    split.push_back(layers - last);
+    out.push_back(split);
+  }
+  return out;
+}
+
+MatrixCase Case(const Base& b, Reduction r, const std::vector<int>& split, Dtype dtype, bool fuse) {
+  ParallelConfig cfg = b.cfg;
+  cfg.reduction = r;
+  std::string name = fmt::format("{} {}", b.name, Name(r));
+  if (split.size() > 1) {
+    cfg.pp = static_cast<int>(split.size());
+    cfg.pp_split = split;
+    name += fmt::format(" pp{} ({})", split.size(), fmt::join(split, "+"));
+  }
+  if (!fuse) name += " unfused";
+  return {fmt::format("{} {}", name, Name(dtype)), cfg, dtype, fuse};
+}
+
+struct Reference {
+  Weights weights;
+  std::map<MoeMode, Tensor> hidden;  // per MoE order
+};
+
+}  // namespace
+
+std::vector<MatrixCase> MatrixCases(const Model& m, bool full) {
+  std::vector<MatrixCase> out;
+  const std::vector<std::vector<int>> splits = Splits(m.num_layers);
+  for (Dtype dtype : {Dtype::kF32, Dtype::kBf16}) {
+    for (const Base& b : Bases(m)) {
+      for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+        out.push_back(Case(b, r, {m.num_layers}, dtype, true));
+      }
+      out.push_back(Case(b, Reduction::kAr, {m.num_layers}, dtype, false));
+      for (const std::vector<int>& split : splits) {
+        if (split.size() == 1) continue;
+        for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+          if (full || r == Reduction::kAr || (r == Reduction::kRs && split.size() == 2)) {
+            out.push_back(Case(b, r, split, dtype, true));
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Expected<std::vector<MatrixRow>> RunMatrix(const Model& m, const std::vector<MatrixCase>& cases,
+                                           const MatrixOptions& options) {
+  if (!m.dims) return InvalidArgument(fmt::format("model '{}' has no sizes to run with", m.name));
+  Expected<Batch> batch = RandomBatch(options.tokens, options.requests, m.dims->vocab, options.seed);
+  if (!batch) return batch.error();
+  std::map<Dtype, Reference> refs;
+  std::vector<MatrixRow> rows;
+  for (const MatrixCase& c : cases) {
+    if (options.progress) options.progress(rows.size(), cases.size());
+    MatrixRow row{.c = c};
+    rows.push_back(row);
+    MatrixRow& out = rows.back();
+    if (Status s = CheckRunnable(m, c.cfg); !s.ok()) {
+      out.note = s.error().message;
+      continue;
+    }
+    Expected<Pipeline> plans = BindPipeline(m, c.cfg, {.verify = true, .fuse = c.fuse});
+    if (!plans) {
+      out.note = plans.error().message;
+      continue;
+    }
+    Reference& ref = refs[c.dtype];
+    if (ref.weights.all().empty()) {
+      Expected<Weights> w = GenerateWeights(m, options.seed, c.dtype);
+      if (!w) return w.error();
+      ref.weights = *std::move(w);
+    }
+    if (!ref.hidden.count(c.cfg.moe)) {
+      Expected<Tensor> h = RunReference(m, ref.weights, *batch, NumericsOf(c.cfg, c.dtype));
+      if (!h) return h.error();
+      ref.hidden[c.cfg.moe] = *std::move(h);
+    }
+    Expected<RunOutput> run = RunPlans(m, *plans, ref.weights, *batch, {.dtype = c.dtype});
+    if (!run) return Error{run.error().code, c.name + ": " + run.error().message};
+    const Tensor& expected = ref.hidden[c.cfg.moe];
+    out.max_diff = MaxAbsDiff(run->hidden, expected);
+    out.outcome = run->hidden == expected ? MatrixOutcome::kIdentical : MatrixOutcome::kDiffers;
+    out.seconds = run->seconds;
+    for (const CommStats& s : run->ranks) {
+      out.max_calls = std::max(out.max_calls, s.calls());
+      out.max_elements = std::max(out.max_elements, s.elements_sent());
+    }
+  }
+  if (options.progress) options.progress(cases.size(), cases.size());
+  return rows;
+}
+
+Expected<std::vector<MatrixPair>> RunMatrixPairs(const Model& m, const MatrixOptions& options) {
+  std::vector<MatrixPair> out;
+  bool sparse = false;
+  for (const StageRef& s : StagesOf(m, 0, m.num_layers)) sparse |= s.decl.kind == StageKind::kSparseFfn;
+  if (!sparse || !m.dims) return out;
+  Expected<Batch> batch = RandomBatch(options.tokens, options.requests, m.dims->vocab, options.seed);
+  if (!batch) return batch.error();
+  for (Dtype dtype : {Dtype::kF32, Dtype::kBf16}) {
+    Expected<Weights> w = GenerateWeights(m, options.seed, dtype);
+    if (!w) return w.error();
+    Expected<Tensor> tp = RunReference(m, *w, *batch, {dtype, MoeMode::kTp, 8});
+    Expected<Tensor> a2a = RunReference(m, *w, *batch, {dtype, MoeMode::kA2a, 8});
+    if (!tp) return tp.error();
+    if (!a2a) return a2a.error();
+    out.push_back({fmt::format("a2a MoE vs TP-MoE {}", Name(dtype)),
+                   "TP-MoE sums the experts inside each K-block, a2a sums whole experts (and rounds each)",
+                   MaxAbsDiff(*tp, *a2a), dtype == Dtype::kF32 ? 1e-4 : 0.1});
+  }
+  return out;
+}
+
+}  // namespace seam

@@ -1,0 +1,95 @@
+#include "seam/tensor.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "core/enum_text.h"
+
+namespace seam {
+
+std::string_view Name(Dtype d) { return d == Dtype::kF32 ? "fp32" : "bf16"; }
+
+Expected<Dtype> ParseDtype(std::string_view text) {
+  return ParseEnum(text, std::array{Dtype::kF32, Dtype::kBf16}, "dtype");
+}
+
+Tensor::Tensor(int rows, int cols) : rows_(rows), cols_(cols) {
+  SEAM_CHECK(rows >= 0 && cols >= 0, "negative tensor shape");
+  data_.assign(static_cast<size_t>(rows) * static_cast<size_t>(cols), 0.0f);
+}
+
+Tensor::Tensor(int rows, int cols, std::vector<float> values) : rows_(rows), cols_(cols), data_(std::move(values)) {
+  SEAM_CHECK(rows >= 0 && cols >= 0 && data_.size() == static_cast<size_t>(rows) * static_cast<size_t>(cols),
+             "tensor values do not match its shape");
+}
+
+Tensor Tensor::RowRange(int begin, int end) const {
+  SEAM_CHECK(0 <= begin && begin <= end && end <= rows_, "row range outside the tensor");
+  Tensor out(end - begin, cols_);
+  if (out.size() > 0) std::memcpy(out.data(), row(begin), out.size() * sizeof(float));
+  return out;
+}
+
+Tensor Tensor::ColRange(int begin, int end) const {
+  SEAM_CHECK(0 <= begin && begin <= end && end <= cols_, "column range outside the tensor");
+  Tensor out(rows_, end - begin);
+  for (int r = 0; r < rows_; ++r) {
+    if (end > begin) std::memcpy(out.row(r), row(r) + begin, static_cast<size_t>(end - begin) * sizeof(float));
+  }
+  return out;
+}
+
+bool Tensor::operator==(const Tensor& o) const {
+  return rows_ == o.rows_ && cols_ == o.cols_ &&
+         (data_.empty() || std::memcmp(data_.data(), o.data_.data(), data_.size() * sizeof(float)) == 0);
+}
+
+Tensor ConcatRows(std::span<const Tensor> parts) {
+  int rows = 0;
+  int cols = parts.empty() ? 0 : parts.front().cols();
+  for (const Tensor& p : parts) {
+    SEAM_CHECK(p.cols() == cols || p.rows() == 0, "concatenating tensors of different widths");
+    rows += p.rows();
+  }
+  Tensor out(rows, cols);
+  size_t at = 0;
+  for (const Tensor& p : parts) {
+    if (p.size() > 0) std::memcpy(out.data() + at, p.data(), p.size() * sizeof(float));
+    at += p.size();
+  }
+  return out;
+}
+
+uint16_t Bf16Bits(float x) {
+  const uint32_t u = std::bit_cast<uint32_t>(x);
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu) != 0) {
+    return static_cast<uint16_t>((u >> 16) | 0x0040u);  // a quiet NaN stays a NaN
+  }
+  const uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);  // ties to even
+  return static_cast<uint16_t>((u + rounding) >> 16);
+}
+
+float FromBf16Bits(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+
+float RoundBf16(float x) { return FromBf16Bits(Bf16Bits(x)); }
+
+void RoundToStorage(std::span<float> values, Dtype d) {
+  if (d == Dtype::kF32) return;
+  for (float& v : values) v = RoundBf16(v);
+}
+
+void RoundToStorage(Tensor& t, Dtype d) { RoundToStorage(t.span(), d); }
+
+double MaxAbsDiff(const Tensor& a, const Tensor& b) {
+  SEAM_CHECK(a.rows() == b.rows() && a.cols() == b.cols(), "comparing tensors of different shapes");
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(a.data()[i]) - static_cast<double>(b.data()[i]));
+    if (std::isnan(d)) return d;
+    m = std::max(m, d);
+  }
+  return m;
+}
+
+}  // namespace seam

@@ -1,0 +1,520 @@
+// Hugging Face Llama checkpoints: a tiny checkpoint round-trips equal in fp32
+// and bf16, config.json holds exactly the keys transformers' LlamaForCausalLM
+// reads, and every bad config key or tensor is an error with an exact message.
+#include "seam/hf_llama.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "seam/safetensors.h"
+
+namespace seam {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A fresh, empty directory for one test.
+std::string FreshDir(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("seam_hf_" + name);
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+std::string ConfigPath(const std::string& dir) { return (fs::path(dir) / "config.json").string(); }
+std::string StPath(const std::string& dir) { return (fs::path(dir) / "model.safetensors").string(); }
+
+// hidden 8, 2 layers, vocab 16, 2 query heads sharing 1 kv head of 4, FFN 12;
+// deterministic values that are not all bf16-exact.
+LlamaCheckpoint Tiny(Dtype dtype = Dtype::kF32, int head_dim = 4) {
+  LlamaCheckpoint c;
+  c.hidden = 8;
+  c.layers = 2;
+  c.dims = {.vocab = 16, .heads = 2, .kv_heads = 1, .head_dim = head_dim, .rope_theta = 500000.0, .rms_eps = 1e-5,
+            .intermediate = 12};
+  c.dtype = dtype;
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(static_cast<int32_t>(state >> 8) - (1 << 23)) / static_cast<float>(1 << 23);
+  };
+  auto make = [&](const std::string& name, int rows, int cols) {
+    Tensor t(rows, cols);
+    for (float& v : t.span()) v = next();
+    c.weights.emplace(name, std::move(t));
+  };
+  const int q = c.dims.heads * head_dim;
+  const int kv = c.dims.kv_heads * head_dim;
+  make("model.embed_tokens.weight", 16, 8);
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    make(p + "input_layernorm.weight", 1, 8);
+    make(p + "self_attn.q_proj.weight", q, 8);
+    make(p + "self_attn.k_proj.weight", kv, 8);
+    make(p + "self_attn.v_proj.weight", kv, 8);
+    make(p + "self_attn.o_proj.weight", 8, q);
+    make(p + "post_attention_layernorm.weight", 1, 8);
+    make(p + "mlp.gate_proj.weight", 12, 8);
+    make(p + "mlp.up_proj.weight", 12, 8);
+    make(p + "mlp.down_proj.weight", 8, 12);
+  }
+  make("model.norm.weight", 1, 8);
+  make("lm_head.weight", 16, 8);
+  return c;
+}
+
+std::string MustWrite(const std::string& name, const LlamaCheckpoint& c = Tiny()) {
+  const std::string dir = FreshDir(name);
+  Status s = WriteLlamaCheckpoint(dir, c);
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  return dir;
+}
+
+json LoadConfig(const std::string& dir) {
+  std::ifstream in(ConfigPath(dir));
+  return json::parse(in);
+}
+
+void EditConfig(const std::string& dir, const std::function<void(json&)>& edit) {
+  json j = LoadConfig(dir);
+  edit(j);
+  std::ofstream(ConfigPath(dir), std::ios::trunc) << j.dump(2);
+}
+
+// Rewrites model.safetensors through an edit of its tensor list.
+void EditTensors(const std::string& dir, const std::function<void(std::vector<StTensor>&)>& edit) {
+  Expected<std::vector<StTensor>> t = ReadSafetensors(StPath(dir));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  std::vector<StTensor> tensors = *t;
+  edit(tensors);
+  ASSERT_TRUE(WriteSafetensors(StPath(dir), tensors, {{"format", "pt"}}).ok());
+}
+
+StTensor& Find(std::vector<StTensor>& tensors, const std::string& name) {
+  for (StTensor& t : tensors) {
+    if (t.name == name) return t;
+  }
+  throw std::runtime_error("no tensor " + name);
+}
+
+// The message of a checkpoint the reader refuses; fails the test when it reads.
+std::string ReadError(const std::string& dir, ErrorCode code = ErrorCode::kMalformed) {
+  Expected<LlamaCheckpoint> r = ReadLlamaCheckpoint(dir);
+  if (r.ok()) {
+    ADD_FAILURE() << "read a bad checkpoint";
+    return "";
+  }
+  EXPECT_EQ(r.error().code, code);
+  return r.error().message;
+}
+
+std::string ConfigError(const std::string& name, const std::function<void(json&)>& edit) {
+  const std::string dir = MustWrite(name);
+  EditConfig(dir, edit);
+  return ReadError(dir);
+}
+
+std::string TensorError(const std::string& name, const std::function<void(std::vector<StTensor>&)>& edit) {
+  const std::string dir = MustWrite(name);
+  EditTensors(dir, edit);
+  return ReadError(dir);
+}
+
+void ExpectSame(const LlamaCheckpoint& a, const LlamaCheckpoint& b) {
+  EXPECT_EQ(a.hidden, b.hidden);
+  EXPECT_EQ(a.layers, b.layers);
+  EXPECT_EQ(a.dims, b.dims);
+  EXPECT_EQ(a.dtype, b.dtype);
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  for (const auto& [name, t] : a.weights) {
+    auto it = b.weights.find(name);
+    ASSERT_NE(it, b.weights.end()) << name;
+    EXPECT_TRUE(t == it->second) << name;
+  }
+}
+
+// ---- names and round trips ----
+
+TEST(HfLlama, WeightNamesInOrder) {
+  const std::vector<std::string> names = LlamaWeightNames(2);
+  ASSERT_EQ(names.size(), 21u);
+  EXPECT_EQ(names.front(), "model.embed_tokens.weight");
+  const std::vector<std::string> layer1(names.begin() + 10, names.begin() + 19);
+  EXPECT_EQ(layer1, (std::vector<std::string>{
+                        "model.layers.1.input_layernorm.weight", "model.layers.1.self_attn.q_proj.weight",
+                        "model.layers.1.self_attn.k_proj.weight", "model.layers.1.self_attn.v_proj.weight",
+                        "model.layers.1.self_attn.o_proj.weight", "model.layers.1.post_attention_layernorm.weight",
+                        "model.layers.1.mlp.gate_proj.weight", "model.layers.1.mlp.up_proj.weight",
+                        "model.layers.1.mlp.down_proj.weight"}));
+  EXPECT_EQ(names[19], "model.norm.weight");
+  EXPECT_EQ(names[20], "lm_head.weight");
+  EXPECT_EQ(LlamaWeightNames(0).size(), 3u);
+}
+
+TEST(HfLlama, F32RoundTripsEqual) {
+  const LlamaCheckpoint c = Tiny();
+  const std::string dir = MustWrite("f32", c);
+  Expected<LlamaCheckpoint> back = ReadLlamaCheckpoint(dir);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ExpectSame(c, *back);
+  EXPECT_TRUE(back->dims.rope);
+  EXPECT_EQ(back->dims.activation, Activation::kSwiGlu);
+}
+
+TEST(HfLlama, Bf16RoundTripsRounded) {
+  const LlamaCheckpoint c = Tiny(Dtype::kBf16);
+  const std::string dir = MustWrite("bf16", c);
+  Expected<LlamaCheckpoint> back = ReadLlamaCheckpoint(dir);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  LlamaCheckpoint rounded = c;
+  for (auto& [name, t] : rounded.weights) RoundToStorage(t, Dtype::kBf16);
+  ExpectSame(rounded, *back);
+  EXPECT_FALSE(c.weights.at("lm_head.weight") == back->weights.at("lm_head.weight")) << "the values were rounded";
+  // Written again, a bf16 checkpoint is a fixed point.
+  const std::string again = MustWrite("bf16_again", *back);
+  Expected<LlamaCheckpoint> twice = ReadLlamaCheckpoint(again);
+  ASSERT_TRUE(twice.ok());
+  ExpectSame(*back, *twice);
+}
+
+TEST(HfLlama, HeadDimOtherThanHiddenOverHeads) {
+  const LlamaCheckpoint c = Tiny(Dtype::kF32, /*head_dim=*/8);
+  Expected<LlamaCheckpoint> back = ReadLlamaCheckpoint(MustWrite("head_dim8", c));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ExpectSame(c, *back);
+}
+
+TEST(HfLlama, ConfigHasExactlyTheKeys) {
+  const std::string dir = MustWrite("config");
+  const json j = LoadConfig(dir);
+  std::set<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
+  EXPECT_EQ(keys, (std::set<std::string>{"architectures", "model_type", "hidden_size", "intermediate_size",
+                                         "num_attention_heads", "num_key_value_heads", "head_dim",
+                                         "num_hidden_layers", "rms_norm_eps", "rope_theta", "vocab_size",
+                                         "max_position_embeddings", "hidden_act", "tie_word_embeddings",
+                                         "attention_bias", "mlp_bias", "torch_dtype", "bos_token_id",
+                                         "eos_token_id"}));
+  EXPECT_EQ(j["architectures"], json::array({"LlamaForCausalLM"}));
+  EXPECT_EQ(j["model_type"], "llama");
+  EXPECT_EQ(j["hidden_size"], 8);
+  EXPECT_EQ(j["intermediate_size"], 12);
+  EXPECT_EQ(j["num_attention_heads"], 2);
+  EXPECT_EQ(j["num_key_value_heads"], 1);
+  EXPECT_EQ(j["head_dim"], 4);
+  EXPECT_EQ(j["num_hidden_layers"], 2);
+  EXPECT_EQ(j["rms_norm_eps"], 1e-5);
+  EXPECT_TRUE(j["rms_norm_eps"].is_number_float());
+  EXPECT_EQ(j["rope_theta"], 500000.0);
+  EXPECT_EQ(j["vocab_size"], 16);
+  EXPECT_EQ(j["max_position_embeddings"], 4096);
+  EXPECT_EQ(j["hidden_act"], "silu");
+  EXPECT_EQ(j["tie_word_embeddings"], false);
+  EXPECT_EQ(j["attention_bias"], false);
+  EXPECT_EQ(j["mlp_bias"], false);
+  EXPECT_EQ(j["torch_dtype"], "float32");
+  EXPECT_EQ(j["bos_token_id"], 1);
+  EXPECT_EQ(j["eos_token_id"], 2);
+  EXPECT_EQ(LoadConfig(MustWrite("config_bf16", Tiny(Dtype::kBf16)))["torch_dtype"], "bfloat16");
+}
+
+TEST(HfLlama, SafetensorsLayout) {
+  const std::string dir = MustWrite("layout_bf16", Tiny(Dtype::kBf16));
+  Expected<std::vector<StTensor>> read = ReadSafetensors(StPath(dir));
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  std::vector<StTensor>& t = read.value();
+  std::vector<std::string> names;
+  for (const StTensor& s : t) {
+    names.push_back(s.name);
+    EXPECT_EQ(s.dtype, StDtype::kBf16) << s.name;
+  }
+  EXPECT_EQ(names, LlamaWeightNames(2));
+  EXPECT_EQ(Find(t, "model.norm.weight").shape, (std::vector<int64_t>{8}));
+  EXPECT_EQ(Find(t, "model.layers.0.input_layernorm.weight").shape, (std::vector<int64_t>{8}));
+  EXPECT_EQ(Find(t, "model.layers.1.self_attn.k_proj.weight").shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(Find(t, "model.layers.1.self_attn.o_proj.weight").shape, (std::vector<int64_t>{8, 8}));
+  EXPECT_EQ(Find(t, "model.layers.1.mlp.down_proj.weight").shape, (std::vector<int64_t>{8, 12}));
+  EXPECT_EQ(Find(t, "lm_head.weight").shape, (std::vector<int64_t>{16, 8}));
+  Expected<std::map<std::string, std::string>> meta = ReadSafetensorsMetadata(StPath(dir));
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(*meta, (std::map<std::string, std::string>{{"format", "pt"}}));
+}
+
+TEST(HfLlama, WriteCreatesNestedDirectories) {
+  const std::string dir = (fs::path(FreshDir("nested")) / "a" / "b").string();
+  ASSERT_TRUE(WriteLlamaCheckpoint(dir, Tiny()).ok());
+  EXPECT_TRUE(ReadLlamaCheckpoint(dir).ok());
+}
+
+// ---- optional config keys take HF's defaults ----
+
+TEST(HfLlama, OptionalKeysTakeHfDefaults) {
+  const LlamaCheckpoint c = Tiny();
+  const std::string dir = MustWrite("defaults", c);
+  EditConfig(dir, [](json& j) {
+    for (const char* k : {"head_dim", "hidden_act", "tie_word_embeddings", "attention_bias", "mlp_bias",
+                          "torch_dtype", "max_position_embeddings", "architectures", "bos_token_id", "eos_token_id"}) {
+      j.erase(k);
+    }
+    j["rope_scaling"] = nullptr;
+  });
+  Expected<LlamaCheckpoint> back = ReadLlamaCheckpoint(dir);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ExpectSame(c, *back);  // head_dim = hidden_size / num_attention_heads = 4
+}
+
+TEST(HfLlama, RopeThetaMayBeAnInteger) {
+  const std::string dir = MustWrite("theta_int");
+  EditConfig(dir, [](json& j) { j["rope_theta"] = 10000; });
+  Expected<LlamaCheckpoint> back = ReadLlamaCheckpoint(dir);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->dims.rope_theta, 10000.0);
+}
+
+// ---- config errors ----
+
+TEST(HfLlamaConfig, ModelTypeMustBeLlama) {
+  EXPECT_EQ(ConfigError("mistral", [](json& j) { j["model_type"] = "mistral"; }),
+            ConfigPath(FreshDir("mistral")) + ": model_type is 'mistral'; expected 'llama'");
+}
+
+TEST(HfLlamaConfig, RequiredKeys) {
+  for (const char* key : {"model_type", "hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers",
+                          "rms_norm_eps", "rope_theta", "vocab_size"}) {
+    const std::string name = std::string("missing_") + key;
+    EXPECT_EQ(ConfigError(name, [&](json& j) { j.erase(key); }),
+              ConfigPath(FreshDir(name)) + ": missing key '" + key + "'");
+  }
+}
+
+TEST(HfLlamaConfig, WrongJsonTypes) {
+  const std::string p = ConfigPath(FreshDir("types"));
+  auto error = [&](const std::function<void(json&)>& edit) { return ConfigError("types", edit); };
+  EXPECT_EQ(error([](json& j) { j["model_type"] = 1; }), p + ": model_type must be a string (got 1)");
+  EXPECT_EQ(error([](json& j) { j["hidden_size"] = "8"; }), p + ": hidden_size must be an integer (got \"8\")");
+  EXPECT_EQ(error([](json& j) { j["hidden_size"] = 8.0; }), p + ": hidden_size must be an integer (got 8.0)");
+  EXPECT_EQ(error([](json& j) { j["num_hidden_layers"] = 0; }),
+            p + ": num_hidden_layers must be a positive integer below 2^31 (got 0)");
+  EXPECT_EQ(error([](json& j) { j["vocab_size"] = -16; }),
+            p + ": vocab_size must be a positive integer below 2^31 (got -16)");
+  EXPECT_EQ(error([](json& j) { j["intermediate_size"] = 4294967296; }),
+            p + ": intermediate_size must be a positive integer below 2^31 (got 4294967296)");
+  EXPECT_EQ(error([](json& j) { j["num_key_value_heads"] = true; }),
+            p + ": num_key_value_heads must be an integer (got true)");
+  EXPECT_EQ(error([](json& j) { j["head_dim"] = "4"; }), p + ": head_dim must be an integer (got \"4\")");
+  EXPECT_EQ(error([](json& j) { j["rms_norm_eps"] = "1e-5"; }), p + ": rms_norm_eps must be a number (got \"1e-5\")");
+  EXPECT_EQ(error([](json& j) { j["rope_theta"] = 0; }), p + ": rope_theta must be a positive number (got 0)");
+  EXPECT_EQ(error([](json& j) { j["hidden_act"] = 2; }), p + ": hidden_act must be a string (got 2)");
+  EXPECT_EQ(error([](json& j) { j["tie_word_embeddings"] = "no"; }),
+            p + ": tie_word_embeddings must be true or false (got \"no\")");
+}
+
+TEST(HfLlamaConfig, NotJsonOrNotAnObject) {
+  const std::string dir = MustWrite("not_json");
+  std::ofstream(ConfigPath(dir), std::ios::trunc) << "{\"model_type\": ";
+  EXPECT_EQ(ReadError(dir), ConfigPath(dir) + ": not valid JSON");
+  std::ofstream(ConfigPath(dir), std::ios::trunc) << "[1, 2]";
+  EXPECT_EQ(ReadError(dir), ConfigPath(dir) + ": not a JSON object");
+}
+
+TEST(HfLlamaConfig, MissingConfigFile) {
+  const std::string dir = MustWrite("no_config");
+  fs::remove(ConfigPath(dir));
+  EXPECT_EQ(ReadError(dir, ErrorCode::kInvalidArgument), "cannot open " + ConfigPath(dir));
+}
+
+TEST(HfLlamaConfig, HeadsNotDivisibleByKvHeads) {
+  EXPECT_EQ(ConfigError("kv3", [](json& j) { j["num_key_value_heads"] = 3; }),
+            ConfigPath(FreshDir("kv3")) + ": num_attention_heads 2 is not divisible by num_key_value_heads 3");
+}
+
+TEST(HfLlamaConfig, MissingKvHeadsDefaultsToHeads) {
+  // HF's default (kv = heads = 2) contradicts the k_proj the file holds (kv = 1).
+  const std::string dir = MustWrite("kv_default");
+  EditConfig(dir, [](json& j) { j.erase("num_key_value_heads"); });
+  EXPECT_EQ(ReadError(dir), StPath(dir) +
+                                ": tensor 'model.layers.0.self_attn.k_proj.weight' has shape [4, 8]; expected [8, 8]");
+}
+
+TEST(HfLlamaConfig, HeadDimInconsistentWithQProj) {
+  EXPECT_EQ(ConfigError("head_dim2", [](json& j) { j["head_dim"] = 2; }),
+            StPath(FreshDir("head_dim2")) +
+                ": tensor 'model.layers.0.self_attn.q_proj.weight' has shape [8, 8]; expected [4, 8]");
+}
+
+TEST(HfLlamaConfig, MissingHeadDimDefaultsToHiddenOverHeads) {
+  // head_dim 8 was written; without it HF takes 8 / 2 = 4, which the q_proj contradicts.
+  const std::string dir = MustWrite("head_dim_default", Tiny(Dtype::kF32, 8));
+  EditConfig(dir, [](json& j) { j.erase("head_dim"); });
+  EXPECT_EQ(ReadError(dir), StPath(dir) +
+                                ": tensor 'model.layers.0.self_attn.q_proj.weight' has shape [16, 8]; expected [8, 8]");
+}
+
+TEST(HfLlamaConfig, MissingHeadDimWithIndivisibleHidden) {
+  EXPECT_EQ(ConfigError("indivisible",
+                        [](json& j) {
+                          j.erase("head_dim");
+                          j["num_attention_heads"] = 3;
+                          j["num_key_value_heads"] = 1;
+                        }),
+            ConfigPath(FreshDir("indivisible")) +
+                ": head_dim is not given and hidden_size 8 is not divisible by num_attention_heads 3");
+}
+
+TEST(HfLlamaConfig, RopeScalingIsNotSupported) {
+  EXPECT_EQ(ConfigError("rope_scaling", [](json& j) { j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}}; }),
+            ConfigPath(FreshDir("rope_scaling")) + ": rope_scaling is not supported");
+}
+
+TEST(HfLlamaConfig, OnlySilu) {
+  EXPECT_EQ(ConfigError("gelu", [](json& j) { j["hidden_act"] = "gelu"; }),
+            ConfigPath(FreshDir("gelu")) + ": hidden_act is 'gelu'; only 'silu' is supported");
+}
+
+TEST(HfLlamaConfig, NoBiases) {
+  EXPECT_EQ(ConfigError("attn_bias", [](json& j) { j["attention_bias"] = true; }),
+            ConfigPath(FreshDir("attn_bias")) + ": attention_bias is true; biases are not supported");
+  EXPECT_EQ(ConfigError("mlp_bias", [](json& j) { j["mlp_bias"] = true; }),
+            ConfigPath(FreshDir("mlp_bias")) + ": mlp_bias is true; biases are not supported");
+}
+
+// ---- tensor errors ----
+
+TEST(HfLlamaTensors, MissingTensor) {
+  EXPECT_EQ(TensorError("missing",
+                        [](std::vector<StTensor>& t) {
+                          std::erase_if(t, [](const StTensor& s) { return s.name == "model.layers.1.mlp.up_proj.weight"; });
+                        }),
+            StPath(FreshDir("missing")) + ": missing tensor 'model.layers.1.mlp.up_proj.weight'");
+}
+
+TEST(HfLlamaTensors, WrongShape) {
+  EXPECT_EQ(TensorError("shape",
+                        [](std::vector<StTensor>& t) {
+                          StTensor& s = Find(t, "model.layers.1.mlp.down_proj.weight");
+                          s.shape = {12, 8};  // transposed
+                        }),
+            StPath(FreshDir("shape")) +
+                ": tensor 'model.layers.1.mlp.down_proj.weight' has shape [12, 8]; expected [8, 12]");
+}
+
+TEST(HfLlamaTensors, NormsAreOneDimensional) {
+  EXPECT_EQ(TensorError("norm2d", [](std::vector<StTensor>& t) { Find(t, "model.norm.weight").shape = {1, 8}; }),
+            StPath(FreshDir("norm2d")) + ": tensor 'model.norm.weight' has shape [1, 8]; expected [8]");
+}
+
+TEST(HfLlamaTensors, ExtraTensor) {
+  EXPECT_EQ(TensorError("extra",
+                        [](std::vector<StTensor>& t) {
+                          t.push_back({.name = "model.layers.0.self_attn.rotary_emb.inv_freq", .shape = {2},
+                                       .floats = {1, 2}});
+                          t.push_back({.name = "model.layers.2.input_layernorm.weight", .shape = {8},
+                                       .floats = std::vector<float>(8)});
+                        }),
+            StPath(FreshDir("extra")) +
+                ": unexpected tensor 'model.layers.0.self_attn.rotary_emb.inv_freq' (not a weight of a 2-layer Llama)");
+}
+
+TEST(HfLlamaTensors, IntegerDtype) {
+  EXPECT_EQ(TensorError("int",
+                        [](std::vector<StTensor>& t) {
+                          StTensor& s = Find(t, "model.norm.weight");
+                          s.dtype = StDtype::kI64;
+                          s.ints.assign(8, 1);
+                          s.floats.clear();
+                        }),
+            StPath(FreshDir("int")) + ": tensor 'model.norm.weight' has dtype I64; expected F32 or BF16");
+}
+
+TEST(HfLlamaTensors, MixedDtypes) {
+  EXPECT_EQ(TensorError("mixed",
+                        [](std::vector<StTensor>& t) {
+                          Find(t, "model.layers.1.self_attn.v_proj.weight").dtype = StDtype::kBf16;
+                        }),
+            StPath(FreshDir("mixed")) +
+                ": tensor 'model.embed_tokens.weight' is F32 but 'model.layers.1.self_attn.v_proj.weight' is BF16; "
+                "every weight must have one dtype");
+}
+
+TEST(HfLlamaTensors, LmHeadRequiredUnlessTied) {
+  auto drop_head = [](std::vector<StTensor>& t) {
+    std::erase_if(t, [](const StTensor& s) { return s.name == "lm_head.weight"; });
+  };
+  EXPECT_EQ(TensorError("untied", drop_head),
+            StPath(FreshDir("untied")) + ": missing tensor 'lm_head.weight' (tie_word_embeddings is false)");
+
+  const LlamaCheckpoint c = Tiny();
+  const std::string dir = MustWrite("tied", c);
+  EditTensors(dir, drop_head);
+  EditConfig(dir, [](json& j) { j["tie_word_embeddings"] = true; });
+  Expected<LlamaCheckpoint> back = ReadLlamaCheckpoint(dir);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->weights.at("lm_head.weight") == c.weights.at("model.embed_tokens.weight"));
+  EXPECT_EQ(back->weights.size(), LlamaWeightNames(2).size());
+}
+
+TEST(HfLlamaTensors, TiedLmHeadMustMatchTheEmbedding) {
+  const std::string dir = MustWrite("tied_differs");
+  EditConfig(dir, [](json& j) { j["tie_word_embeddings"] = true; });
+  EXPECT_EQ(ReadError(dir), StPath(dir) +
+                                ": lm_head.weight differs from model.embed_tokens.weight but config.json ties them "
+                                "(tie_word_embeddings)");
+  // A stored copy equal to the embedding is fine.
+  EditTensors(dir, [](std::vector<StTensor>& t) {
+    Find(t, "lm_head.weight").floats = Find(t, "model.embed_tokens.weight").floats;
+  });
+  EXPECT_TRUE(ReadLlamaCheckpoint(dir).ok());
+}
+
+TEST(HfLlamaTensors, MissingOrShardedSafetensors) {
+  const std::string dir = MustWrite("no_st");
+  fs::remove(StPath(dir));
+  EXPECT_EQ(ReadError(dir, ErrorCode::kInvalidArgument), dir + ": no model.safetensors");
+  std::ofstream(fs::path(dir) / "model.safetensors.index.json") << "{}";
+  EXPECT_EQ(ReadError(dir, ErrorCode::kUnsupported),
+            dir + ": sharded checkpoints (model.safetensors.index.json) are not supported");
+}
+
+TEST(HfLlamaTensors, MalformedSafetensorsNamesTheFile) {
+  const std::string dir = MustWrite("bad_st");
+  std::ofstream(StPath(dir), std::ios::binary | std::ios::trunc) << "abc";
+  EXPECT_EQ(ReadError(dir),
+            StPath(dir) + ": 3 bytes is too short for a safetensors file (it starts with an 8-byte header length)");
+}
+
+// ---- the writer checks the checkpoint ----
+
+TEST(HfLlamaWrite, RefusesInconsistentCheckpoints) {
+  const std::string dir = FreshDir("bad_write");
+  auto error = [&](const std::function<void(LlamaCheckpoint&)>& edit) {
+    LlamaCheckpoint c = Tiny();
+    edit(c);
+    Status s = WriteLlamaCheckpoint(dir, c);
+    EXPECT_FALSE(s.ok());
+    return s.ok() ? std::string() : s.error().message;
+  };
+  EXPECT_EQ(error([](LlamaCheckpoint& c) { c.weights.erase("model.norm.weight"); }),
+            "llama checkpoint: missing weight 'model.norm.weight'");
+  EXPECT_EQ(error([](LlamaCheckpoint& c) { c.weights["model.norm.weight"] = Tensor(8, 1); }),
+            "llama checkpoint: weight 'model.norm.weight' is [8, 1]; expected [1, 8]");
+  EXPECT_EQ(error([](LlamaCheckpoint& c) { c.weights["model.layers.0.self_attn.q_proj.weight"] = Tensor(8, 4); }),
+            "llama checkpoint: weight 'model.layers.0.self_attn.q_proj.weight' is [8, 4]; expected [8, 8]");
+  EXPECT_EQ(error([](LlamaCheckpoint& c) { c.weights["extra.weight"] = Tensor(1, 1); }),
+            "llama checkpoint: unexpected weight 'extra.weight'");
+  EXPECT_EQ(error([](LlamaCheckpoint& c) { c.dims.kv_heads = 3; }),
+            "llama checkpoint: heads 2 is not divisible by kv_heads 3");
+  EXPECT_EQ(error([](LlamaCheckpoint& c) { c.dims.vocab = 0; }), "llama checkpoint: dims.vocab must be positive (got 0)");
+  EXPECT_EQ(error([](LlamaCheckpoint& c) { c.dims.activation = Activation::kRelu2; }),
+            "llama checkpoint: a Llama is dense, SwiGLU and rotary (activation, rope, experts, mixer)");
+  EXPECT_FALSE(fs::exists(dir)) << "nothing is written for a refused checkpoint";
+}
+
+}  // namespace
+}  // namespace seam

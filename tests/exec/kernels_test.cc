@@ -1,0 +1,118 @@
+// The row-wise kernels: fixed summation orders, storage rounding, routing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "seam/kernels.h"
+#include "seam/tensor.h"
+
+namespace seam {
+namespace {
+
+Tensor Rows(int rows, int cols, float scale) {
+  Tensor t(rows, cols);
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) t.at(r, c) = scale * static_cast<float>((r * 31 + c * 17) % 23 - 11);
+  }
+  return t;
+}
+
+TEST(Bf16, RoundsToNearestWithTiesToEven) {
+  EXPECT_EQ(RoundBf16(1.0f), 1.0f);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1).
+  EXPECT_EQ(RoundBf16(1.0f + std::ldexp(1.0f, -8)), 1.0f);
+  // 1 + 3*2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: ties go to 1 + 2^-6.
+  EXPECT_EQ(RoundBf16(1.0f + 3 * std::ldexp(1.0f, -8)), 1.0f + std::ldexp(1.0f, -6));
+  EXPECT_EQ(RoundBf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)), 1.0f + std::ldexp(1.0f, -7));
+  EXPECT_TRUE(std::isnan(RoundBf16(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_EQ(RoundBf16(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(FromBf16Bits(Bf16Bits(-2.5f)), -2.5f);
+}
+
+TEST(Dot, SumsInEightLanesThenAFixedTree) {
+  // Element k lands in lane k % 8; lanes sum as ((0+1)+(2+3))+((4+5)+(6+7)).
+  float a[9], b[9];
+  for (int k = 0; k < 9; ++k) {
+    a[k] = 1.0f;
+    b[k] = k == 0 ? 1e8f : (k == 8 ? -1e8f : 1.0f);
+  }
+  // Lane 0 holds 1e8 + (-1e8) = 0; the others 1 each: 7.
+  EXPECT_EQ(Dot(a, b, 9), 7.0f);
+}
+
+TEST(RmsNorm, ARowsResultDoesNotDependOnTheOtherRows) {
+  const Tensor x = Rows(6, 64, 0.01f);
+  std::vector<float> w(64, 1.03f);
+  const Tensor all = RmsNorm(x, w, 1e-5f, Dtype::kF32);
+  for (int r = 0; r < 6; ++r) EXPECT_EQ(RmsNorm(x.RowRange(r, r + 1), w, 1e-5f, Dtype::kF32), all.RowRange(r, r + 1));
+}
+
+TEST(RmsNorm, NormalisesEachRowToUnitRootMeanSquare) {
+  const Tensor x = Rows(2, 64, 0.3f);
+  const Tensor y = RmsNorm(x, std::vector<float>(64, 1.0f), 0.0f, Dtype::kF32);
+  for (int r = 0; r < 2; ++r) {
+    double ms = 0;
+    for (int c = 0; c < 64; ++c) ms += y.at(r, c) * y.at(r, c);
+    EXPECT_NEAR(ms / 64, 1.0, 1e-5);
+  }
+}
+
+TEST(RmsNorm, Bf16StorageRoundsEveryOutput) {
+  const Tensor y = RmsNorm(Rows(3, 16, 0.1f), std::vector<float>(16, 0.9f), 1e-6f, Dtype::kBf16);
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(RoundBf16(y.data()[i]), y.data()[i]);
+}
+
+TEST(Add, RoundsTheSumOnce) {
+  Tensor a(1, 1), b(1, 1);
+  a.at(0, 0) = 1.0f;
+  b.at(0, 0) = std::ldexp(1.0f, -9);
+  EXPECT_EQ(Add(a, b, Dtype::kF32).at(0, 0), 1.0f + std::ldexp(1.0f, -9));
+  EXPECT_EQ(Add(a, b, Dtype::kBf16).at(0, 0), 1.0f);
+}
+
+TEST(ApplyRope, PositionZeroLeavesTheRowAndOthersRotateByTheirAngle) {
+  Tensor x(2, 4);
+  for (int c = 0; c < 4; ++c) x.at(0, c) = x.at(1, c) = static_cast<float>(c + 1);
+  const int positions[] = {0, 1};
+  ApplyRope(x, 1, 4, positions, 10000.0, Dtype::kF32);
+  EXPECT_EQ(x.at(0, 0), 1.0f);
+  EXPECT_EQ(x.at(0, 2), 3.0f);
+  // Pair (x0, x2) at position 1 with inverse frequency 1: rotated by 1 radian.
+  EXPECT_NEAR(x.at(1, 0), 1 * std::cos(1.0) - 3 * std::sin(1.0), 1e-6);
+  EXPECT_NEAR(x.at(1, 2), 3 * std::cos(1.0) + 1 * std::sin(1.0), 1e-6);
+}
+
+TEST(AttendRow, OneKeyReturnsItsValueAndEqualScoresAverage) {
+  const float q[2] = {1, 0};
+  const float k0[2] = {0, 1}, k1[2] = {0, 2};
+  const float v0[2] = {4, 8}, v1[2] = {2, 6};
+  const float* keys[] = {k0, k1};
+  const float* values[] = {v0, v1};
+  float out[2];
+  AttendRow(q, keys, values, 1, 2, 1.0f, out);
+  EXPECT_EQ(out[0], 4.0f);
+  AttendRow(q, keys, values, 2, 2, 1.0f, out);  // q.k = 0 for both: weights 1/2 each
+  EXPECT_EQ(out[0], 3.0f);
+  EXPECT_EQ(out[1], 7.0f);
+}
+
+TEST(TopK, PicksTheLargestWithTiesToTheLowerIndexAndRenormalises) {
+  const float probs[] = {0.1f, 0.3f, 0.3f, 0.2f, 0.1f};
+  const Routing r = TopK(probs, 5, 3, true);
+  EXPECT_EQ(r.experts, (std::vector<int>{1, 2, 3}));
+  EXPECT_FLOAT_EQ(r.weights[0] + r.weights[1] + r.weights[2], 1.0f);
+  const Routing raw = TopK(probs, 5, 2, false);
+  EXPECT_EQ(raw.weights, (std::vector<float>{0.3f, 0.3f}));
+}
+
+TEST(Softmax, SumsToOne) {
+  const float logits[] = {1.0f, -2.0f, 0.5f, 3.0f};
+  float p[4];
+  Softmax(logits, 4, p);
+  EXPECT_NEAR(p[0] + p[1] + p[2] + p[3], 1.0f, 1e-6);
+  EXPECT_GT(p[3], p[0]);
+}
+
+}  // namespace
+}  // namespace seam

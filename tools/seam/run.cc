@@ -1,0 +1,140 @@
+// `seam run`: a plan on simulated ranks against the unsharded reference.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli.h"
+#include "seam/bind.h"
+#include "seam/dump.h"
+#include "seam/exec.h"
+#include "seam/matrix.h"
+
+namespace seam::cli {
+namespace {
+
+std::string Bytes(int64_t elements) {
+  const double b = 4.0 * static_cast<double>(elements);  // elements travel as fp32
+  if (b >= 1 << 20) return fmt::format("{:.1f} MiB", b / (1 << 20));
+  if (b >= 1 << 10) return fmt::format("{:.1f} KiB", b / (1 << 10));
+  return fmt::format("{:.0f} B", b);
+}
+
+// The model to run: a catalogue entry, or a llama checkpoint.
+Expected<LoadedModel> ModelFor(const RunArgs& a, Dtype dtype) {
+  if (!a.weights.empty()) {
+    if (!a.model.empty() && a.model != "llama") {
+      return InvalidArgument(fmt::format("--weights loads a llama checkpoint; the model is '{}'", a.model));
+    }
+    return LoadLlama(a.weights);
+  }
+  if (a.model.empty()) return InvalidArgument("name a model (see `seam models`) or give --weights DIR");
+  Expected<Model> m = CatalogueModel(a.model);
+  if (!m) return m.error();
+  Model model = *m;
+  if (a.layers < 0) return InvalidArgument(fmt::format("--layers {} must be at least 1", a.layers));
+  if (a.layers > 0) model.num_layers = a.layers;
+  Expected<Weights> w = GenerateWeights(model, a.seed, dtype);
+  if (!w) return w.error();
+  return LoadedModel{model, *std::move(w), dtype};
+}
+
+void PrintRanks(const RunOutput& out) {
+  for (size_t r = 0; r < out.ranks.size(); ++r) {
+    const CommStats& s = out.ranks[r];
+    std::vector<std::string> ops;
+    for (const auto& [name, op] : s.ops) ops.push_back(fmt::format("{} {}", op.calls, name));
+    std::cout << fmt::format("  rank {}: {} collectives, {} sent ({})\n", r, s.calls(), Bytes(s.elements_sent()),
+                             ops.empty() ? "none" : fmt::format("{}", fmt::join(ops, ", ")));
+  }
+}
+
+int RunOnce(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype, Backend backend) {
+  Expected<LoadedModel> loaded = ModelFor(a, dtype);
+  if (!loaded) return Fail(loaded.error());
+  const Model& m = loaded->model;
+  if (!a.weights.empty()) dtype = loaded->dtype;
+  if (Status s = CheckRunnable(m, cfg); !s.ok()) return Fail(s.error());
+  Expected<Pipeline> plans = BindPipeline(m, cfg, {.verify = true, .fuse = !a.unfused});
+  if (!plans) return Fail(plans.error());
+  Expected<Batch> batch = RandomBatch(a.tokens, a.requests, m.dims->vocab, a.seed);
+  if (!batch) return Fail(batch.error());
+  Expected<RunOutput> out = RunPlans(m, *plans, loaded->weights, *batch, {.dtype = dtype, .backend = backend});
+  if (!out) return Fail(out.error());
+  std::cout << fmt::format("{}  {}  {} tokens in {} requests  dtype={}  backend={}\n", m.name, Describe(cfg),
+                           batch->tokens(), batch->requests.size(), Name(dtype), Name(backend));
+  if (backend == Backend::kRecord) {
+    std::cout << "bit-identical: n/a (the record backend moves no data)\n";
+    PrintRanks(*out);
+    return kOk;
+  }
+  Expected<Tensor> ref = RunReference(m, loaded->weights, *batch, NumericsOf(cfg, dtype));
+  if (!ref) return Fail(ref.error());
+  const bool same = out->hidden == *ref;
+  std::cout << fmt::format("max |diff|: {:.3g}\nbit-identical: {}\n", MaxAbsDiff(out->hidden, *ref),
+                           same ? "yes" : "no");
+  PrintRanks(*out);
+  std::cout << fmt::format("time: {:.1f} ms on {} ranks\n", out->seconds * 1e3, out->ranks.size());
+  if (!a.dump.empty()) {
+    if (Status s = DumpRun(a.dump, m, loaded->weights, dtype, a.seed, *batch, out->hidden, *ref); !s.ok()) {
+      return Fail(s.error());
+    }
+    std::cout << "dumped to " << a.dump << "\n";
+  }
+  return same ? kOk : kFailedCheck;
+}
+
+int RunGrid(const RunArgs& a) {
+  Expected<LoadedModel> loaded = ModelFor(a, Dtype::kF32);
+  if (!loaded) return Fail(loaded.error());
+  const Model& m = loaded->model;
+  MatrixOptions options{.tokens = a.tokens, .requests = a.requests, .seed = a.seed};
+  if (isatty(STDERR_FILENO)) {
+    options.progress = [](size_t done, size_t total) {
+      std::cerr << fmt::format("\r{}/{} configurations", done, total) << (done == total ? "\n" : "") << std::flush;
+    };
+  }
+  Expected<std::vector<MatrixRow>> rows = RunMatrix(m, MatrixCases(m, a.full), options);
+  if (!rows) return Fail(rows.error());
+  int identical = 0, differs = 0, skipped = 0;
+  std::cout << fmt::format("{:<50} {:>13} {:>10} {:>11} {:>11} {:>9}\n", "configuration", "bit-identical",
+                           "max|diff|", "collectives", "sent", "time");
+  for (const MatrixRow& r : *rows) {
+    if (r.outcome == MatrixOutcome::kSkipped) {
+      ++skipped;
+      std::cout << fmt::format("{:<50} skipped: {}\n", r.c.name, r.note);
+      continue;
+    }
+    const bool same = r.outcome == MatrixOutcome::kIdentical;
+    (same ? identical : differs)++;
+    std::cout << fmt::format("{:<50} {:>13} {:>10.3g} {:>11} {:>11} {:>7.1f}ms\n", r.c.name, same ? "yes" : "NO",
+                             r.max_diff, r.max_calls, Bytes(r.max_elements), r.seconds * 1e3);
+  }
+  Expected<std::vector<MatrixPair>> pairs = RunMatrixPairs(m, options);
+  if (!pairs) return Fail(pairs.error());
+  bool pairs_ok = true;
+  for (const MatrixPair& p : *pairs) {
+    const bool ok = p.max_diff <= p.tolerance;
+    pairs_ok &= ok;
+    std::cout << fmt::format("{:<50} not bit-identical by design: max|diff| {:.3g} {} tolerance {:.3g} ({})\n",
+                             p.name, p.max_diff, ok ? "within" : "OUTSIDE", p.tolerance, p.reason);
+  }
+  std::cout << fmt::format("\n{} configurations: {} bit-identical to the reference, {} differ, {} skipped\n",
+                           rows->size(), identical, differs, skipped);
+  return differs == 0 && pairs_ok ? kOk : kFailedCheck;
+}
+
+}  // namespace
+
+int RunRun(const RunArgs& a) {
+  if (a.matrix) return RunGrid(a);
+  Expected<ParallelConfig> cfg = ToConfig(a.flags);
+  if (!cfg) return Fail(cfg.error());
+  Expected<Dtype> dtype = ParseDtype(a.dtype);
+  if (!dtype) return Fail(InvalidArgument("--dtype: " + dtype.error().message));
+  Expected<Backend> backend = ParseBackend(a.backend);
+  if (!backend) return Fail(InvalidArgument("--backend: " + backend.error().message));
+  return RunOnce(a, *cfg, *dtype, *backend);
+}
+
+}  // namespace seam::cli

@@ -388,5 +388,67 @@ TEST_F(Cli, SweepRejectsBadOptionsWithExitTwo) {
   EXPECT_EQ(r.err, "seam: --max-stages 9 must be between 1 and 8\n");
 }
 
+// ---- running ----
+
+TEST_F(Cli, RunPrintsBitIdenticalAgainstTheReference) {
+  const Result r = Run({"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--moe", "a2a",
+                        "--pp", "2", "--pp-split", "1+3", "--dtype", "bf16"});
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("\nbit-identical: yes\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nmax |diff|: 0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  rank 7: "), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, RunOnTheRecordBackendCountsWithoutData) {
+  const Result r = Run({"run", "llama", "--tp", "2", "--backend", "record"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("bit-identical: n/a (the record backend moves no data)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  rank 1: 16 collectives"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, RunRejectsWhatTheCanonicalReductionCannotServe) {
+  const Result r = Run({"run", "llama", "--tp", "6", "--attn-dp", "3"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "seam: tp=6 cannot run with the canonical reduction: sums need power-of-two groups of at most 8 ranks "
+            "(the canonical K-blocks)\n");
+  EXPECT_EQ(Run({"run", "llama", "--dtype", "fp8"}).err,
+            "seam: --dtype: unknown dtype 'fp8'; expected one of: fp32, bf16\n");
+  EXPECT_EQ(Run({"run", "llama", "--tokens", "2", "--requests", "3"}).err,
+            "seam: --tokens 2 cannot fill 3 requests of at least one token each\n");
+}
+
+TEST_F(Cli, ADumpedLlamaCheckpointRunsAgainWithTheSameOutput) {
+  const std::string dir = PathOf("dump");
+  const Result first = Run({"run", "llama", "--tp", "2", "--dtype", "bf16", "--dump", dir});
+  ASSERT_EQ(first.code, 0) << first.err;
+  for (const char* file : {"config.json", "model.safetensors", "inputs.safetensors", "outputs.safetensors"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + file)) << file;
+  }
+  const std::string again = PathOf("again");
+  const Result second = Run({"run", "--weights", dir, "--tp", "4", "--attn-dp", "2", "--dump", again});
+  ASSERT_EQ(second.code, 0) << second.err << second.out;
+  EXPECT_NE(second.out.find("dtype=bf16"), std::string::npos) << second.out;  // the checkpoint's dtype
+  EXPECT_EQ(ReadText(dir + "/outputs.safetensors"), ReadText(again + "/outputs.safetensors"));
+  EXPECT_EQ(ReadText(dir + "/model.safetensors"), ReadText(again + "/model.safetensors"));
+}
+
+TEST_F(Cli, AMalformedCheckpointIsAClearError) {
+  const std::string dir = PathOf("bad");
+  std::filesystem::create_directories(dir);
+  WriteText(dir + "/config.json", "{\"model_type\": \"gpt2\"}");
+  const Result r = Run({"run", "--weights", dir});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("model_type"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, TheMatrixPrintsOneLinePerConfigurationAndASummary) {
+  const Result r = Run({"run", "zaya1", "--matrix", "--tokens", "8", "--requests", "2"});
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("configurations: "), std::string::npos);
+  EXPECT_NE(r.out.find(" bit-identical to the reference, 0 differ, 0 skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("a2a MoE vs TP-MoE bf16"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace seam

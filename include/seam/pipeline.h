@@ -22,4 +22,9 @@ struct LayerRange {
 // The layers of every pipeline rank of a model with `layers` layers.
 Expected<std::vector<LayerRange>> SplitLayers(const ParallelConfig& cfg, int layers);
 
+// Every way to cut `layers` layers into 1..max_ranks pipeline ranks of at
+// least one layer each, as layer counts per rank: every subset of the
+// boundaries between layers, the uncut stack ({layers}) first.
+std::vector<std::vector<int>> LayerSplits(int layers, int max_ranks);
+
 }  // namespace seam

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <numeric>
 
 namespace seam {
@@ -30,6 +31,25 @@ Expected<std::vector<LayerRange>> SplitLayers(const ParallelConfig& cfg, int lay
   for (int c : counts) {
     out.push_back({first, first + c});
     first += c;
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> LayerSplits(int layers, int max_ranks) {
+  SEAM_CHECK(layers >= 1 && layers <= 30, "splits of 1 to 30 layers");
+  std::vector<std::vector<int>> out;
+  for (unsigned cuts = 0; cuts < (1u << (layers - 1)); ++cuts) {
+    if (std::popcount(cuts) + 1 > max_ranks) continue;
+    std::vector<int> split;
+    int last = 0;
+    for (int b = 1; b < layers; ++b) {
+      if (cuts & (1u << (b - 1))) {
+        split.push_back(b - last);
+        last = b;
+      }
+    }
+    split.push_back(layers - last);
+    out.push_back(split);
   }
   return out;
 }

@@ -1,6 +1,8 @@
 // Hugging Face Llama checkpoints: config.json + model.safetensors.
 #include "seam/hf_llama.h"
 
+#include "seam/files.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -191,14 +193,6 @@ Sizes SizesOf(const LlamaCheckpoint& c) {
           .intermediate = d.intermediate};
 }
 
-Expected<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgument(fmt::format("cannot open {}", path));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // ---- writing ----
 
 Status CheckForWrite(const LlamaCheckpoint& c) {
@@ -298,7 +292,7 @@ Status WriteLlamaCheckpoint(const std::string& dir, const LlamaCheckpoint& c) {
 
 Expected<LlamaCheckpoint> ReadLlamaCheckpoint(const std::string& dir) {
   const std::string config_path = (fs::path(dir) / "config.json").string();
-  Expected<std::string> text = ReadText(config_path);
+  Expected<std::string> text = ReadWholeFile(config_path);
   if (!text) return text.error();
   const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Malformed(fmt::format("{}: not valid JSON", config_path));

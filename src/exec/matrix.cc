@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <bit>
 #include <map>
 
 #include "seam/bind.h"
@@ -44,25 +43,6 @@ std::vector<Base> Bases(const Model& m) {
   return out;
 }
 
-// Every way to give 1..4 pipeline ranks at least one layer each.
-std::vector<std::vector<int>> Splits(int layers) {
-  std::vector<std::vector<int>> out;
-  for (unsigned mask = 0; mask < (1u << (layers - 1)); ++mask) {
-    if (std::popcount(mask) > 3) continue;
-    std::vector<int> split;
-    int last = 0;
-    for (int b = 1; b < layers; ++b) {
-      if (mask & (1u << (b - 1))) {
-        split.push_back(b - last);
-        last = b;
-      }
-    }
-    split.push_back(layers - last);
-    out.push_back(split);
-  }
-  return out;
-}
-
 MatrixCase Case(const Base& b, Reduction r, const std::vector<int>& split, Dtype dtype, bool fuse) {
   ParallelConfig cfg = b.cfg;
   cfg.reduction = r;
@@ -85,7 +65,7 @@ struct Reference {
 
 std::vector<MatrixCase> MatrixCases(const Model& m, bool full) {
   std::vector<MatrixCase> out;
-  const std::vector<std::vector<int>> splits = Splits(m.num_layers);
+  const std::vector<std::vector<int>> splits = LayerSplits(m.num_layers, 4);
   for (Dtype dtype : {Dtype::kF32, Dtype::kBf16}) {
     for (const Base& b : Bases(m)) {
       for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {

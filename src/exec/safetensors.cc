@@ -16,6 +16,7 @@
 #include <set>
 
 #include "core/enum_text.h"
+#include "seam/files.h"
 #include "seam/tensor.h"
 
 namespace seam {
@@ -363,20 +364,9 @@ Expected<Parsed> Parse(std::span<const uint8_t> bytes, std::string_view where) {
 }
 
 Expected<Parsed> ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return InvalidArgument(fmt::format("cannot read {}: not a regular file", path));
-  }
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return InvalidArgument(fmt::format("cannot read {}: {}", path, ec.message()));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgument(fmt::format("cannot open {}", path));
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (in.gcount() != static_cast<std::streamsize>(bytes.size())) {
-    return InvalidArgument(fmt::format("cannot read {}: short read", path));
-  }
-  return Parse(bytes, path);
+  Expected<std::string> text = ReadWholeFile(path);
+  if (!text) return text.error();
+  return Parse({reinterpret_cast<const uint8_t*>(text->data()), text->size()}, path);
 }
 
 // ---- writing ----

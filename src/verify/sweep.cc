@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <mutex>
 #include <thread>
 
 #include "seam/bind.h"
+#include "seam/pipeline.h"
 #include "seam/verify.h"
 
 namespace seam {
@@ -56,25 +56,6 @@ Model StackModel(const std::string& letters) {
           .layer = [stages](int i) { return std::vector{stages[static_cast<size_t>(i)]}; }};
 }
 
-// The layer counts of every cut of n stages into 2..max_pp ranks.
-std::vector<std::vector<int>> CutsOf(int n, int max_pp) {
-  std::vector<std::vector<int>> out;
-  for (unsigned mask = 1; mask < (1u << (n - 1)); ++mask) {
-    if (std::popcount(mask) + 1 > max_pp) continue;
-    std::vector<int> split;
-    int last = 0;
-    for (int b = 1; b < n; ++b) {
-      if (mask & (1u << (b - 1))) {
-        split.push_back(b - last);
-        last = b;
-      }
-    }
-    split.push_back(n - last);
-    out.push_back(split);
-  }
-  return out;
-}
-
 struct Unit {
   SweepCounts counts;
   std::vector<std::string> violations;
@@ -90,7 +71,8 @@ class Checker {
     const Expected<Plan> uncut = Bind(model, config_.cfg, 0, {.verify = false});
     if (uncut) Report("uncut", Verify(*uncut));
     if (!uncut) ++out_.counts.rejected_uncut;
-    for (const std::vector<int>& split : CutsOf(model.num_layers, max_pp)) {
+    for (const std::vector<int>& split : LayerSplits(model.num_layers, max_pp)) {
+      if (split.size() == 1) continue;  // the uncut stack
       ParallelConfig cfg = config_.cfg;
       cfg.pp = static_cast<int>(split.size());
       cfg.pp_split = split;

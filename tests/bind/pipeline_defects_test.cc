@@ -7,6 +7,7 @@
 
 #include "seam/bind.h"
 #include "seam/owed_sum.h"
+#include "seam/pipeline.h"
 #include "seam/verify.h"
 #include "defect_plans.h"
 #include "testing.h"
@@ -30,16 +31,6 @@ bool Reports(const std::vector<Violation>& v, Invariant inv) {
   return false;
 }
 
-// Every split of a stack of n layers into 2 or 3 ranks.
-std::vector<std::vector<int>> CutsOf(int n) {
-  std::vector<std::vector<int>> out;
-  for (int a = 1; a < n; ++a) {
-    out.push_back({a, n - a});
-    for (int b = 1; a + b < n; ++b) out.push_back({a, b, n - a - b});
-  }
-  return out;
-}
-
 Model Zaya1Shaped() { return Zaya1Model(6); }  // A E A E A E, single-stage appends
 
 // ---- (1) an append after an always-partial attention ----
@@ -48,7 +39,9 @@ TEST(Defect1, AnAppendAfterAnAlwaysPartialAttentionIsBoundWithTheResidualRowsTha
   for (const ParallelConfig& cfg : {ParallelConfig{.tp = 2, .moe = MoeMode::kA2a},
                                     ParallelConfig{.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a}}) {
     std::vector<Pipeline> pipelines = {{MustBind(Zaya1Shaped(), cfg)}};
-    for (const std::vector<int>& split : CutsOf(6)) pipelines.push_back(MustBindPipeline(Zaya1Shaped(), Cut(cfg, split)));
+    for (const std::vector<int>& split : LayerSplits(6, 3)) {
+      if (split.size() > 1) pipelines.push_back(MustBindPipeline(Zaya1Shaped(), Cut(cfg, split)));
+    }
     for (const Pipeline& p : pipelines) {
       for (const Plan& rank : p) {
         const std::vector<StagePlan>& stages = rank.line(kOrd)->stages;

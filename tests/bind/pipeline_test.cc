@@ -166,3 +166,16 @@ TEST(PipelinePlan, EachRankHoldsItsLayersAndOnlyTheLastEndsOnTheFinalNorm) {
 
 }  // namespace
 }  // namespace seam
+
+namespace seam {
+namespace {
+
+TEST(LayerSplit, LayerSplitsListsEveryCutIntoAtMostTheRanksGiven) {
+  EXPECT_EQ(LayerSplits(3, 4), (std::vector<std::vector<int>>{{3}, {1, 2}, {2, 1}, {1, 1, 1}}));
+  EXPECT_EQ(LayerSplits(4, 2), (std::vector<std::vector<int>>{{4}, {1, 3}, {2, 2}, {3, 1}}));
+  EXPECT_EQ(LayerSplits(6, 4).size(), 1u + 5 + 10 + 10);
+  EXPECT_EQ(LayerSplits(1, 4), (std::vector<std::vector<int>>{{1}}));
+}
+
+}  // namespace
+}  // namespace seam

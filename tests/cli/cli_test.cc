@@ -274,7 +274,7 @@ TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {
   const Result r = Run({"show", file});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "seam: cannot open " + file + "\n");
+  EXPECT_EQ(r.err, "seam: cannot read " + file + ": no such file\n");
 }
 
 TEST_F(Cli, DiffWithAMalformedFileExitsTwo) {

@@ -327,7 +327,7 @@ TEST(HfLlamaConfig, NotJsonOrNotAnObject) {
 TEST(HfLlamaConfig, MissingConfigFile) {
   const std::string dir = MustWrite("no_config");
   fs::remove(ConfigPath(dir));
-  EXPECT_EQ(ReadError(dir, ErrorCode::kInvalidArgument), "cannot open " + ConfigPath(dir));
+  EXPECT_EQ(ReadError(dir, ErrorCode::kInvalidArgument), "cannot read " + ConfigPath(dir) + ": no such file");
 }
 
 TEST(HfLlamaConfig, HeadsNotDivisibleByKvHeads) {

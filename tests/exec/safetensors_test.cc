@@ -327,7 +327,7 @@ TEST(SafetensorsMalformed, MissingFile) {
   Expected<std::vector<StTensor>> r = ReadSafetensors(path);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(r.error().message, "cannot read " + path + ": not a regular file");
+  EXPECT_EQ(r.error().message, "cannot read " + path + ": no such file");
 }
 
 TEST(SafetensorsMalformed, HeaderLengthBeyondTheFile) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "exec_testing.h"
+#include "seam/pipeline.h"
 #include "seam/sweep.h"
 
 namespace seam {
@@ -34,23 +35,6 @@ std::vector<std::string> Stacks() {
   return out;
 }
 
-std::vector<std::vector<int>> Cuts(int n) {
-  std::vector<std::vector<int>> out;
-  for (unsigned mask = 1; mask < (1u << (n - 1)); ++mask) {
-    std::vector<int> split;
-    int last = 0;
-    for (int b = 1; b < n; ++b) {
-      if (mask & (1u << (b - 1))) {
-        split.push_back(b - last);
-        last = b;
-      }
-    }
-    split.push_back(n - last);
-    if (split.size() <= 4) out.push_back(split);
-  }
-  return out;
-}
-
 class ValuesAcrossCuts : public ::testing::TestWithParam<SweepConfig> {};
 
 TEST_P(ValuesAcrossCuts, EqualTheUncutRunAndTheReferenceBitForBit) {
@@ -66,7 +50,8 @@ TEST_P(ValuesAcrossCuts, EqualTheUncutRunAndTheReferenceBitForBit) {
       const Tensor ref = testing::MustReference(m, cfg, w, b, Dtype::kBf16);
       const Tensor uncut = testing::MustRun(m, cfg, w, b, Dtype::kBf16).hidden;
       ASSERT_EQ(uncut, ref) << letters << " " << Describe(cfg);
-      for (const std::vector<int>& split : Cuts(m.num_layers)) {
+      for (const std::vector<int>& split : LayerSplits(m.num_layers, 4)) {
+        if (split.size() == 1) continue;
         const ParallelConfig cut = testing::Cut(cfg, split);
         ASSERT_EQ(testing::MustRun(m, cut, w, b, Dtype::kBf16).hidden, uncut) << letters << " " << Describe(cut);
         ++cuts;

@@ -6,22 +6,15 @@
 
 #include "cli.h"
 #include "seam/bind.h"
+#include "seam/files.h"
 #include "seam/plan_io.h"
 #include "seam/verify.h"
 
 namespace seam::cli {
 namespace {
 
-Expected<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgument(fmt::format("cannot open {}", path));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 Expected<Pipeline> LoadPlans(const std::string& path) {
-  Expected<std::string> text = ReadFile(path);
+  Expected<std::string> text = ReadWholeFile(path);
   if (!text) return text.error();
   Expected<Pipeline> plans = PipelineFromJson(*text);
   if (!plans) return Malformed(fmt::format("{}: {}", path, plans.error().message));

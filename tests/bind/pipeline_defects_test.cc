@@ -7,6 +7,7 @@
 
 #include "seam/bind.h"
 #include "seam/owed_sum.h"
+#include "seam/tensor.h"
 #include "seam/pipeline.h"
 #include "seam/verify.h"
 #include "defect_plans.h"
@@ -93,6 +94,9 @@ TEST(Defect3, ALaterRanksBatchComesFromPositionsNotFromAnOwedSumHandle) {
   static_assert(!HasSize<Handle> && !HasRows<Handle> && !HasData<Handle>, "an owed sum has no size to read");
   static_assert(!std::is_copy_constructible_v<Handle>, "an owed sum completes once");
   static_assert(!std::is_convertible_v<Handle, std::vector<float>>, "an owed sum is not a tensor");
+  using OwedTensor = OwedSum<Tensor>;  // what the interpreter holds
+  static_assert(!HasRows<OwedTensor> && !HasData<OwedTensor> && !std::is_convertible_v<OwedTensor, Tensor>,
+                "an owed tensor cannot be read as a tensor");
   Handle owed({1.0f, 2.0f}, Owed::kAttnTp);
   EXPECT_EQ(owed.group(), Owed::kAttnTp);
   const std::vector<int> positions = {0, 1, 2, 0, 1};

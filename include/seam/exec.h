@@ -54,6 +54,9 @@ Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weight
                              const RunOptions& options);
 
 // The final hidden states of the unsharded model, one token at a time.
-Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n);
+// `routes`, when given, receives per token (in batch order) the experts
+// every MoE stage chose for it, stage after stage.
+Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n,
+                              std::vector<std::vector<int>>* routes = nullptr);
 
 }  // namespace seam

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "seam/model.h"
 #include "seam/tensor.h"
 
 namespace seam {
@@ -26,21 +27,34 @@ Tensor Add(const Tensor& a, const Tensor& b, Dtype d);
 
 float Silu(float x);
 float Softplus(float x);
+float Sigmoid(float x);
 
-// Rotary embedding (the rotate-half form of Hugging Face's Llama) on each of
-// `heads` heads of width head_dim in every row, at the row's position; rounds.
-void ApplyRope(Tensor& x, int heads, int head_dim, std::span<const int> positions, double theta, Dtype d);
+struct RopeParams {
+  double theta = 10000.0;
+  RopeScaling scaling;  // Llama 3's frequency-dependent scaling, when factor > 0
+};
+
+// Rotary embedding (the rotate-half form of Hugging Face's Llama) on the
+// first `rotary_dim` dims of each of `heads` heads of width head_dim in every
+// row, at the row's position; the rest of each head is left as is. Rounds.
+void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<const int> positions,
+               const RopeParams& p, Dtype d);
 
 // One query row attending over `count` earlier key/value rows (causal,
 // already chosen): softmax(q.k * scale) weighted sum of v, in key order.
-// `keys[j]` and `values[j]` point at head_dim floats. Writes head_dim floats.
-void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int head_dim,
-               float scale, float* out);
+// `keys[j]` point at qk_dim floats, `values[j]` at v_dim floats. A sink
+// logit, when given, takes part in the softmax and adds no value
+// (GPT-OSS's attention sinks). Writes v_dim floats.
+void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim,
+               int v_dim, float scale, const float* sink, float* out);
 
 // The activation of an FFN row pair: silu(gate) * up, or relu(up)^2 (gate
 // unused); rounds.
 void SwiGlu(const Tensor& gate, const Tensor& up, Dtype d, Tensor& out);
 void Relu2(const Tensor& up, Dtype d, Tensor& out);
+// GPT-OSS's clamped form: (clamp(up, -limit, limit) + 1) * g * sigmoid(1.702 g)
+// with g = min(gate, limit); rounds.
+void ClampedSwiGlu(const Tensor& gate, const Tensor& up, float limit, Dtype d, Tensor& out);
 
 // Router probabilities of one row: softmax over `experts` logits, fp32.
 void Softmax(const float* logits, int n, float* probs);

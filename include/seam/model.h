@@ -19,7 +19,37 @@
 namespace seam {
 
 // The sizes a model needs to run on numbers (the binder never reads them).
-enum class Activation { kSwiGlu, kRelu2 };
+// kClampedSwiGlu is GPT-OSS's: gate clamped above and up on both sides at
+// the limit, then (up + 1) * gate * sigmoid(1.702 * gate).
+enum class Activation { kSwiGlu, kRelu2, kClampedSwiGlu };
+
+// How a router scores experts: softmax over all, or an independent sigmoid
+// each (DeepSeek-V3, Kimi, Nemotron-3), optionally with a selection bias.
+enum class RouterScoring {
+  kSoftmax,
+  kSigmoid,
+  kSqrtSoftplus,  // sqrt(softplus(logit)) each (DeepSeek-V4)
+};
+
+// Llama 3's frequency-dependent RoPE scaling (factor 0: none).
+struct RopeScaling {
+  double factor = 0;
+  double low_freq_factor = 1;
+  double high_freq_factor = 4;
+  int original_positions = 8192;
+  bool operator==(const RopeScaling&) const = default;
+};
+
+// Multi-head latent attention (DeepSeek): low-rank query and key/value
+// projections; kv_lora > 0 turns it on, q_lora 0 projects queries directly.
+struct MlaDims {
+  int q_lora = 0;
+  int kv_lora = 0;
+  int qk_nope = 0;
+  int qk_rope = 0;
+  int v = 0;
+  bool operator==(const MlaDims&) const = default;
+};
 
 struct ModelDims {
   int vocab = 0;
@@ -28,18 +58,37 @@ struct ModelDims {
   int head_dim = 0;
   bool rope = true;
   double rope_theta = 10000.0;
+  RopeScaling rope_scaling;
+  double rope_fraction = 1.0;   // rotary on the first fraction of each head
+  bool qk_norm = false;         // RMSNorm of each head's query and key (Qwen3)
+  bool attention_sinks = false; // a learned sink logit per head (GPT-OSS)
+  bool attention_gate = false;  // a sigmoid gate on the attention output (Qwen3-Next)
+  bool qkv_bias = false;        // biases on q/k/v/o (GPT-OSS)
+  MlaDims mla;
   double rms_eps = 1e-5;
   int intermediate = 0;                     // dense FFN width
   Activation activation = Activation::kSwiGlu;  // dense FFN and experts
+  double swiglu_limit = 7.0;                // kClampedSwiGlu's clamp
   int experts = 0;
   int moe_intermediate = 0;                 // one expert's width
   int shared_intermediate = 0;              // the shared expert's width; 0 for none
   bool renormalize = true;                  // top-k weights rescaled to sum to 1
+  RouterScoring scoring = RouterScoring::kSoftmax;
+  bool correction_bias = false;  // a per-expert bias used for selection only
+  double routed_scaling = 1.0;   // routed experts' weights scaled by this
+  bool moe_bias = false;         // biases on the router and every expert's projections (GPT-OSS)
+  bool skip_expert = false;      // ZAYA1's MoD: one more router output that passes the input through
   int mixer_heads = 0;
   int mixer_head_dim = 0;
   int mixer_state = 0;
+  int hc_sinkhorn_iters = 20;  // hyper-connections: Sinkhorn steps of the stream mix
   bool operator==(const ModelDims&) const = default;
 };
+
+// A dense FFN stage's width: its own (NAS) or the model's.
+inline int FfnWidthOf(const StageDecl& d, const ModelDims& dims) {
+  return d.ffn_width > 0 ? d.ffn_width : dims.intermediate;
+}
 
 struct Model {
   std::string name;
@@ -67,23 +116,31 @@ std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer);
 // "[A F][A E][A E]"; single-stage layers unbracketed: "MFMAMF".
 std::string PatternOf(const Model& m);
 
+// Whether any stage of the model is of `kind`.
+bool HasStageKind(const Model& m, StageKind kind);
+// Whether every MoE of the model can dispatch its rows all-to-all (true
+// without one): what `--moe a2a` needs.
+bool MoeDispatchesA2a(const Model& m);
+
 struct CatalogueEntry {
   std::string name;
   std::string summary;
+  std::string features;  // the parallel features it runs with
+  std::string source;    // the real config.json its full size comes from ("-": none)
   std::function<Model()> make;
 };
 
 const std::vector<CatalogueEntry>& Catalogue();
 Expected<Model> CatalogueModel(const std::string& name);
 
-// Builders for the families (used by the catalogue and the benchmarks).
+// Tiny shapes of the families the tests and benchmarks size themselves.
 Model LlamaModel(int layers);
-// DeepSeek-V2-like: first layer dense, the rest sparse ([A F][A E]...).
+// DeepSeek-V2-Lite-like: MLA, first layer dense, the rest sparse ([A F][A E]...).
 Model DeepseekModel(int layers, int hidden, int top_k);
 // Nemotron-H-like: one single-stage layer per character of `pattern`
 // (M mixer, * attention, - dense FFN, E sparse FFN).
 Expected<Model> NemotronHModel(const std::string& pattern, int hidden);
-// ZAYA1-like: single-stage layers alternating attention and top-1 MoE.
+// ZAYA1-like: single-stage layers alternating attention and a top-1 MoE.
 Model Zaya1Model(int layers);
 
 }  // namespace seam

@@ -13,7 +13,14 @@
 
 namespace seam {
 
-enum class StageKind { kAttention, kMixer, kDenseFfn, kSparseFfn, kNoOp };
+enum class StageKind {
+  kAttention,
+  kMixer,
+  kDenseFfn,
+  kSparseFfn,
+  kNoOp,    // passes the pending add on (Nemotron-NAS no_op blocks)
+  kLinear,  // one replicated hidden x hidden linear layer (NAS replace_with_linear)
+};
 
 // How an attention's row-parallel output projection completes its sum.
 enum class AttentionSum {
@@ -44,6 +51,11 @@ struct StageDecl {
   ReadKind read = ReadKind::kPlainNorm;
   int gather_width = 0;  // elements per token the attention gathers itself
   int top_k = 0;         // sparse FFN: experts each token is dispatched to
+  bool a2a = true;       // sparse FFN: has an all-to-all dispatch path
+  // Per-stage sizes where a family varies them by layer (0: the model's).
+  int window = 0;     // attention: sliding window in tokens (0: full causal)
+  int kv_heads = 0;   // attention: key/value heads of this layer
+  int ffn_width = 0;  // dense FFN: this layer's width
   bool operator==(const StageDecl&) const = default;
 };
 
@@ -58,19 +70,29 @@ struct AttentionOptions {
   int gather_width = 0;  // 0: the model's hidden size (a hook-less gather)
   UpdateKind update = UpdateKind::kPlainAdd;
   ReadKind read = ReadKind::kPlainNorm;
+  int window = 0;
+  int kv_heads = 0;
 };
 
 struct SparseOptions {
   int top_k = 1;
   UpdateKind update = UpdateKind::kPlainAdd;
   ReadKind read = ReadKind::kPlainNorm;
+  bool a2a = true;
+};
+
+struct DenseOptions {
+  UpdateKind update = UpdateKind::kPlainAdd;
+  ReadKind read = ReadKind::kPlainNorm;
+  int width = 0;
 };
 
 StageDecl AttentionStage(const AttentionOptions& o = {});
 StageDecl MixerStage(const StageOptions& o = {});
-StageDecl DenseFfnStage(const StageOptions& o = {});
+StageDecl DenseFfnStage(const DenseOptions& o = {});
 StageDecl SparseFfnStage(const SparseOptions& o = {});
 StageDecl NoOpStage();
+StageDecl LinearStage(const StageOptions& o = {});
 
 // The first fact in which two declarations differ, as "top_k=4 vs top_k=3";
 // empty when they are equal.

@@ -7,7 +7,9 @@
 // checked for the invariants: within each rank both sides of every boundary
 // agree on the residual's rows; every handoff carries the attention rows with
 // every sum complete; stages away from the cut bind as they do uncut; the cut
-// and the uncut stack reject the same; every owed sum completes once.
+// and the uncut stack reject the same; every owed sum completes once. The
+// catalogue's models go through the same checks, cut at every set of layer
+// boundaries.
 //
 //   SweepReport r = Sweep({.max_stages = 5, .jobs = 2});
 //   if (r.totals.violations > 0) ...
@@ -33,6 +35,7 @@ struct SweepOptions {
   int max_stages = 5;
   int max_pp = 4;
   int jobs = 1;
+  bool catalogue = true;  // also every catalogue model
   std::vector<SweepConfig> configs = DefaultSweepConfigs();
   size_t max_reported = 10;  // violations kept in full
   // Called now and then from the calling thread with the work units done.
@@ -40,7 +43,7 @@ struct SweepOptions {
 };
 
 struct SweepCounts {
-  int64_t stacks = 0;
+  int64_t stacks = 0;  // stacks (or, for a model, configurations) checked
   int64_t cuts_bound = 0;
   int64_t rejected_uncut = 0;  // (stack, configuration) pairs the binder rejects uncut
   int64_t violations = 0;
@@ -52,6 +55,9 @@ struct SweepReport {
   int64_t configs = 0;  // grid configurations x reductions
   SweepCounts totals;
   std::vector<std::pair<std::string, SweepCounts>> per_config;
+  int64_t models = 0;  // catalogue models, each under every configuration
+  SweepCounts model_totals;
+  std::vector<std::pair<std::string, SweepCounts>> per_model;
   std::vector<std::string> violations;  // the first max_reported, in full
   double seconds = 0;
 };

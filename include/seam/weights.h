@@ -43,6 +43,8 @@ std::string StagePrefix(const StageRef& s);
 std::string StageNormName(const StageRef& s);
 inline constexpr const char* kEmbeddingName = "model.embed_tokens.weight";
 inline constexpr const char* kFinalNormName = "model.norm.weight";
+// Hyper-connections: the coefficients that collapse the streams before the final norm.
+inline constexpr const char* kStreamHeadName = "model.hc_head.weight";
 
 // Every weight the model runs with; an error when the model has no dims or
 // a stage's sizes do not fit.

@@ -102,13 +102,6 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
     if (Status s = bind::CheckBuiltStages(model, range, *options.built, pp_rank); !s.ok()) return s.error();
   }
   const std::vector<StageRef> stages = StagesOf(model, range.first, range.last);
-  const bool computes = std::any_of(stages.begin(), stages.end(),
-                                    [](const StageRef& s) { return s.decl.kind != StageKind::kNoOp; });
-  if (!computes) {
-    return InvalidArgument(fmt::format("pipeline rank {} holds only no-op stages (layers {}..{}); move its split so "
-                                       "every rank holds a stage that computes",
-                                       pp_rank, range.first, range.last - 1));
-  }
   const RankSpan span{.first = pp_rank == 0,
                       .end = pp_rank + 1 == cfg.pp ? EndKind::kFinalNorm : EndKind::kSend,
                       .neighbours = bind::NeighboursOf(model, range)};

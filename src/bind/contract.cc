@@ -39,6 +39,12 @@ Contract ContractOf(const StageDecl& d, const Context& ctx, std::optional<Rows> 
     case StageKind::kSparseFfn:
       if (ctx.cfg.moe == MoeMode::kA2a) return FfnOn(ctx.slice(), ctx.slice(), Owed::kNothing, d);
       return FfnOn(Rows::Full(), ctx.attn(), Owed::kTp, d);
+    case StageKind::kLinear: {
+      // A replicated linear layer on the attention rows: its output is complete.
+      Contract c = AttentionLike(d, ctx, residual);
+      c.owes = Owed::kNothing;
+      return c;
+    }
     case StageKind::kNoOp: break;
   }
   SEAM_CHECK(false, "no contract for a no-op stage");

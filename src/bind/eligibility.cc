@@ -37,6 +37,10 @@ Status CheckStack(const std::vector<StageRef>& stages, const ParallelConfig& cfg
     if (s.decl.kind == StageKind::kNoOp) continue;
     if (first == nullptr) first = &s;
     if (Status st = CheckUpdate(s, *first); !st.ok()) return st;
+    if (s.decl.kind == StageKind::kSparseFfn && !s.decl.a2a && cfg.moe == MoeMode::kA2a) {
+      return Reject(s, "this MoE has no all-to-all dispatch path", "a2a MoE needs a dispatch/combine in the model",
+                    "use --moe tp");
+    }
     if (s.decl.read == ReadKind::kAllRows && RunsOnItsSlice(s.decl, cfg) && cfg.attn_tp() > 1) {
       return Reject(s, "its read needs every row of the attention group, but it runs on this rank's slice",
                     "a read of every row runs on the attention rows",
@@ -69,6 +73,11 @@ Status CheckInputScattered(const std::vector<StageRef>& stages, const ParallelCo
       return Reject(s, "an a2a MoE hands on its slice complete, but on input-scattered batches every "
                        "layer's input is a TP partial sum on the full rows",
                     kRule, "use --moe tp, or drop --input-scattered");
+    }
+    if (d.kind == StageKind::kLinear) {
+      return Reject(s, "a replicated linear stage hands on its output complete, but on input-scattered batches every "
+                       "layer's input is a TP partial sum on the full rows",
+                    kRule, kDrop);
     }
     if (d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg) == DenseWidth::kRank) {
       return Reject(s, "a fully data-parallel dense FFN hands on its slice complete, but on "

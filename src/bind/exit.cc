@@ -133,6 +133,9 @@ void BindExit(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstr
     case StageKind::kMixer: return ExitMixer(cur, ctx, d, down);
     case StageKind::kDenseFfn:
     case StageKind::kSparseFfn: return ExitFfn(cur, ctx, d, down);
+    case StageKind::kLinear:
+      if (Hyper(d)) Write(cur);
+      return;
     case StageKind::kNoOp: return;
   }
 }

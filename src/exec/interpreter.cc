@@ -10,6 +10,7 @@
 #include <memory>
 #include <variant>
 
+#include "exec/streams.h"
 #include "seam/owed_sum.h"
 
 namespace seam::exec {
@@ -155,7 +156,15 @@ class RankRunner {
         const RankGroup g = GroupFor(*s.group);
         std::vector<int> rows_of;
         for (const RowSpan& sp : MemberSpans(g, s.rows_in)) rows_of.push_back(sp.rows());
-        Put(s.operand, comm_.AllGather(g, Take(s.operand), rows_of));
+        Tensor mine = Take(s.operand);
+        // An attention that gathers its own input gathers what it prepared
+        // from its slice: the latents, for MLA with a query latent.
+        if (s.operand == Operand::kInput && stage != nullptr && stage->decl.kind == StageKind::kAttention &&
+            prepared_for_ != stage->index) {
+          mine = Attention(*stage).Prepare(mine);
+          prepared_for_ = stage->index;
+        }
+        Put(s.operand, comm_.AllGather(g, mine, rows_of));
         return;
       }
       case StepKind::kSlice: {
@@ -163,8 +172,23 @@ class RankRunner {
         Put(s.operand, Take(s.operand).RowRange(out.begin - in.begin, out.end - in.begin));
         return;
       }
-      case StepKind::kStartResidual: residual_ = Take(Operand::kValue); return;
-      case StepKind::kAdd: residual_ = Add(Take(Operand::kResidual), Take(Operand::kValue), ctx_.numerics.dtype); return;
+      case StepKind::kStartResidual: {
+        Tensor x = Take(Operand::kValue);
+        const int streams = ctx_.model.residual_streams;
+        residual_ = streams > 1 ? StreamKernel::Expand(x, streams, ctx_.numerics.dtype) : std::move(x);
+        return;
+      }
+      case StepKind::kAdd:
+        if (stage != nullptr && stage->decl.update == UpdateKind::kHyperConnection) {
+          // The stage writes its streams with the coefficients it read them with.
+          auto mix = mixes_.find(stage->index);
+          SEAM_CHECK(mix != mixes_.end(), "a hyper-connection write without its read");
+          residual_ = Streams(*stage).Write(Take(Operand::kResidual), Take(Operand::kValue), mix->second);
+          mixes_.erase(mix);
+          return;
+        }
+        residual_ = Add(Take(Operand::kResidual), Take(Operand::kValue), ctx_.numerics.dtype);
+        return;
       case StepKind::kNorm: Norm(stage); return;
       case StepKind::kAllReduceAddNorm: {
         value_ = Rounded(comm_.AllReduce(GroupFor(*s.group), TakePartial(s.owed_before)));
@@ -194,10 +218,40 @@ class RankRunner {
     return GlobalRank(cfg_, {me_.pp_rank + step, me_.dp_rank, me_.attn_tp_rank});
   }
 
+  // The read: the residual (or, with hyper-connections, the stage's mix of
+  // its streams, keeping the coefficients its write will use), then the norm.
   void Norm(const StageRef* stage) {
     SEAM_CHECK(residual_.has_value(), "norm without a residual");
     const Tensor& w = ctx_.weights.at(stage != nullptr ? StageNormName(*stage) : kFinalNormName);
-    input_ = RmsNorm(*residual_, w.span(), static_cast<float>(ctx_.model.dims->rms_eps), ctx_.numerics.dtype);
+    const float eps = static_cast<float>(ctx_.model.dims->rms_eps);
+    if (ctx_.model.residual_streams == 1) {
+      input_ = RmsNorm(*residual_, w.span(), eps, ctx_.numerics.dtype);
+      return;
+    }
+    Tensor read;
+    if (stage == nullptr) {
+      read = Head().Read(*residual_, nullptr);
+    } else {
+      read = Streams(*stage).Read(*residual_, &mixes_[stage->index]);
+    }
+    input_ = RmsNorm(read, w.span(), eps, ctx_.numerics.dtype);
+  }
+
+  const StreamKernel& Streams(const StageRef& s) {
+    auto& k = streams_[s.index];
+    if (!k) {
+      k = std::make_unique<StreamKernel>(ctx_.weights, StagePrefix(s), false, ctx_.model.residual_streams,
+                                         ctx_.model.hidden, *ctx_.model.dims, ctx_.numerics);
+    }
+    return *k;
+  }
+
+  const StreamKernel& Head() {
+    if (!head_) {
+      head_ = std::make_unique<StreamKernel>(ctx_.weights, kStreamHeadName, true, ctx_.model.residual_streams,
+                                             ctx_.model.hidden, *ctx_.model.dims, ctx_.numerics);
+    }
+    return *head_;
   }
 
   // ---- compute ----
@@ -241,9 +295,17 @@ class RankRunner {
       case StageKind::kAttention: {
         std::vector<int> pos, starts;
         RowsMeta(step.rows_in, pos, starts);
-        const auto& k = Kernel<AttentionKernel>(s, s, ctx_.model, ctx_.weights, ShardOf(Group::kAttnTp), n);
-        partial = k.Run(Take(Operand::kInput), pos, starts);
+        const AttentionKernel& k = Attention(s);
+        Tensor x = Take(Operand::kInput);
+        const bool prepared = prepared_for_ == s.index;
+        prepared_for_ = -1;
+        partial = k.Run(prepared ? x : k.Prepare(x), pos, starts);
         break;
+      }
+      case StageKind::kLinear: {
+        const auto& k = Kernel<LinearKernel>(s, s, ctx_.weights, n);
+        value_ = k.Run(Take(Operand::kInput));
+        return;
       }
       case StageKind::kMixer: {
         std::vector<int> pos, starts;
@@ -254,7 +316,7 @@ class RankRunner {
       }
       case StageKind::kDenseFfn: {
         const ModelDims& d = *ctx_.model.dims;
-        const auto& k = Kernel<FfnKernel>(s, ctx_.weights, StagePrefix(s), d.intermediate, d.activation, DenseShard(), n);
+        const auto& k = Kernel<FfnKernel>(s, ctx_.weights, StagePrefix(s), DenseShape(s.decl, d), DenseShard(), n);
         partial = k.Partial(Take(Operand::kInput));
         break;
       }
@@ -275,6 +337,10 @@ class RankRunner {
     }
   }
 
+  const AttentionKernel& Attention(const StageRef& s) {
+    return Kernel<AttentionKernel>(s, s, ctx_.model, ctx_.weights, ShardOf(Group::kAttnTp), ctx_.numerics);
+  }
+
   const MoeKernel& Moe(const StageRef& s) {
     return Kernel<MoeKernel>(s, s, ctx_.model, ctx_.weights, ShardOf(Group::kTp), cfg_.moe, ctx_.numerics);
   }
@@ -291,6 +357,7 @@ class RankRunner {
     for (int r = 0; r < a2a_.input.rows(); ++r) {
       const Routing& route = a2a_.routes[static_cast<size_t>(r)];
       for (size_t slot = 0; slot < route.experts.size(); ++slot) {
+        if (moe.IsSkip(route.experts[slot])) continue;  // passes the input through, here
         a2a_.sent[static_cast<size_t>(moe.OwnerOf(route.experts[slot]))].push_back({r, static_cast<int>(slot)});
       }
     }
@@ -351,6 +418,9 @@ class RankRunner {
       const Routing& route = a2a_.routes[static_cast<size_t>(r)];
       std::vector<const float*> slots(outputs[static_cast<size_t>(r)].begin(),
                                       outputs[static_cast<size_t>(r)].begin() + static_cast<long>(route.experts.size()));
+      for (size_t slot = 0; slot < route.experts.size(); ++slot) {
+        if (moe.IsSkip(route.experts[slot])) slots[slot] = a2a_.input.row(r);
+      }
       moe.Fold(route, slots, shared.empty() ? nullptr : shared.row(r), out.row(r));
     }
     value_ = std::move(out);
@@ -366,6 +436,10 @@ class RankRunner {
   std::optional<Tensor> residual_;
   std::optional<Tensor> input_;
   A2aScratch a2a_;
+  int prepared_for_ = -1;  // the attention whose input was prepared before its gather
+  std::map<int, StreamMix> mixes_;                         // hyper-connections: per stage, between read and write
+  std::map<int, std::unique_ptr<StreamKernel>> streams_;  // per stage
+  std::unique_ptr<StreamKernel> head_;
   std::map<int, std::shared_ptr<void>> kernels_;  // per stage index, built on first use
 };
 

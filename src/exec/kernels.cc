@@ -45,14 +45,38 @@ float Silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
-void ApplyRope(Tensor& x, int heads, int head_dim, std::span<const int> positions, double theta, Dtype d) {
-  SEAM_CHECK(x.cols() == heads * head_dim && static_cast<int>(positions.size()) == x.rows() && head_dim % 2 == 0,
+float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+namespace {
+
+// The inverse frequency of rotary pair i, with Llama 3's scaling: low
+// frequencies slowed by `factor`, high ones kept, a smooth blend between.
+double InverseFrequency(int i, int rotary_dim, const RopeParams& p) {
+  const double inv = 1.0 / std::pow(p.theta, (2.0 * i) / rotary_dim);
+  const RopeScaling& s = p.scaling;
+  if (s.factor <= 0) return inv;
+  const double pi = 3.14159265358979323846;
+  const double wavelen = 2 * pi / inv;
+  const double low_wavelen = s.original_positions / s.low_freq_factor;
+  const double high_wavelen = s.original_positions / s.high_freq_factor;
+  if (wavelen > low_wavelen) return inv / s.factor;
+  if (wavelen < high_wavelen) return inv;
+  const double smooth = (s.original_positions / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+  return (1 - smooth) * inv / s.factor + smooth * inv;
+}
+
+}  // namespace
+
+void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<const int> positions,
+               const RopeParams& p, Dtype d) {
+  SEAM_CHECK(x.cols() == heads * head_dim && static_cast<int>(positions.size()) == x.rows() && rotary_dim % 2 == 0 &&
+                 rotary_dim <= head_dim,
              "rotary embedding of another shape");
-  const int half = head_dim / 2;
+  const int half = rotary_dim / 2;
   std::vector<float> cos_t(static_cast<size_t>(half)), sin_t(static_cast<size_t>(half));
   for (int r = 0; r < x.rows(); ++r) {
     for (int i = 0; i < half; ++i) {
-      const double inv_freq = 1.0 / std::pow(theta, (2.0 * i) / head_dim);
+      const double inv_freq = InverseFrequency(i, rotary_dim, p);
       const double angle = positions[static_cast<size_t>(r)] * inv_freq;
       cos_t[static_cast<size_t>(i)] = static_cast<float>(std::cos(angle));
       sin_t[static_cast<size_t>(i)] = static_cast<float>(std::sin(angle));
@@ -70,12 +94,12 @@ void ApplyRope(Tensor& x, int heads, int head_dim, std::span<const int> position
   RoundToStorage(x, d);
 }
 
-void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int head_dim,
-               float scale, float* out) {
+void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim,
+               int v_dim, float scale, const float* sink, float* out) {
   std::vector<float> score(static_cast<size_t>(count));
-  float top = -INFINITY;
+  float top = sink != nullptr ? *sink : -INFINITY;
   for (int j = 0; j < count; ++j) {
-    score[static_cast<size_t>(j)] = Dot(q, keys[j], head_dim) * scale;
+    score[static_cast<size_t>(j)] = Dot(q, keys[j], qk_dim) * scale;
     top = std::max(top, score[static_cast<size_t>(j)]);
   }
   float total = 0;
@@ -83,10 +107,11 @@ void AttendRow(const float* q, const float* const* keys, const float* const* val
     score[static_cast<size_t>(j)] = std::exp(score[static_cast<size_t>(j)] - top);
     total = total + score[static_cast<size_t>(j)];
   }
-  for (int c = 0; c < head_dim; ++c) out[c] = 0;
+  if (sink != nullptr) total = total + std::exp(*sink - top);
+  for (int c = 0; c < v_dim; ++c) out[c] = 0;
   for (int j = 0; j < count; ++j) {
     const float p = score[static_cast<size_t>(j)] / total;
-    for (int c = 0; c < head_dim; ++c) out[c] = out[c] + p * values[j][c];
+    for (int c = 0; c < v_dim; ++c) out[c] = out[c] + p * values[j][c];
   }
 }
 
@@ -94,6 +119,18 @@ void SwiGlu(const Tensor& gate, const Tensor& up, Dtype d, Tensor& out) {
   SEAM_CHECK(gate.rows() == up.rows() && gate.cols() == up.cols(), "gate and up of different shapes");
   out = Tensor(gate.rows(), gate.cols());
   for (size_t i = 0; i < gate.size(); ++i) out.data()[i] = Silu(gate.data()[i]) * up.data()[i];
+  RoundToStorage(out, d);
+}
+
+void ClampedSwiGlu(const Tensor& gate, const Tensor& up, float limit, Dtype d, Tensor& out) {
+  SEAM_CHECK(gate.rows() == up.rows() && gate.cols() == up.cols(), "gate and up of different shapes");
+  constexpr float kAlpha = 1.702f;
+  out = Tensor(gate.rows(), gate.cols());
+  for (size_t i = 0; i < gate.size(); ++i) {
+    const float g = std::min(gate.data()[i], limit);
+    const float u = std::clamp(up.data()[i], -limit, limit);
+    out.data()[i] = (u + 1.0f) * (g * Sigmoid(kAlpha * g));
+  }
   RoundToStorage(out, d);
 }
 

@@ -5,16 +5,21 @@
 #include <memory>
 
 #include "exec/stages.h"
+#include "exec/streams.h"
 #include "seam/exec.h"
 
 namespace seam {
 namespace {
 
 using exec::AttentionKernel;
+using exec::DenseShape;
 using exec::FfnKernel;
+using exec::LinearKernel;
 using exec::MixerKernel;
 using exec::MoeKernel;
 using exec::Shard;
+using exec::StreamKernel;
+using exec::StreamMix;
 
 constexpr Shard kWhole{0, 1};
 
@@ -26,42 +31,53 @@ class ReferenceStage {
       case StageKind::kAttention: attention_ = std::make_unique<AttentionKernel>(s, m, w, kWhole, n); break;
       case StageKind::kMixer: mixer_ = std::make_unique<MixerKernel>(s, m, w, kWhole, n); break;
       case StageKind::kDenseFfn:
-        ffn_ = std::make_unique<FfnKernel>(w, StagePrefix(s), m.dims->intermediate, m.dims->activation, kWhole, n);
+        ffn_ = std::make_unique<FfnKernel>(w, StagePrefix(s), DenseShape(s.decl, *m.dims), kWhole, n);
         break;
       case StageKind::kSparseFfn: moe_ = std::make_unique<MoeKernel>(s, m, w, kWhole, n.moe_order, n); break;
+      case StageKind::kLinear: linear_ = std::make_unique<LinearKernel>(s, w, n); break;
       case StageKind::kNoOp: break;
+    }
+    if (s.decl.update == UpdateKind::kHyperConnection) {
+      streams_ = std::make_unique<StreamKernel>(w, StagePrefix(s), false, m.residual_streams, m.hidden, *m.dims, n);
     }
   }
 
   const StageRef& ref() const { return ref_; }
+  const StreamKernel* streams() const { return streams_.get(); }
 
   // A new request of `length` tokens starts.
   void Reset(int length) {
     if (attention_) {
       keys_ = Tensor(length, attention_->kv_width());
-      values_ = Tensor(length, attention_->kv_width());
+      values_ = Tensor(length, attention_->v_width());
     }
     if (mixer_) state_ = mixer_->NewState();
   }
 
-  // The stage's complete output for one token (a row of x) at `position`.
-  Tensor Token(const Tensor& x, int position) {
+  // The stage's complete output for one token (a row of x) at `position`;
+  // an MoE appends the experts it chose to `route`.
+  Tensor Token(const Tensor& x, int position, std::vector<int>& route) {
     Tensor out;
     switch (ref_.decl.kind) {
       case StageKind::kAttention: {
-        Tensor q, k, v;
         const int pos[] = {position};
-        attention_->Project(x, pos, q, k, v);
-        std::copy(k.row(0), k.row(0) + k.cols(), keys_.row(position));
-        std::copy(v.row(0), v.row(0) + v.cols(), values_.row(position));
-        const int begin[] = {0};
+        const AttentionKernel::Projected p = attention_->Project(attention_->Prepare(x), pos);
+        std::copy(p.k.row(0), p.k.row(0) + p.k.cols(), keys_.row(position));
+        std::copy(p.v.row(0), p.v.row(0) + p.v.cols(), values_.row(position));
+        const int begin[] = {attention_->FirstKey(position, 0)};
         const int end[] = {position + 1};
-        out = attention_->Output(attention_->Attend(q, keys_, values_, begin, end));
+        out = attention_->Output(attention_->Attend(p, keys_, values_, begin, end), p.gate);
         break;
       }
       case StageKind::kMixer: out = mixer_->Output(mixer_->Scan(x, state_)); break;
       case StageKind::kDenseFfn: out = ffn_->Partial(x); break;
-      case StageKind::kSparseFfn: out = n_.moe_order == MoeMode::kTp ? moe_->TpPartial(x) : A2aToken(x); break;
+      case StageKind::kSparseFfn: {
+        const std::vector<int> chosen = moe_->Route(x).front().experts;
+        route.insert(route.end(), chosen.begin(), chosen.end());
+        out = n_.moe_order == MoeMode::kTp ? moe_->TpPartial(x) : A2aToken(x);
+        break;
+      }
+      case StageKind::kLinear: out = linear_->Run(x); break;
       case StageKind::kNoOp: break;
     }
     RoundToStorage(out, n_.dtype);
@@ -73,8 +89,8 @@ class ReferenceStage {
   Tensor A2aToken(const Tensor& x) const {
     const Routing r = moe_->Route(x).front();
     std::vector<Tensor> outs;
-    for (int e : r.experts) outs.push_back(moe_->Expert(e, x));
     std::vector<const float*> ptrs;
+    for (int e : r.experts) outs.push_back(moe_->IsSkip(e) ? x : moe_->Expert(e, x));
     for (const Tensor& o : outs) ptrs.push_back(o.row(0));
     const Tensor shared = moe_->Shared(x);
     Tensor out(1, moe_->hidden());
@@ -88,18 +104,24 @@ class ReferenceStage {
   std::unique_ptr<MixerKernel> mixer_;
   std::unique_ptr<FfnKernel> ffn_;
   std::unique_ptr<MoeKernel> moe_;
+  std::unique_ptr<LinearKernel> linear_;
+  std::unique_ptr<StreamKernel> streams_;
   Tensor keys_, values_;
   std::vector<float> state_;
 };
 
 }  // namespace
 
-Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n) {
+Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n,
+                              std::vector<std::vector<int>>* routes) {
   if (Status s = CheckWeights(m, w); !s.ok()) return s.error();
   std::vector<ReferenceStage> stages;
   for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
     if (s.decl.kind != StageKind::kNoOp) stages.emplace_back(s, m, w, n);
   }
+  const bool hyper = m.residual_streams > 1;
+  std::unique_ptr<StreamKernel> head;
+  if (hyper) head = std::make_unique<StreamKernel>(w, kStreamHeadName, true, m.residual_streams, m.hidden, *m.dims, n);
   const Tensor& table = w.at(kEmbeddingName);
   const float eps = static_cast<float>(m.dims->rms_eps);
   Tensor hidden(b.tokens(), m.hidden);
@@ -107,16 +129,26 @@ Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, 
   for (const std::vector<int>& request : b.requests) {
     for (ReferenceStage& s : stages) s.Reset(static_cast<int>(request.size()));
     for (size_t t = 0; t < request.size(); ++t) {
-      Tensor residual = table.RowRange(request[t], request[t] + 1);
+      const Tensor x = table.RowRange(request[t], request[t] + 1);
+      Tensor residual = hyper ? StreamKernel::Expand(x, m.residual_streams, n.dtype) : x;
       Tensor out;
+      std::vector<int> route;
       for (ReferenceStage& s : stages) {
-        if (!out.empty()) residual = Add(residual, out, n.dtype);
-        const Tensor input = RmsNorm(residual, w.at(StageNormName(s.ref())).span(), eps, n.dtype);
-        out = s.Token(input, static_cast<int>(t));
+        if (!out.empty()) residual = Add(residual, out, n.dtype);  // plain adds wait for the next read
+        StreamMix mix;
+        const Tensor read = s.streams() ? s.streams()->Read(residual, &mix) : residual;
+        const Tensor input = RmsNorm(read, w.at(StageNormName(s.ref())).span(), eps, n.dtype);
+        out = s.Token(input, static_cast<int>(t), route);
+        if (s.streams()) {  // a hyper-connection update: the stage writes its streams itself
+          residual = s.streams()->Write(residual, out, mix);
+          out = Tensor();
+        }
       }
       if (!out.empty()) residual = Add(residual, out, n.dtype);
-      const Tensor y = RmsNorm(residual, w.at(kFinalNormName).span(), eps, n.dtype);
+      const Tensor read = head ? head->Read(residual, nullptr) : residual;
+      const Tensor y = RmsNorm(read, w.at(kFinalNormName).span(), eps, n.dtype);
       std::copy(y.row(0), y.row(0) + y.cols(), hidden.row(row++));
+      if (routes != nullptr) routes->push_back(std::move(route));
     }
   }
   return hidden;

@@ -42,19 +42,28 @@ Status WidthsFit(const Model& m, const ParallelConfig& cfg, int k_blocks) {
   std::vector<Status> checks;
   for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
     switch (s.decl.kind) {
-      case StageKind::kAttention:
+      case StageKind::kAttention: {
         checks.push_back(Divides(a, d.heads, "attention heads", "attn_tp"));
-        if (d.kv_heads % a != 0) checks.push_back(Divides(d.kv_heads, a, "attn_tp", "key/value heads"));
+        if (d.mla.kv_lora > 0) {
+          checks.push_back(Divides(k_blocks, d.heads * d.mla.v, "the attention output width", "k_blocks"));
+          break;
+        }
+        const int kv = s.decl.kv_heads > 0 ? s.decl.kv_heads : d.kv_heads;
+        checks.push_back(Divides(kv, d.heads, "attention heads", "key/value heads"));
+        if (kv % a != 0) checks.push_back(Divides(kv, a, "attn_tp", "key/value heads"));
         checks.push_back(Divides(k_blocks, d.heads * d.head_dim, "the attention output width", "k_blocks"));
         break;
+      }
       case StageKind::kMixer:
         checks.push_back(Divides(a, d.mixer_heads, "mixer heads", "attn_tp"));
         checks.push_back(Divides(k_blocks, d.mixer_heads * d.mixer_head_dim, "the mixer width", "k_blocks"));
         break;
-      case StageKind::kDenseFfn:
-        checks.push_back(Divides(dense, d.intermediate, "the dense FFN width", "dense_tp"));
-        checks.push_back(Divides(k_blocks, d.intermediate, "the dense FFN width", "k_blocks"));
+      case StageKind::kDenseFfn: {
+        const int width = FfnWidthOf(s.decl, d);
+        checks.push_back(Divides(dense, width, "the dense FFN width", "dense_tp"));
+        checks.push_back(Divides(k_blocks, width, "the dense FFN width", "k_blocks"));
         break;
+      }
       case StageKind::kSparseFfn:
         checks.push_back(Divides(t, d.moe_intermediate, "the expert width", "tp"));
         checks.push_back(Divides(k_blocks, d.moe_intermediate, "the expert width", "k_blocks"));
@@ -63,6 +72,7 @@ Status WidthsFit(const Model& m, const ParallelConfig& cfg, int k_blocks) {
           checks.push_back(Divides(k_blocks, d.shared_intermediate, "the shared expert width", "k_blocks"));
         }
         break;
+      case StageKind::kLinear:
       case StageKind::kNoOp: break;
     }
   }

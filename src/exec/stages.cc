@@ -24,67 +24,217 @@ Tensor RowParallel(const Tensor& x, const Tensor& w, const Numerics& n, Shard sh
 
 // ---- attention ----
 
+namespace {
+
+// Per-head RMSNorm of [rows, heads * head_dim] (Qwen3's query/key norms).
+void NormHeads(Tensor& x, int head_dim, const Tensor& w, float eps, Dtype d) {
+  if (x.empty()) return;
+  Tensor per_head(x.rows() * (x.cols() / head_dim), head_dim, std::vector<float>(x.data(), x.data() + x.size()));
+  const Tensor normed = RmsNorm(per_head, w.span(), eps, d);
+  std::copy(normed.data(), normed.data() + normed.size(), x.data());
+}
+
+void AddRowBias(Tensor& x, const Tensor& bias) {
+  if (bias.empty()) return;
+  for (int r = 0; r < x.rows(); ++r) {
+    for (int c = 0; c < x.cols(); ++c) x.at(r, c) = x.at(r, c) + bias.at(0, c);
+  }
+}
+
+// Columns [first, last) of each of `heads` consecutive blocks of `width`.
+Tensor HeadColumns(const Tensor& x, int heads, int width, int first, int last) {
+  Tensor out(x.rows(), heads * (last - first));
+  for (int r = 0; r < x.rows(); ++r) {
+    for (int h = 0; h < heads; ++h) {
+      std::copy(x.row(r) + h * width + first, x.row(r) + h * width + last, out.row(r) + h * (last - first));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n)
     : d_(*m.dims), n_(n), shard_(shard) {
   const std::string p = StagePrefix(s);
   SEAM_CHECK(d_.heads % shard.count == 0, "attention heads do not split over the group");
   heads_ = d_.heads / shard.count;
-  const int group = d_.heads / d_.kv_heads;  // query heads per key/value head
-  const int first_head = shard.index * heads_;
-  kv_first_ = first_head / group;
-  const int kv_last = (first_head + heads_ - 1) / group + 1;
+  window_ = s.decl.window;
+  rope_ = {d_.rope_theta, d_.rope_scaling};
+  const int h0 = shard.index * heads_;
+  mla_ = d_.mla.kv_lora > 0;
+  if (mla_) {
+    const MlaDims& a = d_.mla;
+    qk_dim_ = a.qk_nope + a.qk_rope;
+    v_dim_ = a.v;
+    kv_heads_ = heads_;  // every head has its own key and value
+    kv_first_ = h0;
+    if (a.q_lora > 0) {
+      q_a_ = w.at(p + ".q_a_proj.weight");
+      q_a_norm_ = w.at(p + ".q_a_layernorm.weight");
+      q_b_ = w.at(p + ".q_b_proj.weight").RowRange(h0 * qk_dim_, (h0 + heads_) * qk_dim_);
+    } else {
+      q_ = w.at(p + ".q_proj.weight").RowRange(h0 * qk_dim_, (h0 + heads_) * qk_dim_);
+    }
+    kv_a_ = w.at(p + ".kv_a_proj_with_mqa.weight");
+    kv_a_norm_ = w.at(p + ".kv_a_layernorm.weight");
+    kv_b_ = w.at(p + ".kv_b_proj.weight").RowRange(h0 * (a.qk_nope + a.v), (h0 + heads_) * (a.qk_nope + a.v));
+    o_ = w.at(p + ".o_proj.weight").ColRange(h0 * v_dim_, (h0 + heads_) * v_dim_);
+    return;
+  }
+  const int kv_total = s.decl.kv_heads > 0 ? s.decl.kv_heads : d_.kv_heads;
   const int hd = d_.head_dim;
-  q_ = w.at(p + ".q_proj.weight").RowRange(first_head * hd, (first_head + heads_) * hd);
-  k_ = w.at(p + ".k_proj.weight").RowRange(kv_first_ * hd, kv_last * hd);
-  v_ = w.at(p + ".v_proj.weight").RowRange(kv_first_ * hd, kv_last * hd);
-  o_ = w.at(p + ".o_proj.weight").ColRange(first_head * hd, (first_head + heads_) * hd);
+  qk_dim_ = v_dim_ = hd;
+  group_ = d_.heads / kv_total;
+  kv_first_ = h0 / group_;
+  kv_heads_ = (h0 + heads_ - 1) / group_ + 1 - kv_first_;
+  q_ = w.at(p + ".q_proj.weight").RowRange(h0 * hd, (h0 + heads_) * hd);
+  k_ = w.at(p + ".k_proj.weight").RowRange(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
+  v_ = w.at(p + ".v_proj.weight").RowRange(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
+  o_ = w.at(p + ".o_proj.weight").ColRange(h0 * hd, (h0 + heads_) * hd);
+  if (d_.qkv_bias) {
+    q_bias_ = w.at(p + ".q_proj.bias").ColRange(h0 * hd, (h0 + heads_) * hd);
+    k_bias_ = w.at(p + ".k_proj.bias").ColRange(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
+    v_bias_ = w.at(p + ".v_proj.bias").ColRange(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
+    // The output bias joins the sum once: in canonical K-block 0.
+    if (shard.index == 0) o_bias_ = w.at(p + ".o_proj.bias");
+  }
+  if (d_.qk_norm) {
+    q_norm_ = w.at(p + ".q_norm.weight");
+    k_norm_ = w.at(p + ".k_norm.weight");
+  }
+  if (d_.attention_sinks) sinks_ = w.at(p + ".sinks").ColRange(h0, h0 + heads_);
+  if (d_.attention_gate) gate_ = w.at(p + ".gate_proj.weight").RowRange(h0 * hd, (h0 + heads_) * hd);
 }
 
-void AttentionKernel::Project(const Tensor& x, std::span<const int> positions, Tensor& q, Tensor& k,
-                              Tensor& v) const {
-  q = Linear(x, q_, n_.dtype);
-  k = Linear(x, k_, n_.dtype);
-  v = Linear(x, v_, n_.dtype);
+Tensor AttentionKernel::Prepare(const Tensor& x) const {
+  if (!mla_ || d_.mla.q_lora == 0) return x;
+  const Tensor q_a = Linear(x, q_a_, n_.dtype), kv_a = Linear(x, kv_a_, n_.dtype);
+  Tensor out(x.rows(), q_a.cols() + kv_a.cols());
+  for (int r = 0; r < x.rows(); ++r) {
+    std::copy(q_a.row(r), q_a.row(r) + q_a.cols(), out.row(r));
+    std::copy(kv_a.row(r), kv_a.row(r) + kv_a.cols(), out.row(r) + q_a.cols());
+  }
+  return out;
+}
+
+void AttentionKernel::ProjectGqa(const Tensor& x, std::span<const int> positions, Projected& p) const {
+  const int hd = d_.head_dim;
+  p.q = Gemm(x, q_);
+  p.k = Gemm(x, k_);
+  p.v = Gemm(x, v_);
+  AddRowBias(p.q, q_bias_);
+  AddRowBias(p.k, k_bias_);
+  AddRowBias(p.v, v_bias_);
+  for (Tensor* t : {&p.q, &p.k, &p.v}) RoundToStorage(*t, n_.dtype);
+  const float eps = static_cast<float>(d_.rms_eps);
+  if (d_.qk_norm) {
+    NormHeads(p.q, hd, q_norm_, eps, n_.dtype);
+    NormHeads(p.k, hd, k_norm_, eps, n_.dtype);
+  }
   if (d_.rope) {
-    ApplyRope(q, heads_, d_.head_dim, positions, d_.rope_theta, n_.dtype);
-    ApplyRope(k, k.cols() / d_.head_dim, d_.head_dim, positions, d_.rope_theta, n_.dtype);
+    const int rotary = static_cast<int>(hd * d_.rope_fraction) / 2 * 2;
+    ApplyRope(p.q, heads_, hd, rotary, positions, rope_, n_.dtype);
+    ApplyRope(p.k, kv_heads_, hd, rotary, positions, rope_, n_.dtype);
+  }
+  if (d_.attention_gate) p.gate = Linear(x, gate_, n_.dtype);
+}
+
+void AttentionKernel::ProjectMla(const Tensor& prepared, std::span<const int> positions, Projected& p) const {
+  const MlaDims& a = d_.mla;
+  const float eps = static_cast<float>(d_.rms_eps);
+  Tensor kv_a;
+  if (a.q_lora > 0) {
+    const Tensor q_a = prepared.ColRange(0, a.q_lora);
+    kv_a = prepared.ColRange(a.q_lora, prepared.cols());
+    p.q = Linear(RmsNorm(q_a, q_a_norm_.span(), eps, n_.dtype), q_b_, n_.dtype);
+  } else {
+    p.q = Linear(prepared, q_, n_.dtype);
+    kv_a = Linear(prepared, kv_a_, n_.dtype);
+  }
+  const Tensor latent = RmsNorm(kv_a.ColRange(0, a.kv_lora), kv_a_norm_.span(), eps, n_.dtype);
+  const Tensor kv = Linear(latent, kv_b_, n_.dtype);  // per head: [nope | v]
+  // The rotary part: each query head's last qk_rope dims, and one key part shared by every head.
+  Tensor q_rope = HeadColumns(p.q, heads_, qk_dim_, a.qk_nope, qk_dim_);
+  Tensor k_rope = kv_a.ColRange(a.kv_lora, kv_a.cols());
+  ApplyRope(q_rope, heads_, a.qk_rope, a.qk_rope, positions, rope_, n_.dtype);
+  ApplyRope(k_rope, 1, a.qk_rope, a.qk_rope, positions, rope_, n_.dtype);
+  p.k = Tensor(prepared.rows(), heads_ * qk_dim_);
+  p.v = HeadColumns(kv, heads_, a.qk_nope + a.v, a.qk_nope, a.qk_nope + a.v);
+  for (int r = 0; r < prepared.rows(); ++r) {
+    for (int h = 0; h < heads_; ++h) {
+      float* q = p.q.row(r) + h * qk_dim_;
+      std::copy(q_rope.row(r) + h * a.qk_rope, q_rope.row(r) + (h + 1) * a.qk_rope, q + a.qk_nope);
+      float* k = p.k.row(r) + h * qk_dim_;
+      const float* nope = kv.row(r) + h * (a.qk_nope + a.v);
+      std::copy(nope, nope + a.qk_nope, k);
+      std::copy(k_rope.row(r), k_rope.row(r) + a.qk_rope, k + a.qk_nope);
+    }
   }
 }
 
-Tensor AttentionKernel::Attend(const Tensor& q, const Tensor& k, const Tensor& v, std::span<const int> begin,
+AttentionKernel::Projected AttentionKernel::Project(const Tensor& prepared, std::span<const int> positions) const {
+  Projected p;
+  if (mla_) {
+    ProjectMla(prepared, positions, p);
+  } else {
+    ProjectGqa(prepared, positions, p);
+  }
+  return p;
+}
+
+Tensor AttentionKernel::Attend(const Projected& p, const Tensor& k, const Tensor& v, std::span<const int> begin,
                                std::span<const int> end) const {
-  const int hd = d_.head_dim;
-  const int group = d_.heads / d_.kv_heads;
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-  Tensor out(q.rows(), q.cols());
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(qk_dim_)));
+  Tensor out(p.q.rows(), heads_ * v_dim_);
   std::vector<const float*> keys, values;
-  for (int r = 0; r < q.rows(); ++r) {
+  for (int r = 0; r < p.q.rows(); ++r) {
     for (int h = 0; h < heads_; ++h) {
-      const int kv = (shard_.index * heads_ + h) / group - kv_first_;
+      const int kv = mla_ ? h : (shard_.index * heads_ + h) / group_ - kv_first_;
       keys.clear();
       values.clear();
       for (int j = begin[static_cast<size_t>(r)]; j < end[static_cast<size_t>(r)]; ++j) {
-        keys.push_back(k.row(j) + kv * hd);
-        values.push_back(v.row(j) + kv * hd);
+        keys.push_back(k.row(j) + kv * qk_dim_);
+        values.push_back(v.row(j) + kv * v_dim_);
       }
-      AttendRow(q.row(r) + h * hd, keys.data(), values.data(), static_cast<int>(keys.size()), hd, scale,
-                out.row(r) + h * hd);
+      const float* sink = sinks_.empty() ? nullptr : sinks_.row(0) + h;
+      AttendRow(p.q.row(r) + h * qk_dim_, keys.data(), values.data(), static_cast<int>(keys.size()), qk_dim_, v_dim_,
+                scale, sink, out.row(r) + h * v_dim_);
     }
   }
   RoundToStorage(out, n_.dtype);
   return out;
 }
 
-Tensor AttentionKernel::Output(const Tensor& o) const { return RowParallel(o, o_, n_, shard_); }
-
-Tensor AttentionKernel::Run(const Tensor& x, std::span<const int> positions,
-                            std::span<const int> request_start) const {
-  Tensor q, k, v;
-  Project(x, positions, q, k, v);
-  std::vector<int> end(static_cast<size_t>(x.rows()));
-  for (int r = 0; r < x.rows(); ++r) end[static_cast<size_t>(r)] = r + 1;
-  return Output(Attend(q, k, v, request_start, end));
+Tensor AttentionKernel::Output(const Tensor& o, const Tensor& gate) const {
+  Tensor gated = o;
+  if (!gate.empty()) {
+    for (size_t i = 0; i < gated.size(); ++i) gated.data()[i] = gated.data()[i] * Sigmoid(gate.data()[i]);
+    RoundToStorage(gated, n_.dtype);
+  }
+  SEAM_CHECK(n_.k_blocks % shard_.count == 0, "the group does not split the canonical K-blocks");
+  std::vector<Tensor> blocks = GemmBlocks(gated, o_, n_.k_blocks / shard_.count);
+  if (!o_bias_.empty() && !blocks.empty()) AddRowBias(blocks.front(), o_bias_);
+  return TreeSum(blocks);
 }
+
+Tensor AttentionKernel::Run(const Tensor& prepared, std::span<const int> positions,
+                            std::span<const int> request_start) const {
+  const Projected p = Project(prepared, positions);
+  std::vector<int> begin(static_cast<size_t>(prepared.rows())), end(static_cast<size_t>(prepared.rows()));
+  for (int r = 0; r < prepared.rows(); ++r) {
+    begin[static_cast<size_t>(r)] = FirstKey(r, request_start[static_cast<size_t>(r)]);
+    end[static_cast<size_t>(r)] = r + 1;
+  }
+  return Output(Attend(p, p.k, p.v, begin, end), p.gate);
+}
+
+// ---- linear ----
+
+LinearKernel::LinearKernel(const StageRef& s, const Weights& w, const Numerics& n)
+    : n_(n), w_(w.at(StagePrefix(s) + ".linear.weight")) {}
+
+Tensor LinearKernel::Run(const Tensor& x) const { return Linear(x, w_, n_.dtype); }
 
 // ---- mixer ----
 
@@ -158,26 +308,41 @@ Tensor MixerKernel::Run(const Tensor& x, std::span<const int> request_start) con
 
 // ---- dense FFN ----
 
-FfnKernel::FfnKernel(const Weights& w, const std::string& prefix, int width, Activation act, Shard shard,
+FfnKernel::FfnKernel(const Weights& w, const std::string& prefix, const FfnShape& shape, Shard shard,
                      const Numerics& n)
-    : act_(act), n_(n) {
-  SEAM_CHECK(width % shard.count == 0 && n.k_blocks % shard.count == 0, "the FFN width does not split");
-  const int per = width / shard.count;
+    : shape_(shape), n_(n) {
+  SEAM_CHECK(shape.width % shard.count == 0 && n.k_blocks % shard.count == 0, "the FFN width does not split");
+  const int first = shard.index * shape.width / shard.count, last = (shard.index + 1) * shape.width / shard.count;
   blocks_ = n.k_blocks / shard.count;
-  if (act == Activation::kSwiGlu) gate_ = w.at(prefix + ".gate_proj.weight").RowRange(shard.index * per, (shard.index + 1) * per);
-  up_ = w.at(prefix + ".up_proj.weight").RowRange(shard.index * per, (shard.index + 1) * per);
-  down_ = w.at(prefix + ".down_proj.weight").ColRange(shard.index * per, (shard.index + 1) * per);
+  const bool gated = shape.act != Activation::kRelu2;
+  if (gated) gate_ = w.at(prefix + ".gate_proj.weight").RowRange(first, last);
+  up_ = w.at(prefix + ".up_proj.weight").RowRange(first, last);
+  down_ = w.at(prefix + ".down_proj.weight").ColRange(first, last);
+  if (!shape.bias) return;
+  // Column-parallel biases are sliced with their rows; the row-parallel
+  // down bias is added once, in canonical K-block 0, which shard 0 holds.
+  if (gated) gate_bias_ = w.at(prefix + ".gate_proj.bias").ColRange(first, last);
+  up_bias_ = w.at(prefix + ".up_proj.bias").ColRange(first, last);
+  if (shard.index == 0) down_bias_ = w.at(prefix + ".down_proj.bias");
 }
 
 std::vector<Tensor> FfnKernel::Blocks(const Tensor& x) const {
+  const auto project = [&](const Tensor& weight, const Tensor& bias) {
+    Tensor y = Gemm(x, weight);
+    AddRowBias(y, bias);
+    RoundToStorage(y, n_.dtype);
+    return y;
+  };
   Tensor a;
-  const Tensor up = Linear(x, up_, n_.dtype);
-  if (act_ == Activation::kSwiGlu) {
-    SwiGlu(Linear(x, gate_, n_.dtype), up, n_.dtype, a);
-  } else {
-    Relu2(up, n_.dtype, a);
+  const Tensor up = project(up_, up_bias_);
+  switch (shape_.act) {
+    case Activation::kSwiGlu: SwiGlu(project(gate_, gate_bias_), up, n_.dtype, a); break;
+    case Activation::kClampedSwiGlu: ClampedSwiGlu(project(gate_, gate_bias_), up, shape_.limit, n_.dtype, a); break;
+    case Activation::kRelu2: Relu2(up, n_.dtype, a); break;
   }
-  return GemmBlocks(a, down_, blocks_);
+  std::vector<Tensor> blocks = GemmBlocks(a, down_, blocks_);
+  if (!down_bias_.empty()) AddRowBias(blocks.front(), down_bias_);
+  return blocks;
 }
 
 Tensor FfnKernel::Partial(const Tensor& x) const { return TreeSum(Blocks(x)); }
@@ -189,30 +354,60 @@ MoeKernel::MoeKernel(const StageRef& s, const Model& m, const Weights& w, Shard 
     : d_(*m.dims), top_k_(s.decl.top_k), hidden_(m.hidden), n_(n), shard_(shard) {
   const std::string p = StagePrefix(s);
   router_ = w.at(p + ".gate.weight");
+  if (d_.moe_bias) router_bias_ = w.at(p + ".gate.bias");
+  if (d_.correction_bias) correction_ = w.at(p + ".gate.e_score_correction_bias");
   const Shard whole{0, 1};
+  const float limit = static_cast<float>(d_.swiglu_limit);
+  const FfnShape expert{d_.moe_intermediate, d_.activation, d_.moe_bias, limit};
   for (int e = 0; e < d_.experts; ++e) {
     const std::string name = p + ".experts." + std::to_string(e);
     if (mode == MoeMode::kTp) {
-      experts_.push_back(std::make_unique<FfnKernel>(w, name, d_.moe_intermediate, d_.activation, shard, n));
+      experts_.push_back(std::make_unique<FfnKernel>(w, name, expert, shard, n));
     } else if (e % shard.count == shard.index) {
-      experts_.push_back(std::make_unique<FfnKernel>(w, name, d_.moe_intermediate, d_.activation, whole, n));
+      experts_.push_back(std::make_unique<FfnKernel>(w, name, expert, whole, n));
     } else {
       experts_.push_back(nullptr);
     }
   }
   if (d_.shared_intermediate > 0) {
-    shared_ = std::make_unique<FfnKernel>(w, p + ".shared_expert", d_.shared_intermediate, d_.activation,
+    shared_ = std::make_unique<FfnKernel>(w, p + ".shared_expert",
+                                          FfnShape{d_.shared_intermediate, d_.activation, false, limit},
                                           mode == MoeMode::kTp ? shard : whole, n);
   }
 }
 
 std::vector<Routing> MoeKernel::Route(const Tensor& x) const {
-  const Tensor logits = Gemm(x, router_);
-  std::vector<float> probs(static_cast<size_t>(d_.experts));
+  Tensor logits = Gemm(x, router_);
+  AddRowBias(logits, router_bias_);
+  const int n = logits.cols();  // the experts, and the skip expert when there is one
+  std::vector<float> scores(static_cast<size_t>(n)), select(static_cast<size_t>(n));
   std::vector<Routing> out;
   for (int r = 0; r < x.rows(); ++r) {
-    Softmax(logits.row(r), d_.experts, probs.data());
-    out.push_back(TopK(probs.data(), d_.experts, top_k_, d_.renormalize));
+    Routing route;
+    if (d_.scoring == RouterScoring::kSoftmax) {
+      Softmax(logits.row(r), n, scores.data());
+      route = TopK(scores.data(), n, top_k_, d_.renormalize);
+    } else {
+      // Independent scores; a correction bias steers the selection only.
+      for (int e = 0; e < n; ++e) {
+        const float l = logits.at(r, e);
+        scores[static_cast<size_t>(e)] = d_.scoring == RouterScoring::kSigmoid ? Sigmoid(l) : std::sqrt(Softplus(l));
+        select[static_cast<size_t>(e)] = scores[static_cast<size_t>(e)] + (correction_.empty() ? 0.0f : correction_.at(0, e));
+      }
+      route = TopK(select.data(), n, top_k_, false);
+      float total = 0;
+      for (size_t i = 0; i < route.experts.size(); ++i) {
+        route.weights[i] = scores[static_cast<size_t>(route.experts[i])];
+        total = total + route.weights[i];
+      }
+      if (d_.renormalize) {
+        for (float& w : route.weights) w = w / total;
+      }
+    }
+    if (d_.routed_scaling != 1.0) {
+      for (float& w : route.weights) w = w * static_cast<float>(d_.routed_scaling);
+    }
+    out.push_back(std::move(route));
   }
   return out;
 }
@@ -222,7 +417,9 @@ Tensor MoeKernel::TpPartial(const Tensor& x) const {
   // Each expert runs once on the rows routed to it.
   std::vector<std::vector<int>> rows_of(static_cast<size_t>(d_.experts));
   for (int r = 0; r < x.rows(); ++r) {
-    for (int e : routes[static_cast<size_t>(r)].experts) rows_of[static_cast<size_t>(e)].push_back(r);
+    for (int e : routes[static_cast<size_t>(r)].experts) {
+      if (!IsSkip(e)) rows_of[static_cast<size_t>(e)].push_back(r);
+    }
   }
   std::vector<std::vector<Tensor>> blocks(static_cast<size_t>(d_.experts));  // [expert][block] -> rows_of rows
   std::vector<std::vector<int>> slot_row(static_cast<size_t>(d_.experts), std::vector<int>(static_cast<size_t>(x.rows()), -1));
@@ -247,6 +444,13 @@ Tensor MoeKernel::TpPartial(const Tensor& x) const {
       const Routing& route = routes[static_cast<size_t>(r)];
       for (size_t slot = 0; slot < route.experts.size(); ++slot) {
         const int e = route.experts[slot];
+        if (IsSkip(e)) {
+          // The skip expert passes the input through: whole, so it joins one block (canonical block 0).
+          if (b == 0 && shard_.index == 0) {
+            for (int c = 0; c < hidden_; ++c) out[c] = out[c] + route.weights[slot] * x.at(r, c);
+          }
+          continue;
+        }
         const float* p = blocks[static_cast<size_t>(e)][static_cast<size_t>(b)].row(slot_row[static_cast<size_t>(e)][static_cast<size_t>(r)]);
         for (int c = 0; c < hidden_; ++c) out[c] = out[c] + route.weights[slot] * p[c];
       }

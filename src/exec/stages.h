@@ -25,29 +25,66 @@ struct Shard {
   int count = 1;
 };
 
+// Attention on a rank's share of the heads: grouped-query attention (with
+// the families' optional parts: query/key norms, sinks, a sliding window,
+// an output gate, biases, partial or Llama 3-scaled RoPE) or DeepSeek's
+// multi-head latent attention.
 class AttentionKernel {
  public:
   AttentionKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n);
-  int q_width() const { return q_.rows(); }
-  int kv_width() const { return k_.rows(); }
-  // Projections of rows x at their positions, rounded, rotary applied.
-  void Project(const Tensor& x, std::span<const int> positions, Tensor& q, Tensor& k, Tensor& v) const;
+
+  // What an input-scattered batch gathers: MLA with a query latent projects
+  // its rows to the latents first; any other attention gathers its input.
+  Tensor Prepare(const Tensor& x) const;
+  int kv_width() const { return kv_heads_ * qk_dim_; }
+  int v_width() const { return kv_heads_ * v_dim_; }
+
+  struct Projected {
+    Tensor q, k, v;  // per head: q and k of qk_dim, v of v_dim; rounded, rotary applied
+    Tensor gate;     // the output gate's input, when the family has one
+  };
+  Projected Project(const Tensor& prepared, std::span<const int> positions) const;
   // Row i of q attends over rows [begin[i], end[i]) of k and v; rounded.
-  Tensor Attend(const Tensor& q, const Tensor& k, const Tensor& v, std::span<const int> begin,
+  Tensor Attend(const Projected& p, const Tensor& k, const Tensor& v, std::span<const int> begin,
                 std::span<const int> end) const;
-  // The output projection: the tree sum of this rank's K-blocks.
-  Tensor Output(const Tensor& o) const;
-  // All three for rows that hold whole requests (request_start: per row,
-  // the row of its request's first token).
-  Tensor Run(const Tensor& x, std::span<const int> positions, std::span<const int> request_start) const;
+  // The output projection (after the gate): the tree sum of this rank's K-blocks.
+  Tensor Output(const Tensor& o, const Tensor& gate) const;
+  // The first key row a query at `row` of a request starting at `start` sees.
+  int FirstKey(int row, int start) const { return window_ > 0 ? std::max(start, row - window_ + 1) : start; }
+  // All of it for rows holding whole requests, from prepared rows.
+  Tensor Run(const Tensor& prepared, std::span<const int> positions, std::span<const int> request_start) const;
 
  private:
+  void ProjectGqa(const Tensor& x, std::span<const int> positions, Projected& p) const;
+  void ProjectMla(const Tensor& prepared, std::span<const int> positions, Projected& p) const;
+
   const ModelDims& d_;
   Numerics n_;
   Shard shard_;
+  bool mla_ = false;
   int heads_ = 0;      // query heads this rank holds
-  int kv_first_ = 0;   // first key/value head it holds
-  Tensor q_, k_, v_, o_;
+  int kv_heads_ = 0;   // key/value heads it holds
+  int group_ = 1;      // query heads per key/value head
+  int kv_first_ = 0;   // its first key/value head (model-wide)
+  int qk_dim_ = 0;
+  int v_dim_ = 0;
+  int window_ = 0;
+  RopeParams rope_;
+  Tensor q_, k_, v_, o_, gate_;                   // GQA (q_ also MLA's direct query projection)
+  Tensor q_bias_, k_bias_, v_bias_, o_bias_;      // GQA biases (o_bias_ empty off block 0)
+  Tensor q_norm_, k_norm_, sinks_;
+  Tensor q_a_, q_a_norm_, q_b_, kv_a_, kv_a_norm_, kv_b_;  // MLA
+};
+
+// NAS's linear replacement: one replicated hidden x hidden product.
+class LinearKernel {
+ public:
+  LinearKernel(const StageRef& s, const Weights& w, const Numerics& n);
+  Tensor Run(const Tensor& x) const;  // complete, rounded
+
+ private:
+  Numerics n_;
+  Tensor w_;
 };
 
 // A gated linear recurrence with Mamba2's sharding: per-head projections
@@ -71,20 +108,35 @@ class MixerKernel {
   Tensor x_, z_, dt_, b_, c_, a_log_, out_;
 };
 
+// What an FFN is: its width, activation and whether its projections have
+// biases (GPT-OSS's experts).
+struct FfnShape {
+  int width = 0;
+  Activation act = Activation::kSwiGlu;
+  bool bias = false;
+  float limit = 7.0f;  // the clamped SwiGLU's
+};
+
+// A dense FFN stage: no biases in any family.
+inline FfnShape DenseShape(const StageDecl& s, const ModelDims& d) {
+  return {FfnWidthOf(s, d), d.activation, false, static_cast<float>(d.swiglu_limit)};
+}
+
 // A dense FFN (SwiGLU or ReLU^2) with this rank's share of its width.
 class FfnKernel {
  public:
-  FfnKernel(const Weights& w, const std::string& prefix, int width, Activation act, Shard shard, const Numerics& n);
+  FfnKernel(const Weights& w, const std::string& prefix, const FfnShape& shape, Shard shard, const Numerics& n);
   // The tree sum of this rank's down-projection K-blocks.
   Tensor Partial(const Tensor& x) const;
   // The K-block products themselves, before the tree.
   std::vector<Tensor> Blocks(const Tensor& x) const;
 
  private:
-  Activation act_;
+  FfnShape shape_;
   Numerics n_;
   int blocks_ = 1;
   Tensor gate_, up_, down_;
+  Tensor gate_bias_, up_bias_, down_bias_;  // down_bias_ only where canonical block 0 is
 };
 
 // A MoE FFN: a replicated router, experts, an optional shared expert.
@@ -105,6 +157,8 @@ class MoeKernel {
   // order) and the shared expert's, rounded.
   void Fold(const Routing& r, std::span<const float* const> outputs, const float* shared, float* out) const;
   int OwnerOf(int expert) const { return expert % shard_.count; }
+  // ZAYA1's skip expert: routed there, a row passes its input through.
+  bool IsSkip(int expert) const { return expert == d_.experts; }
   int hidden() const { return hidden_; }
 
  private:
@@ -114,6 +168,8 @@ class MoeKernel {
   Numerics n_;
   Shard shard_;
   Tensor router_;
+  Tensor router_bias_;  // empty without one
+  Tensor correction_;  // selection-only bias per expert (empty without one)
   std::vector<std::unique_ptr<FfnKernel>> experts_;  // null where another rank holds it (a2a)
   std::unique_ptr<FfnKernel> shared_;
 };

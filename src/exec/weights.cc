@@ -41,13 +41,81 @@ void AddLinear(std::vector<WeightSpec>& out, const std::string& name, int rows, 
   out.push_back({name, rows, cols, WeightKind::kLinear});
 }
 
-void AddFfn(std::vector<WeightSpec>& out, const std::string& prefix, int width, int hidden, Activation act) {
-  if (act == Activation::kSwiGlu) AddLinear(out, prefix + ".gate_proj.weight", width, hidden);
-  AddLinear(out, prefix + ".up_proj.weight", width, hidden);
-  AddLinear(out, prefix + ".down_proj.weight", hidden, width);
+void AddVector(std::vector<WeightSpec>& out, const std::string& name, int n, WeightKind kind = WeightKind::kLinear) {
+  out.push_back({name, 1, n, kind});
 }
 
-Status StageSpecs(const StageRef& s, int hidden, const ModelDims& d, std::vector<WeightSpec>& out) {
+void AddFfn(std::vector<WeightSpec>& out, const std::string& prefix, int width, int hidden, Activation act,
+            bool bias = false) {
+  const bool gated = act != Activation::kRelu2;
+  if (gated) AddLinear(out, prefix + ".gate_proj.weight", width, hidden);
+  AddLinear(out, prefix + ".up_proj.weight", width, hidden);
+  AddLinear(out, prefix + ".down_proj.weight", hidden, width);
+  if (!bias) return;
+  if (gated) AddVector(out, prefix + ".gate_proj.bias", width);
+  AddVector(out, prefix + ".up_proj.bias", width);
+  AddVector(out, prefix + ".down_proj.bias", hidden);
+}
+
+void AddMla(std::vector<WeightSpec>& out, const std::string& p, int hidden, const ModelDims& d) {
+  const MlaDims& m = d.mla;
+  const int q_width = d.heads * (m.qk_nope + m.qk_rope);
+  if (m.q_lora > 0) {
+    AddLinear(out, p + ".q_a_proj.weight", m.q_lora, hidden);
+    AddVector(out, p + ".q_a_layernorm.weight", m.q_lora, WeightKind::kNorm);
+    AddLinear(out, p + ".q_b_proj.weight", q_width, m.q_lora);
+  } else {
+    AddLinear(out, p + ".q_proj.weight", q_width, hidden);
+  }
+  AddLinear(out, p + ".kv_a_proj_with_mqa.weight", m.kv_lora + m.qk_rope, hidden);
+  AddVector(out, p + ".kv_a_layernorm.weight", m.kv_lora, WeightKind::kNorm);
+  AddLinear(out, p + ".kv_b_proj.weight", d.heads * (m.qk_nope + m.v), m.kv_lora);
+  AddLinear(out, p + ".o_proj.weight", hidden, d.heads * m.v);
+}
+
+void AddAttention(std::vector<WeightSpec>& out, const std::string& p, const StageDecl& decl, int hidden,
+                  const ModelDims& d) {
+  if (d.mla.kv_lora > 0) return AddMla(out, p, hidden, d);
+  const int q = d.heads * d.head_dim;
+  const int kv = (decl.kv_heads > 0 ? decl.kv_heads : d.kv_heads) * d.head_dim;
+  AddLinear(out, p + ".q_proj.weight", q, hidden);
+  AddLinear(out, p + ".k_proj.weight", kv, hidden);
+  AddLinear(out, p + ".v_proj.weight", kv, hidden);
+  AddLinear(out, p + ".o_proj.weight", hidden, q);
+  if (d.qkv_bias) {
+    AddVector(out, p + ".q_proj.bias", q);
+    AddVector(out, p + ".k_proj.bias", kv);
+    AddVector(out, p + ".v_proj.bias", kv);
+    AddVector(out, p + ".o_proj.bias", hidden);
+  }
+  if (d.qk_norm) {
+    AddVector(out, p + ".q_norm.weight", d.head_dim, WeightKind::kNorm);
+    AddVector(out, p + ".k_norm.weight", d.head_dim, WeightKind::kNorm);
+  }
+  if (d.attention_sinks) AddVector(out, p + ".sinks", d.heads, WeightKind::kEmbedding);
+  if (d.attention_gate) AddLinear(out, p + ".gate_proj.weight", q, hidden);
+}
+
+void AddMoe(std::vector<WeightSpec>& out, const std::string& p, int hidden, const ModelDims& d) {
+  AddLinear(out, p + ".gate.weight", d.experts + (d.skip_expert ? 1 : 0), hidden);
+  if (d.moe_bias) AddVector(out, p + ".gate.bias", d.experts + (d.skip_expert ? 1 : 0));
+  if (d.correction_bias) AddVector(out, p + ".gate.e_score_correction_bias", d.experts);
+  for (int e = 0; e < d.experts; ++e) {
+    AddFfn(out, fmt::format("{}.experts.{}", p, e), d.moe_intermediate, hidden, d.activation, d.moe_bias);
+  }
+  if (d.shared_intermediate > 0) AddFfn(out, p + ".shared_expert", d.shared_intermediate, hidden, d.activation);
+}
+
+// Hyper-connections: per stage, the projections its stream coefficients come from.
+void AddHyperConnection(std::vector<WeightSpec>& out, const std::string& p, int hidden, int streams) {
+  AddLinear(out, p + ".hc_pre.weight", streams, streams * hidden);
+  AddLinear(out, p + ".hc_post.weight", streams, streams * hidden);
+  AddLinear(out, p + ".hc_res.weight", streams * streams, streams * hidden);
+}
+
+Status StageSpecs(const StageRef& s, const Model& m, std::vector<WeightSpec>& out) {
+  const ModelDims& d = *m.dims;
+  const int hidden = m.hidden;
   const std::string p = StagePrefix(s);
   auto need = [&](bool ok, std::string_view what) -> Status {
     if (ok) return Status::Ok();
@@ -55,13 +123,14 @@ Status StageSpecs(const StageRef& s, int hidden, const ModelDims& d, std::vector
                                        Name(s.decl.kind), s.layer, what));
   };
   switch (s.decl.kind) {
-    case StageKind::kAttention:
-      if (Status st = need(d.heads > 0 && d.kv_heads > 0 && d.head_dim > 0, "attention heads"); !st.ok()) return st;
-      AddLinear(out, p + ".q_proj.weight", d.heads * d.head_dim, hidden);
-      AddLinear(out, p + ".k_proj.weight", d.kv_heads * d.head_dim, hidden);
-      AddLinear(out, p + ".v_proj.weight", d.kv_heads * d.head_dim, hidden);
-      AddLinear(out, p + ".o_proj.weight", hidden, d.heads * d.head_dim);
+    case StageKind::kAttention: {
+      const bool mla = d.mla.kv_lora > 0 && d.mla.qk_nope + d.mla.qk_rope > 0 && d.mla.v > 0;
+      if (Status st = need(d.heads > 0 && (mla || (d.kv_heads > 0 && d.head_dim > 0)), "attention heads"); !st.ok()) {
+        return st;
+      }
+      AddAttention(out, p, s.decl, hidden, d);
       break;
+    }
     case StageKind::kMixer: {
       if (Status st = need(d.mixer_heads > 0 && d.mixer_head_dim > 0 && d.mixer_state > 0, "mixer heads");
           !st.ok()) {
@@ -74,24 +143,24 @@ Status StageSpecs(const StageRef& s, int hidden, const ModelDims& d, std::vector
       AddLinear(out, p + ".dt_proj.weight", d.mixer_heads, hidden);
       AddLinear(out, p + ".B_proj.weight", state, hidden);
       AddLinear(out, p + ".C_proj.weight", state, hidden);
-      out.push_back({p + ".A_log", 1, d.mixer_heads, WeightKind::kDecay});
+      AddVector(out, p + ".A_log", d.mixer_heads, WeightKind::kDecay);
       AddLinear(out, p + ".out_proj.weight", hidden, width);
       break;
     }
-    case StageKind::kDenseFfn:
-      if (Status st = need(d.intermediate > 0, "FFN width"); !st.ok()) return st;
-      AddFfn(out, p, d.intermediate, hidden, d.activation);
+    case StageKind::kDenseFfn: {
+      const int width = FfnWidthOf(s.decl, d);
+      if (Status st = need(width > 0, "FFN width"); !st.ok()) return st;
+      AddFfn(out, p, width, hidden, d.activation);
       break;
+    }
     case StageKind::kSparseFfn:
       if (Status st = need(d.experts >= s.decl.top_k && d.moe_intermediate > 0, "experts"); !st.ok()) return st;
-      AddLinear(out, p + ".gate.weight", d.experts, hidden);
-      for (int e = 0; e < d.experts; ++e) {
-        AddFfn(out, fmt::format("{}.experts.{}", p, e), d.moe_intermediate, hidden, d.activation);
-      }
-      if (d.shared_intermediate > 0) AddFfn(out, p + ".shared_expert", d.shared_intermediate, hidden, d.activation);
+      AddMoe(out, p, hidden, d);
       break;
+    case StageKind::kLinear: AddLinear(out, p + ".linear.weight", hidden, hidden); break;
     case StageKind::kNoOp: return Status::Ok();
   }
+  if (s.decl.update == UpdateKind::kHyperConnection) AddHyperConnection(out, p, hidden, m.residual_streams);
   out.push_back({StageNormName(s), 1, hidden, WeightKind::kNorm});
   return Status::Ok();
 }
@@ -102,6 +171,7 @@ std::string StagePrefix(const StageRef& s) {
   std::string_view part = "mlp";
   if (s.decl.kind == StageKind::kAttention) part = "self_attn";
   if (s.decl.kind == StageKind::kMixer) part = "mixer";
+  if (s.decl.kind == StageKind::kLinear && s.slot == 0) part = "self_attn";  // NAS: attention replaced by a linear
   return fmt::format("model.layers.{}.{}", s.layer, part);
 }
 
@@ -117,8 +187,9 @@ Expected<std::vector<WeightSpec>> WeightSpecs(const Model& m) {
   if (d.vocab < 1) return InvalidArgument(fmt::format("model '{}' has vocab {}", m.name, d.vocab));
   std::vector<WeightSpec> out = {{kEmbeddingName, d.vocab, m.hidden, WeightKind::kEmbedding}};
   for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
-    if (Status st = StageSpecs(s, m.hidden, d, out); !st.ok()) return st.error();
+    if (Status st = StageSpecs(s, m, out); !st.ok()) return st.error();
   }
+  if (m.residual_streams > 1) AddLinear(out, kStreamHeadName, m.residual_streams, m.residual_streams * m.hidden);
   out.push_back({kFinalNormName, 1, m.hidden, WeightKind::kNorm});
   return out;
 }

@@ -42,7 +42,9 @@ json DeclJson(const StageDecl& d) {
   return {{"kind", Name(d.kind)},     {"attention_sum", Name(d.attention_sum)},
           {"gathers_input", d.gathers_input}, {"update", Name(d.update)},
           {"read", Name(d.read)},     {"gather_width", d.gather_width},
-          {"top_k", d.top_k}};
+          {"top_k", d.top_k},         {"a2a", d.a2a},
+          {"window", d.window},       {"kv_heads", d.kv_heads},
+          {"ffn_width", d.ffn_width}};
 }
 
 json StageJson(const StagePlan& s, const PlanHeader& h) {
@@ -180,7 +182,11 @@ StageDecl ReadDecl(const Node& n) {
           .update = n["update"].As(ParseUpdateKind),
           .read = n["read"].As(ParseReadKind),
           .gather_width = n["gather_width"].Int(),
-          .top_k = n["top_k"].Int()};
+          .top_k = n["top_k"].Int(),
+          .a2a = n["a2a"].Bool(),
+          .window = n["window"].Int(),
+          .kv_heads = n["kv_heads"].Int(),
+          .ffn_width = n["ffn_width"].Int()};
 }
 
 StagePlan ReadStage(const Node& n, const ParallelConfig& cfg) {

@@ -69,7 +69,15 @@ std::string Totals(const LinePlan& line, const PlanHeader& h) {
   for (const StagePlan& s : line.stages) per_layer[s.layer] += BytesPerToken(s, h);
   std::vector<std::string> parts;
   if (!line.receive.empty()) parts.push_back(fmt::format("receive: {}", Bytes(Sum(line.receive, h))));
-  for (const auto& [layer, bytes] : per_layer) parts.push_back(fmt::format("layer {}: {}", layer, Bytes(bytes)));
+  // Runs of consecutive layers that move the same bytes print as one part.
+  for (auto it = per_layer.begin(); it != per_layer.end();) {
+    auto end = std::next(it);
+    while (end != per_layer.end() && end->second == it->second && end->first == std::prev(end)->first + 1) ++end;
+    const int last = std::prev(end)->first;
+    parts.push_back(last == it->first ? fmt::format("layer {}: {}", it->first, Bytes(it->second))
+                                      : fmt::format("layers {}..{}: {} each", it->first, last, Bytes(it->second)));
+    it = end;
+  }
   if (!line.end.steps.empty()) {
     parts.push_back(fmt::format("{}: {}", EndLabel(line.end.kind), Bytes(Sum(line.end.steps, h))));
   }

@@ -1,83 +1,214 @@
-// The built-in catalogue: tiny shapes of each family that keep its stage
-// pattern and the facts the binder reads (see reference/models.md §13).
+// The built-in catalogue: tiny shapes of each family (reference/models.md
+// §13) that keep its stage pattern and distinguishing parts, with eight
+// attention heads so every family splits over up to eight ranks.
 #include <fmt/format.h>
 
+#include "seam/families.h"
 #include "seam/model.h"
 
 namespace seam {
+namespace {
 
-// Tiny shapes keep the distinguishing sizes apart (query width 128 != hidden
-// 64, fewer key/value heads than query heads) and split over up to 8 ranks.
-Model LlamaModel(int layers) {
-  return {.name = "llama",
-          .num_layers = layers,
-          .hidden = 64,
-          .dims = ModelDims{.vocab = 256, .heads = 8, .kv_heads = 2, .head_dim = 16, .rope_theta = 500000.0,
-                            .rms_eps = 1e-5, .intermediate = 128},
-          .layer = [](int) { return std::vector{AttentionStage(), DenseFfnStage()}; }};
+ModelDims Base(double eps) {
+  return {.vocab = 256, .heads = 8, .kv_heads = 2, .head_dim = 16, .rms_eps = eps};
 }
 
+ModelDims LlamaDims() {
+  ModelDims d = Base(1e-5);
+  d.rope_theta = 500000.0;
+  d.intermediate = 128;
+  return d;
+}
+
+ModelDims DeepseekLiteDims(int hidden) {
+  ModelDims d = Base(1e-6);
+  d.kv_heads = d.heads;
+  d.mla = {.q_lora = 0, .kv_lora = 32, .qk_nope = 16, .qk_rope = 8, .v = 16};
+  d.intermediate = 2 * hidden;
+  d.experts = 8;
+  d.moe_intermediate = 32;
+  d.shared_intermediate = 64;  // two shared experts of 32
+  d.renormalize = false;
+  return d;
+}
+
+ModelDims MixerDims(ModelDims d) {
+  d.mixer_heads = 16;
+  d.mixer_head_dim = 16;
+  d.mixer_state = 16;
+  return d;
+}
+
+const MoeLayout kFirstDense{.sparse = [](int layer) { return layer >= 1; }};
+
+Model Qwen3() {
+  ModelDims d = Base(1e-6);
+  d.rope_theta = 1e6;
+  d.qk_norm = true;
+  d.intermediate = 192;
+  return DenseDecoderModel("qwen3", 4, 64, d);
+}
+
+Model Qwen3Moe() {
+  ModelDims d = Base(1e-6);
+  d.rope_theta = 1e6;
+  d.qk_norm = true;
+  d.experts = 8;
+  d.moe_intermediate = 32;
+  return MoeDecoderModel("qwen3-moe", 4, 64, d, 2);
+}
+
+Model GptOss() {
+  ModelDims d = Base(1e-5);
+  d.rope_theta = 150000.0;
+  d.attention_sinks = true;
+  d.qkv_bias = true;
+  d.experts = 4;
+  d.moe_intermediate = 64;
+  d.moe_bias = true;
+  d.activation = Activation::kClampedSwiGlu;
+  d.swiglu_limit = 0.25;  // the real 7 never bites on tiny weights; this clamps some of them
+  // Sliding-window attention (8 tokens) on even layers, full on odd; no a2a path.
+  return MoeDecoderModel("gpt-oss", 4, 64, d, 2,
+                         {.window = [](int layer) { return layer % 2 == 0 ? 8 : 0; }, .a2a = false});
+}
+
+Model DeepseekQlora() {
+  ModelDims d = DeepseekLiteDims(128);
+  d.mla.q_lora = 48;
+  return MoeDecoderModel("deepseek-qlora", 4, 128, d, 2, kFirstDense);
+}
+
+Model KimiK2() {
+  ModelDims d = DeepseekLiteDims(128);
+  d.mla.q_lora = 48;
+  d.shared_intermediate = 32;
+  d.renormalize = true;
+  d.scoring = RouterScoring::kSigmoid;
+  d.correction_bias = true;
+  d.routed_scaling = 2.827;
+  return MoeDecoderModel("kimi-k2", 4, 128, d, 2, kFirstDense);
+}
+
+Model Nemotron3Nano() {
+  ModelDims d = MixerDims(Base(1e-5));
+  d.rope = false;
+  d.activation = Activation::kRelu2;
+  d.experts = 8;
+  d.moe_intermediate = 32;
+  d.shared_intermediate = 64;
+  d.scoring = RouterScoring::kSigmoid;
+  d.correction_bias = true;
+  d.routed_scaling = 2.5;
+  return HybridModel("nemotron-3-nano", "MEM*EM", 128, d, 2).value();
+}
+
+Model Qwen3Next() {
+  ModelDims d = Base(1e-6);
+  d.attention_gate = true;
+  d.rope_fraction = 0.25;
+  d.experts = 8;
+  d.moe_intermediate = 32;
+  d.shared_intermediate = 32;
+  d.mixer_heads = 8;
+  d.mixer_head_dim = 16;
+  d.mixer_state = 16;
+  return MixerMoeModel("qwen3-next", 4, 128, d, 2, 4);
+}
+
+Model NemotronNas() {
+  ModelDims d = Base(1e-5);
+  d.intermediate = 256;
+  using P = NasBlock::Part;
+  // Block configs: n_heads_in_group 2, 2, -, 4, linear, -; ffn_mult 2.625,
+  // 5.25, 1.3125, 2.625, 1.0, - at hidden 128 (widths rounded up to 256).
+  return NasModel("nemotron-nas", 128, d,
+                  {{P::kPresent, 4, P::kPresent, 256},
+                   {P::kPresent, 4, P::kPresent, 512},
+                   {P::kNoOp, 0, P::kPresent, 256},
+                   {P::kPresent, 2, P::kPresent, 256},
+                   {P::kLinear, 0, P::kPresent, 256},
+                   {P::kNoOp, 0, P::kNoOp, 0}});
+}
+
+Model Mhc() {
+  ModelDims d = Base(1e-6);
+  d.kv_heads = 1;
+  d.intermediate = 128;
+  d.experts = 4;
+  d.moe_intermediate = 32;
+  d.shared_intermediate = 32;
+  return HyperConnectionModel("mhc", 4, 64, d, 2, 4, 1);
+}
+
+}  // namespace
+
+Model LlamaModel(int layers) { return DenseDecoderModel("llama", layers, 64, LlamaDims()); }
+
 Model DeepseekModel(int layers, int hidden, int top_k) {
-  return {.name = "deepseek-v2-lite",
-          .num_layers = layers,
-          .hidden = hidden,
-          .dims = ModelDims{.vocab = 256, .heads = 8, .kv_heads = 8, .head_dim = 16, .rms_eps = 1e-6,
-                            .intermediate = 2 * hidden, .experts = 8, .moe_intermediate = 32,
-                            .shared_intermediate = 64, .renormalize = false},
-          .layer = [top_k](int index) {
-            // first_k_dense_replace = 1: layer 0 is dense, every later layer sparse.
-            StageDecl ffn = index == 0 ? DenseFfnStage() : SparseFfnStage({.top_k = top_k});
-            return std::vector{AttentionStage(), ffn};
-          }};
+  return MoeDecoderModel("deepseek-v2-lite", layers, hidden, DeepseekLiteDims(hidden), top_k, kFirstDense);
 }
 
 Expected<Model> NemotronHModel(const std::string& pattern, int hidden) {
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (std::string_view("M*-E").find(pattern[i]) == std::string_view::npos) {
-      return InvalidArgument(fmt::format(
-          "nemotron-h pattern '{}' has '{}' at position {}; use M (mamba mixer), * (attention), "
-          "- (dense MLP) or E (MoE)",
-          pattern, pattern[i], i));
-    }
-  }
-  return Model{.name = "nemotron-h",
-               .num_layers = static_cast<int>(pattern.size()),
-               .hidden = hidden,
-               .dims = ModelDims{.vocab = 256, .heads = 8, .kv_heads = 2, .head_dim = 16, .rope = false,
-                                 .rms_eps = 1e-5, .intermediate = 2 * hidden, .activation = Activation::kRelu2,
-                                 .experts = 8, .moe_intermediate = 32, .shared_intermediate = 64,
-                                 .mixer_heads = 16, .mixer_head_dim = 16, .mixer_state = 16},
-               .layer = [pattern](int index) {
-                 switch (pattern[static_cast<size_t>(index)]) {
-                   case 'M': return std::vector{MixerStage()};
-                   case '*': return std::vector{AttentionStage()};
-                   case '-': return std::vector{DenseFfnStage()};
-                   default: return std::vector{SparseFfnStage({.top_k = 2})};
-                 }
-               }};
+  ModelDims d = MixerDims(Base(1e-5));
+  d.rope = false;
+  d.intermediate = 2 * hidden;
+  d.activation = Activation::kRelu2;
+  d.experts = 8;
+  d.moe_intermediate = 32;
+  d.shared_intermediate = 64;
+  return HybridModel("nemotron-h", pattern, hidden, d, 2);
 }
 
 Model Zaya1Model(int layers) {
-  return {.name = "zaya1",
-          .num_layers = layers,
-          .hidden = 64,
-          .dims = ModelDims{.vocab = 256, .heads = 8, .kv_heads = 2, .head_dim = 16, .rope_theta = 5000000.0,
-                            .rms_eps = 1e-5, .experts = 4, .moe_intermediate = 64, .renormalize = false},
-          .layer = [](int index) {
-            // Even layers are attention, odd layers a top-1 MoE: single-stage appends.
-            return std::vector{index % 2 == 0 ? AttentionStage() : SparseFfnStage({.top_k = 1})};
-          }};
+  ModelDims d = Base(1e-5);
+  d.rope_theta = 5e6;
+  d.rope_fraction = 0.5;
+  d.experts = 4;
+  d.moe_intermediate = 64;
+  d.renormalize = false;
+  d.skip_expert = true;
+  return AlternatingModel("zaya1", layers, 64, d, 1);
 }
 
 const std::vector<CatalogueEntry>& Catalogue() {
   static const std::vector<CatalogueEntry> entries = {
-      {"llama", "dense decoder [A F] x 4 (hidden 64, 8 heads, 2 KV heads, SwiGLU)", [] { return LlamaModel(4); }},
-      {"deepseek-v2-lite", "MLA + MoE, first layer dense: [A F][A E][A E][A E] (hidden 64, top-3)",
+      {"llama", "Llama: [A F] (GQA, RoPE, SwiGLU); dumps a Hugging Face checkpoint",
+       "TP, attention DP, dense-tp, input-scattered, PP", "llama-3.1-8b.json", [] { return LlamaModel(4); }},
+      {"llama3", "Llama 3: [A F] with Llama 3 RoPE scaling", "TP, attention DP, dense-tp, input-scattered, PP",
+       "llama-3.1-8b.json",
+       [] {
+         ModelDims d = LlamaDims();
+         d.rope_scaling = {.factor = 8, .low_freq_factor = 1, .high_freq_factor = 4, .original_positions = 16};
+         return DenseDecoderModel("llama3", 4, 64, d);
+       }},
+      {"qwen3", "Qwen3 dense: [A F] with query/key norms", "TP, attention DP, dense-tp, input-scattered, PP",
+       "qwen3-8b.json", Qwen3},
+      {"qwen3-moe", "Qwen3 MoE: [A E] with query/key norms, top-k renormalised",
+       "TP, attention DP, TP-MoE and a2a, input-scattered, PP", "qwen3-30b-a3b.json", Qwen3Moe},
+      {"gpt-oss", "GPT-OSS: [A E], attention sinks, sliding window on alternate layers, biases",
+       "TP, attention DP, TP-MoE (no a2a), input-scattered, PP", "gpt-oss-20b.json", GptOss},
+      {"deepseek-v2-lite", "DeepSeek-V2-Lite: MLA without a query latent, first layer dense, shared experts",
+       "TP, attention DP, dense-tp 1, TP-MoE and a2a, input-scattered, PP", "deepseek-v2-lite.json",
        [] { return DeepseekModel(4, 64, 3); }},
-      {"nemotron-h", "hybrid single-stage layers 'M-M*M-' (hidden 128)",
+      {"deepseek-qlora", "DeepSeek with a query latent (the seed PR's synthetic 4 layers)",
+       "TP, attention DP, dense-tp 1, TP-MoE and a2a, input-scattered (latent gather), PP", "-", DeepseekQlora},
+      {"kimi-k2", "Kimi-K2 (DeepSeek-V3 shape): MLA, sigmoid routing with a correction bias, scaled",
+       "TP, attention DP, dense-tp 1, TP-MoE and a2a, input-scattered, PP", "kimi-k2.json", KimiK2},
+      {"nemotron-h", "Nemotron-H: single-stage layers 'M-M*M-' (Mamba2 mixers, attention without RoPE, ReLU^2)",
+       "TP, attention DP, dense-tp, PP (mixers: no input-scattered)", "nemotron-h-56b.json",
        [] { return NemotronHModel("M-M*M-", 128).value(); }},
-      {"zaya1", "single-stage layers alternating attention and top-1 MoE: A E A E (hidden 64)",
-       [] { return Zaya1Model(4); }},
+      {"nemotron-3-nano", "Nemotron-3-Nano: single-stage 'MEM*EM', sigmoid-routed ReLU^2 experts",
+       "TP, attention DP, TP-MoE and a2a, PP (mixers: no input-scattered)", "nemotron-3-nano-30b-a3b.json",
+       Nemotron3Nano},
+      {"zaya1", "ZAYA1: single-stage layers alternating attention and a top-1 MoE with a skip expert",
+       "TP, attention DP, TP-MoE and a2a, input-scattered, PP", "-", [] { return Zaya1Model(4); }},
+      {"qwen3-next", "Qwen3-Next: [M E] x 3 then [A E] (gated linear-attention mixers, gated attention)",
+       "TP, attention DP, TP-MoE and a2a, PP (mixers: no input-scattered)", "qwen3-next-80b-a3b.json", Qwen3Next},
+      {"nemotron-nas", "Nemotron-NAS: per-layer blocks with no-op attention/FFN, linear layers, varied widths",
+       "TP, attention DP, dense-tp, PP", "nemotron-super-49b.json", NemotronNas},
+      {"mhc", "DeepSeek-V4-like hyper-connections: 4 residual streams mixed by Sinkhorn-normalised matrices",
+       "TP, attention DP, dense-tp, TP-MoE and a2a, input-scattered, PP", "deepseek-v4-flash.json", Mhc},
   };
   return entries;
 }

@@ -1,5 +1,7 @@
 #include "seam/model.h"
 
+#include <algorithm>
+
 namespace seam {
 namespace {
 
@@ -10,6 +12,7 @@ char Letter(const StageDecl& d) {
     case StageKind::kDenseFfn: return 'F';
     case StageKind::kSparseFfn: return 'E';
     case StageKind::kNoOp: return '.';
+    case StageKind::kLinear: return 'L';
   }
   return '?';
 }
@@ -48,6 +51,17 @@ std::string PatternOf(const Model& m) {
     out += ']';
   }
   return out;
+}
+
+bool HasStageKind(const Model& m, StageKind kind) {
+  const std::vector<StageRef> stages = StagesOf(m, 0, m.num_layers);
+  return std::any_of(stages.begin(), stages.end(), [&](const StageRef& s) { return s.decl.kind == kind; });
+}
+
+bool MoeDispatchesA2a(const Model& m) {
+  const std::vector<StageRef> stages = StagesOf(m, 0, m.num_layers);
+  return std::all_of(stages.begin(), stages.end(),
+                     [](const StageRef& s) { return s.decl.kind != StageKind::kSparseFfn || s.decl.a2a; });
 }
 
 }  // namespace seam

@@ -8,22 +8,27 @@ namespace seam {
 
 StageDecl AttentionStage(const AttentionOptions& o) {
   return {.kind = StageKind::kAttention, .attention_sum = o.sum, .gathers_input = o.gathers_input,
-          .update = o.update, .read = o.read, .gather_width = o.gather_width};
+          .update = o.update, .read = o.read, .gather_width = o.gather_width, .window = o.window,
+          .kv_heads = o.kv_heads};
 }
 
 StageDecl MixerStage(const StageOptions& o) {
   return {.kind = StageKind::kMixer, .update = o.update, .read = o.read};
 }
 
-StageDecl DenseFfnStage(const StageOptions& o) {
-  return {.kind = StageKind::kDenseFfn, .update = o.update, .read = o.read};
+StageDecl DenseFfnStage(const DenseOptions& o) {
+  return {.kind = StageKind::kDenseFfn, .update = o.update, .read = o.read, .ffn_width = o.width};
 }
 
 StageDecl SparseFfnStage(const SparseOptions& o) {
-  return {.kind = StageKind::kSparseFfn, .update = o.update, .read = o.read, .top_k = o.top_k};
+  return {.kind = StageKind::kSparseFfn, .update = o.update, .read = o.read, .top_k = o.top_k, .a2a = o.a2a};
 }
 
 StageDecl NoOpStage() { return {.kind = StageKind::kNoOp}; }
+
+StageDecl LinearStage(const StageOptions& o) {
+  return {.kind = StageKind::kLinear, .update = o.update, .read = o.read};
+}
 
 std::string FirstDifference(const StageDecl& a, const StageDecl& b) {
   auto text = [](std::string_view field, auto x, auto y) {
@@ -36,6 +41,10 @@ std::string FirstDifference(const StageDecl& a, const StageDecl& b) {
   if (a.read != b.read) return text("read", Name(a.read), Name(b.read));
   if (a.gather_width != b.gather_width) return text("gather_width", a.gather_width, b.gather_width);
   if (a.top_k != b.top_k) return text("top_k", a.top_k, b.top_k);
+  if (a.a2a != b.a2a) return text("a2a", a.a2a, b.a2a);
+  if (a.window != b.window) return text("window", a.window, b.window);
+  if (a.kv_heads != b.kv_heads) return text("kv_heads", a.kv_heads, b.kv_heads);
+  if (a.ffn_width != b.ffn_width) return text("ffn_width", a.ffn_width, b.ffn_width);
   return "";
 }
 
@@ -58,6 +67,7 @@ std::string_view Name(StageKind k) {
     case StageKind::kDenseFfn: return "dense-ffn";
     case StageKind::kSparseFfn: return "sparse-ffn";
     case StageKind::kNoOp: return "no-op";
+    case StageKind::kLinear: return "linear";
   }
   return "?";
 }
@@ -74,7 +84,7 @@ std::string_view Name(ReadKind r) { return r == ReadKind::kPlainNorm ? "plain-no
 
 Expected<StageKind> ParseStageKind(std::string_view text) {
   return ParseEnum(text, std::array{StageKind::kAttention, StageKind::kMixer, StageKind::kDenseFfn,
-                                    StageKind::kSparseFfn, StageKind::kNoOp},
+                                    StageKind::kSparseFfn, StageKind::kNoOp, StageKind::kLinear},
                    "stage kind");
 }
 

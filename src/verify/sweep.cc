@@ -61,13 +61,19 @@ struct Unit {
   std::vector<std::string> violations;
 };
 
+// What a work unit checks: a stack by its letters, or a catalogue model.
+struct Subject {
+  std::string label;  // "stack AFE", "model llama"
+  Model model;
+};
+
 class Checker {
  public:
-  Checker(const SweepConfig& c, const std::string& stack, size_t keep, Unit& out)
-      : config_(c), stack_(stack), keep_(keep), out_(out) {}
+  Checker(const SweepConfig& c, const Subject& subject, size_t keep, Unit& out)
+      : config_(c), subject_(subject), keep_(keep), out_(out) {}
 
   void Run(int max_pp) {
-    const Model model = StackModel(stack_);
+    const Model& model = subject_.model;
     const Expected<Plan> uncut = Bind(model, config_.cfg, 0, {.verify = false});
     if (uncut) Report("uncut", Verify(*uncut));
     if (!uncut) ++out_.counts.rejected_uncut;
@@ -99,12 +105,12 @@ class Checker {
   void Violate(const std::string& where, const std::string& what) {
     ++out_.counts.violations;
     if (out_.violations.size() < keep_) {
-      out_.violations.push_back(fmt::format("stack {} under {} {}: {}", stack_, config_.name, where, what));
+      out_.violations.push_back(fmt::format("{} under {} {}: {}", subject_.label, config_.name, where, what));
     }
   }
 
   const SweepConfig& config_;
-  const std::string& stack_;
+  const Subject& subject_;
   size_t keep_;
   Unit& out_;
 };
@@ -154,29 +160,36 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<SweepConfig> configs = WithReductions(options.configs);
   const int64_t stacks = StackCount(options.max_stages);
-  const int64_t total = stacks * static_cast<int64_t>(configs.size());
-  std::vector<Unit> per_config(configs.size());
+  const std::vector<CatalogueEntry> models = options.catalogue ? Catalogue() : std::vector<CatalogueEntry>{};
+  const int64_t subjects = stacks + static_cast<int64_t>(models.size());
+  const int64_t total = subjects * static_cast<int64_t>(configs.size());
+  // Results per stack configuration, then per catalogue model.
+  std::vector<Unit> per_unit(configs.size() + models.size());
   std::mutex mu;
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
   auto work = [&] {
-    std::vector<Unit> mine(configs.size());
+    std::vector<Unit> mine(per_unit.size());
     for (int64_t i = next++; i < total; i = next++) {
-      const size_t c = static_cast<size_t>(i / stacks);
-      const std::string stack = StackAt(i % stacks);
+      const size_t c = static_cast<size_t>(i / subjects);
+      const int64_t j = i % subjects;
+      const size_t model = static_cast<size_t>(j - stacks);
+      Unit& unit = j < stacks ? mine[c] : mine[configs.size() + model];
+      const Subject subject = j < stacks ? Subject{"stack " + StackAt(j), StackModel(StackAt(j))}
+                                         : Subject{"model " + models[model].name, models[model].make()};
       try {
-        Checker(configs[c], stack, options.max_reported, mine[c]).Run(options.max_pp);
-      } catch (const InternalError& e) {  // a binder bug: report it with its stack, keep sweeping
-        ++mine[c].counts.violations;
-        mine[c].violations.push_back(fmt::format("stack {} under {}: {}", stack, configs[c].name, e.what()));
+        Checker(configs[c], subject, options.max_reported, unit).Run(options.max_pp);
+      } catch (const InternalError& e) {  // a binder bug: report it with its subject, keep sweeping
+        ++unit.counts.violations;
+        unit.violations.push_back(fmt::format("{} under {}: {}", subject.label, configs[c].name, e.what()));
       }
-      ++mine[c].counts.stacks;
+      ++unit.counts.stacks;
       ++done;
     }
     const std::lock_guard<std::mutex> lock(mu);
-    for (size_t c = 0; c < mine.size(); ++c) {
-      per_config[c].counts += mine[c].counts;
-      for (std::string& v : mine[c].violations) per_config[c].violations.push_back(std::move(v));
+    for (size_t u = 0; u < mine.size(); ++u) {
+      per_unit[u].counts += mine[u].counts;
+      for (std::string& v : mine[u].violations) per_unit[u].violations.push_back(std::move(v));
     }
   };
   std::vector<std::thread> threads;
@@ -188,11 +201,14 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
   for (std::thread& t : threads) t.join();
   if (options.progress) options.progress(total, total);
 
-  SweepReport report{.stacks = stacks, .configs = static_cast<int64_t>(configs.size())};
-  for (size_t c = 0; c < configs.size(); ++c) {
-    report.totals += per_config[c].counts;
-    report.per_config.emplace_back(configs[c].name, per_config[c].counts);
-    for (const std::string& v : per_config[c].violations) {
+  SweepReport report{.stacks = stacks, .configs = static_cast<int64_t>(configs.size()),
+                     .models = static_cast<int64_t>(models.size())};
+  for (size_t u = 0; u < per_unit.size(); ++u) {
+    const bool stack = u < configs.size();
+    (stack ? report.totals : report.model_totals) += per_unit[u].counts;
+    (stack ? report.per_config : report.per_model)
+        .emplace_back(stack ? configs[u].name : models[u - configs.size()].name, per_unit[u].counts);
+    for (const std::string& v : per_unit[u].violations) {
       if (report.violations.size() < options.max_reported) report.violations.push_back(v);
     }
   }

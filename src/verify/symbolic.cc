@@ -209,6 +209,7 @@ Owed OwesOf(const StageDecl& d, const ParallelConfig& cfg) {
       break;
     case StageKind::kSparseFfn:
       return cfg.moe == MoeMode::kA2a ? Owed::kNothing : Owe(cfg, Owed::kTp);  // a2a combine sums
+    case StageKind::kLinear: return Owed::kNothing;  // replicated
     default: break;
   }
   return Owe(cfg, Owed::kAttnTp);

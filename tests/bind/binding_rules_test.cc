@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "seam/bind.h"
+#include "seam/pipeline.h"
 #include "seam/verify.h"
 #include "testing.h"
 
@@ -194,6 +195,32 @@ TEST(HyperConnectionRule, AnFfnOnItsSliceWritesThereAndTheStreamsTravelWithTheRe
   EXPECT_EQ(BytesPerToken(StageOf(p, kOrd, 3).exit.back(), p.header()), 512);
 }
 
+TEST(HyperConnectionRule, ACutSendsTheWrittenStreamsAndNoSeparateValue) {
+  const Model m = HyperConnectionStack("R F R F");
+  for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+    const Pipeline p = testing::MustBindPipeline(m, testing::Cut({.tp = 2, .reduction = r}, {2, 2}));
+    for (const Step& s : p[0].line(kOrd)->end.steps) EXPECT_EQ(s.operand, Operand::kResidual) << ShortString(s);
+    for (const Step& s : p[1].line(kOrd)->receive) EXPECT_EQ(s.operand, Operand::kResidual) << ShortString(s);
+    // The slice of four streams: 1/2 x 4 x 256 B per token.
+    EXPECT_EQ(BytesPerToken(p[0].line(kOrd)->end.steps.back(), p[0].header()), 512);
+    EXPECT_TRUE(CompareWithUncut(MustBind(m, {.tp = 2, .reduction = r}), p).empty()) << Name(r);
+  }
+}
+
+int FusedSteps(const Plan& p) {
+  int n = 0;
+  for (const StagePlan& s : p.line(kOrd)->stages) {
+    for (const Step& step : s.entry) n += step.kind == StepKind::kAllReduceAddNorm ? 1 : 0;
+  }
+  return n;
+}
+
+TEST(HyperConnectionRule, NoStageFusesItsWriteIntoTheNextAddAndNorm) {
+  // The same stack with plain adds fuses; with hyper-connections nothing does.
+  EXPECT_GT(FusedSteps(MustBind(StackOf("A F A F"), {.tp = 2})), 0);
+  EXPECT_EQ(FusedSteps(MustBind(HyperConnectionStack("R F R F"), {.tp = 2})), 0);
+}
+
 // ---- the shape of plans ----
 
 TEST(PlanShape, NoOpStagesAreTransparentToTheirNeighbours) {
@@ -213,7 +240,8 @@ TEST(PlanShape, OneRankGroupsAreDroppedWhenAttentionTpIsOneRank) {
 
 TEST(PlanShape, ASingleRankPlanHasNoCollectives) {
   for (const CatalogueEntry& e : Catalogue()) {
-    const Plan p = MustBind(e.make(), {.tp = 1, .moe = MoeMode::kA2a});
+    const Model m = e.make();
+    const Plan p = MustBind(m, {.tp = 1, .moe = MoeDispatchesA2a(m) ? MoeMode::kA2a : MoeMode::kTp});
     EXPECT_EQ(BytesPerToken(*p.line(kOrd), p.header()), 0) << e.name;
     for (const StagePlan& s : p.line(kOrd)->stages) {
       for (const auto* steps : {&s.entry, &s.compute, &s.exit}) {
@@ -227,6 +255,7 @@ TEST(PlanShape, EveryCatalogueModelBindsCleanlyOrIsRejectedByARuleAcrossTheGrid)
   int bound = 0;
   int rejected = 0;
   for (const CatalogueEntry& e : Catalogue()) {
+    const Model m = e.make();
     for (int tp : {1, 2, 3, 4, 6, 8}) {
       for (int dp = 1; dp <= tp; ++dp) {
         if (tp % dp != 0) continue;
@@ -237,14 +266,18 @@ TEST(PlanShape, EveryCatalogueModelBindsCleanlyOrIsRejectedByARuleAcrossTheGrid)
               for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
                 const ParallelConfig cfg{.tp = tp, .attn_dp = dp, .dense_tp = dense, .moe = moe,
                                          .input_scattered = scattered, .reduction = r};
-                const Expected<Plan> p = Bind(e.make(), cfg, 0, {.verify = true});
+                const Expected<Plan> p = Bind(m, cfg, 0, {.verify = true});
                 if (p.ok()) {
                   ++bound;
                   continue;
                 }
                 ++rejected;
-                EXPECT_TRUE(scattered) << e.name << " " << Describe(cfg) << ": " << p.error().message;
-                EXPECT_NE(p.error().message.find("(rule: input-scattered eligibility)"), std::string::npos);
+                const bool no_dispatch = moe == MoeMode::kA2a && !MoeDispatchesA2a(m);
+                EXPECT_TRUE(scattered || no_dispatch) << e.name << " " << Describe(cfg) << ": " << p.error().message;
+                EXPECT_NE(p.error().message.find(no_dispatch ? "(rule: a2a MoE needs a dispatch/combine in the model)"
+                                                             : "(rule: input-scattered eligibility)"),
+                          std::string::npos)
+                    << p.error().message;
               }
             }
           }

@@ -49,12 +49,16 @@ TEST(LayerSplit, RejectsMoreRanksThanLayers) {
             "pp=5 is more than the model's 4 layers; every pipeline rank needs at least one layer");
 }
 
-TEST(LayerSplit, APipelineRankWithOnlyNoOpStagesIsRejected) {
-  const Expected<Plan> p = Bind(StackOf("A F N N A F"), Cut({.tp = 2}, {2, 2, 2}), 1);
-  ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.error().message,
-            "pipeline rank 1 holds only no-op stages (layers 2..3); move its split so every rank holds a stage that "
-            "computes");
+TEST(LayerSplit, APipelineRankWithOnlyNoOpStagesPassesTheStateOn) {
+  // NAS models have whole layers of no-ops; a rank holding only those
+  // receives the rows and sends them on as they came.
+  const Model m = StackOf("A F N N A F");
+  for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+    const ParallelConfig cfg{.tp = 4, .attn_dp = 2, .reduction = r};
+    const Pipeline p = MustBindPipeline(m, Cut(cfg, {2, 2, 2}));
+    EXPECT_TRUE(CompareWithUncut(testing::MustBind(m, cfg), p).empty()) << Name(r);
+    EXPECT_EQ(p[1].line(kOrd)->receive.size() > 0, true);
+  }
 }
 
 // ---- neighbour declarations ----
@@ -141,7 +145,8 @@ TEST(PipelinePlan, EveryCatalogueModelBindsAtEverySingleCut) {
   int cuts = 0;
   for (const CatalogueEntry& e : Catalogue()) {
     const Model m = e.make();
-    for (const ParallelConfig& cfg : grid) {
+    for (ParallelConfig cfg : grid) {
+      if (!MoeDispatchesA2a(m)) cfg.moe = MoeMode::kTp;
       const Plan uncut = testing::MustBind(m, cfg);
       for (int first = 1; first < m.num_layers; ++first) {
         const Pipeline p = MustBindPipeline(m, Cut(cfg, {first, m.num_layers - first}));
@@ -150,7 +155,7 @@ TEST(PipelinePlan, EveryCatalogueModelBindsAtEverySingleCut) {
       }
     }
   }
-  EXPECT_EQ(cuts, 5 * (3 + 3 + 5 + 3));
+  EXPECT_GE(cuts, 5 * static_cast<int>(Catalogue().size()) * 3);  // every family has 4 layers or more
 }
 
 TEST(PipelinePlan, EachRankHoldsItsLayersAndOnlyTheLastEndsOnTheFinalNorm) {

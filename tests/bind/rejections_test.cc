@@ -60,8 +60,25 @@ TEST(Rejection, InputScatteredRejectsAFullyDataParallelDenseFfn) {
             "input-scattered eligibility); use --dense-tp 2, or drop --input-scattered");
 }
 
+TEST(Rejection, InputScatteredRejectsAReplicatedLinearStage) {
+  const Model m = SingleStage(LinearStage(), DenseFfnStage());
+  EXPECT_EQ(RejectionOf(m, kScattered),
+            "stage 0 (linear, layer 0): a replicated linear stage hands on its output complete, but on "
+            "input-scattered batches every layer's input is a TP partial sum on the full rows (rule: "
+            "input-scattered eligibility); drop --input-scattered");
+  EXPECT_EQ(RejectionOf(m, {.tp = 2}), "(bound)");
+}
+
+TEST(Rejection, AnA2aMoeNeedsADispatchPathInTheModel) {
+  const Model m = SingleStage(AttentionStage(), SparseFfnStage({.top_k = 2, .a2a = false}));
+  EXPECT_EQ(RejectionOf(m, {.tp = 2, .moe = MoeMode::kA2a}),
+            "stage 1 (sparse-ffn, layer 1): this MoE has no all-to-all dispatch path (rule: a2a MoE needs a "
+            "dispatch/combine in the model); use --moe tp");
+  EXPECT_EQ(RejectionOf(m, {.tp = 2}), "(bound)");
+}
+
 TEST(Rejection, AHyperConnectionUpdateOnAnAlwaysPartialAttentionHasNoExitToRunAt) {
-  const StageOptions hc{.update = UpdateKind::kHyperConnection};
+  const DenseOptions hc{.update = UpdateKind::kHyperConnection};
   const Model m = SingleStage(AttentionStage({.update = UpdateKind::kHyperConnection}), DenseFfnStage(hc));
   EXPECT_EQ(RejectionOf(m, {.tp = 2}),
             "stage 0 (attention, layer 0): a hyper-connection update needs an exit to apply it, and an "

@@ -106,21 +106,23 @@ std::vector<std::string> With(std::vector<std::string> a, const std::vector<std:
 
 // ---- success ----
 
-TEST_F(Cli, ModelsListsTheFourCatalogueNames) {
+TEST_F(Cli, ModelsListsEveryFamilyWithItsStagesFeaturesAndConfig) {
   const Result r = Run({"models"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   // Each name starts a line; the line under it lists the stages.
   const std::string text = "\n" + r.out;
-  for (const std::string name : {"llama", "deepseek-v2-lite", "nemotron-h", "zaya1"}) {
-    EXPECT_NE(text.find("\n" + name + " "), std::string::npos) << name << " missing from:\n" << r.out;
+  for (const CatalogueEntry& e : Catalogue()) {
+    EXPECT_NE(text.find("\n" + e.name + " "), std::string::npos) << e.name << " missing from:\n" << r.out;
   }
   size_t names = 0;
   for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; ++at) {
     names += at + 1 < text.size() && text[at + 1] != ' ' ? 1 : 0;
   }
-  EXPECT_EQ(names, 4U) << r.out;
-  EXPECT_NE(r.out.find("stages: [A F][A E][A E]"), std::string::npos) << r.out;
+  EXPECT_EQ(names, Catalogue().size()) << r.out;
+  EXPECT_NE(r.out.find("stages:   [A F][A E][A E]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("runs on:  TP, attention DP, TP-MoE (no a2a), input-scattered, PP"), std::string::npos);
+  EXPECT_NE(r.out.find("real config: "), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, PlanPrintsTheSameTableAsTheLibrary) {
@@ -129,7 +131,7 @@ TEST_F(Cli, PlanPrintsTheSameTableAsTheLibrary) {
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out, ToTable(Bound("deepseek-v2-lite", kDeepseekCfg)));
   EXPECT_EQ(r.out.rfind("deepseek-v2-lite on pipeline rank 0 of 1 (layers 0..3)\n", 0), 0U) << r.out;
-  EXPECT_NE(r.out.find("\nbytes per token per rank: layer 0: 64, layer 1: 416, layer 2: 416, layer 3: 480, final "
+  EXPECT_NE(r.out.find("\nbytes per token per rank: layer 0: 64, layers 1..2: 416 each, layer 3: 480, final "
                        "norm: 0; total 1376\n"),
             std::string::npos)
       << r.out;
@@ -196,7 +198,9 @@ TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
       {{"plan", "llama", "--moe", "foo"}, "--moe: unknown MoE mode 'foo'; expected one of: tp, a2a"},
       {{"plan", "llama", "--reduction", "xx"}, "--reduction: unknown boundary reduction 'xx'; expected one of: ar, rs, rsv, rs+rsv"},
       {{"plan", "gpt2"},
-       "unknown model 'gpt2'; the catalogue has: llama, deepseek-v2-lite, nemotron-h, zaya1 (see `seam models`)"},
+       "unknown model 'gpt2'; the catalogue has: llama, llama3, qwen3, qwen3-moe, gpt-oss, deepseek-v2-lite, "
+       "deepseek-qlora, kimi-k2, nemotron-h, nemotron-3-nano, zaya1, qwen3-next, nemotron-nas, mhc (see `seam "
+       "models`)"},
       {{"plan", "llama", "--pp", "5"}, "pp=5 is more than the model's 4 layers; every pipeline rank needs at least one layer"},
       {{"plan", "llama", "--pp", "2", "--pp-split", "1+2"},
        "the layer split 1+2 covers 3 layers but the model has 4; the counts must add up to the model's layers"},
@@ -229,11 +233,58 @@ TEST_F(Cli, UnknownFlagExitsTwoAndNamesTheFlag) {
   EXPECT_NE(r.err.find("--frob"), std::string::npos) << r.err;
 }
 
-TEST_F(Cli, MissingModelArgumentExitsTwoAndSaysItIsRequired) {
+TEST_F(Cli, MissingModelArgumentExitsTwoAndNamesBothWaysToGiveOne) {
   const Result r = Run({"plan", "--tp", "2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("model is required"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, "seam: name a catalogue model (see `seam models`) or give --hf-config PATH\n");
+}
+
+TEST_F(Cli, PlanOfAnHfConfigBindsTheRealSizedModel) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/deepseek-v2-lite.json";
+  const Result r = Run({"plan", "--hf-config", config, "--tp", "8", "--attn-dp", "4", "--dense-tp", "1", "--moe",
+                        "a2a", "--pp", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out.rfind("deepseek-v2 on pipeline rank 0 of 2 (layers 0..12)\n", 0), 0U) << r.out.substr(0, 200);
+}
+
+TEST_F(Cli, PlanWithBothAModelAndAnHfConfigExitsTwo) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/llama-3.1-8b.json";
+  const Result r = Run({"plan", "llama", "--hf-config", config});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "seam: give a catalogue model or --hf-config, not both (got 'llama' and --hf-config " + config +
+                       ")\n");
+}
+
+TEST_F(Cli, AMalformedHfConfigExitsTwoNamingTheFileAndTheKey) {
+  const std::string config = PathOf("config.json");
+  WriteText(config, R"({"model_type": "llama", "hidden_size": "big"})");
+  const Result r = Run({"plan", "--hf-config", config});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "seam: " + config + ": key 'hidden_size' must be an integer from 1 to 10000000; found \"big\"\n");
+}
+
+TEST_F(Cli, RunOfAnHfConfigMatchesTheReference) {
+  const std::string config = PathOf("config.json");
+  WriteText(config, R"({"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+                        "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 256})");
+  const Result r = Run({"run", "--hf-config", config, "--tp", "2", "--attn-dp", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("qwen3  tp=2 attn_dp=2", 0), 0U) << r.out;
+  EXPECT_NE(r.out.find("bit-identical: yes\n"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, RunAcceptsAnHfConfigAndRejectsItWithACatalogueModel) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/qwen3-8b.json";
+  const Result both = Run({"run", "qwen3", "--hf-config", config});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
+  const Result missing = Run({"run", "--hf-config", PathOf("none.json")});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err, "seam: cannot read " + PathOf("none.json") + ": no such file\n");
 }
 
 TEST_F(Cli, MissingSubcommandExitsTwo) {

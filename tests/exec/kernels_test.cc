@@ -75,7 +75,7 @@ TEST(ApplyRope, PositionZeroLeavesTheRowAndOthersRotateByTheirAngle) {
   Tensor x(2, 4);
   for (int c = 0; c < 4; ++c) x.at(0, c) = x.at(1, c) = static_cast<float>(c + 1);
   const int positions[] = {0, 1};
-  ApplyRope(x, 1, 4, positions, 10000.0, Dtype::kF32);
+  ApplyRope(x, 1, 4, 4, positions, RopeParams{}, Dtype::kF32);
   EXPECT_EQ(x.at(0, 0), 1.0f);
   EXPECT_EQ(x.at(0, 2), 3.0f);
   // Pair (x0, x2) at position 1 with inverse frequency 1: rotated by 1 radian.
@@ -90,11 +90,90 @@ TEST(AttendRow, OneKeyReturnsItsValueAndEqualScoresAverage) {
   const float* keys[] = {k0, k1};
   const float* values[] = {v0, v1};
   float out[2];
-  AttendRow(q, keys, values, 1, 2, 1.0f, out);
+  AttendRow(q, keys, values, 1, 2, 2, 1.0f, nullptr, out);
   EXPECT_EQ(out[0], 4.0f);
-  AttendRow(q, keys, values, 2, 2, 1.0f, out);  // q.k = 0 for both: weights 1/2 each
+  AttendRow(q, keys, values, 2, 2, 2, 1.0f, nullptr, out);  // q.k = 0 for both: weights 1/2 each
   EXPECT_EQ(out[0], 3.0f);
   EXPECT_EQ(out[1], 7.0f);
+}
+
+TEST(ApplyRope, PartialRotaryLeavesTheTailOfEachHeadAlone) {
+  Tensor x(1, 12);  // two heads of 6, rotary on the first 4 of each
+  for (int c = 0; c < 12; ++c) x.at(0, c) = static_cast<float>(c + 1);
+  const int positions[] = {3};
+  ApplyRope(x, 2, 6, 4, positions, RopeParams{}, Dtype::kF32);
+  for (int h = 0; h < 2; ++h) {
+    EXPECT_EQ(x.at(0, h * 6 + 4), static_cast<float>(h * 6 + 5));
+    EXPECT_EQ(x.at(0, h * 6 + 5), static_cast<float>(h * 6 + 6));
+    // Pair (x0, x2) of the 4-dim rotary part has inverse frequency 1.
+    const double a = h * 6 + 1, b = h * 6 + 3;
+    EXPECT_NEAR(x.at(0, h * 6), a * std::cos(3.0) - b * std::sin(3.0), 1e-5);
+  }
+}
+
+TEST(ApplyRope, Llama3ScalingSlowsOnlyTheLowFrequencies) {
+  // head_dim 8, theta 10000: inverse frequencies 1, 0.1, 0.01, 0.001, i.e.
+  // wavelengths 6.3, 63, 628, 6283. With 64 original positions, factors
+  // 1 (low) and 4 (high): wavelengths over 64 are slowed by `factor`,
+  // under 16 kept, between blended.
+  RopeParams p;
+  p.scaling = RopeScaling{8.0, 1.0, 4.0, 64};
+  Tensor plain(1, 8), scaled(1, 8);
+  for (int c = 0; c < 8; ++c) plain.at(0, c) = scaled.at(0, c) = static_cast<float>(c % 3 + 1);
+  const int positions[] = {5};
+  ApplyRope(plain, 1, 8, 8, positions, RopeParams{}, Dtype::kF32);
+  ApplyRope(scaled, 1, 8, 8, positions, p, Dtype::kF32);
+  EXPECT_EQ(scaled.at(0, 0), plain.at(0, 0));  // wavelength 6.3: kept
+  // Pair 2 (wavelength 628 > 64): inverse frequency 0.01 / 8.
+  const double x2 = 3, x6 = 1, angle = 5 * 0.01 / 8;
+  EXPECT_NEAR(scaled.at(0, 2), x2 * std::cos(angle) - x6 * std::sin(angle), 1e-6);
+  // Pair 1 (wavelength 62.8, between 16 and 64): blended, between the two.
+  const double smooth = (64 / (2 * 3.14159265358979323846 / 0.1) - 1) / 3;
+  const double blended = 5 * ((1 - smooth) * 0.1 / 8 + smooth * 0.1);
+  const double x1 = 2, x5 = 3;
+  EXPECT_NEAR(scaled.at(0, 1), x1 * std::cos(blended) - x5 * std::sin(blended), 1e-6);
+}
+
+TEST(AttendRow, ASinkTakesWeightAndAddsNoValue) {
+  const float q[2] = {0, 0};
+  const float k0[2] = {1, 1};
+  const float v0[2] = {6, -6};
+  const float* keys[] = {k0};
+  const float* values[] = {v0};
+  const float sink = 0.0f;  // the same logit as the one key: half the weight
+  float out[2];
+  AttendRow(q, keys, values, 1, 2, 2, 1.0f, &sink, out);
+  EXPECT_EQ(out[0], 3.0f);
+  EXPECT_EQ(out[1], -3.0f);
+}
+
+TEST(AttendRow, ValuesMayBeNarrowerThanKeys) {
+  // MLA: keys carry a rotary part the values do not.
+  const float q[3] = {1, 0, 0};
+  const float k0[3] = {0, 0, 1};
+  const float v0[1] = {5};
+  const float* keys[] = {k0};
+  const float* values[] = {v0};
+  float out[1];
+  AttendRow(q, keys, values, 1, 3, 1, 0.5f, nullptr, out);
+  EXPECT_EQ(out[0], 5.0f);
+}
+
+TEST(ClampedSwiGlu, ClampsGateAboveAndUpBothWaysThenGates) {
+  Tensor gate(1, 3), up(1, 3), out;
+  const float g[] = {0.5f, 9.0f, -9.0f}, u[] = {2.0f, -9.0f, 9.0f};
+  for (int c = 0; c < 3; ++c) gate.at(0, c) = g[c], up.at(0, c) = u[c];
+  ClampedSwiGlu(gate, up, 7.0f, Dtype::kF32, out);
+  const auto glu = [](float x) { return x / (1.0f + std::exp(-1.702f * x)); };
+  EXPECT_NEAR(out.at(0, 0), (2.0f + 1.0f) * glu(0.5f), 1e-6);
+  EXPECT_NEAR(out.at(0, 1), (-7.0f + 1.0f) * glu(7.0f), 1e-5);   // both clamped
+  EXPECT_NEAR(out.at(0, 2), (7.0f + 1.0f) * glu(-9.0f), 1e-6);   // the gate has no lower clamp
+}
+
+TEST(Sigmoid, IsOneOverOnePlusExpOfMinusX) {
+  EXPECT_EQ(Sigmoid(0.0f), 0.5f);
+  EXPECT_NEAR(Sigmoid(2.0f), 1.0 / (1.0 + std::exp(-2.0)), 1e-7);
+  EXPECT_NEAR(Sigmoid(-30.0f), 0.0, 1e-12);
 }
 
 TEST(TopK, PicksTheLargestWithTiesToTheLowerIndexAndRenormalises) {

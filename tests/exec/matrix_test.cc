@@ -12,22 +12,33 @@ namespace {
 
 class BitIdentityMatrix : public ::testing::TestWithParam<CatalogueEntry> {};
 
+// The rule that rejects a configuration of the matrix on this model, or ""
+// when the model supports it: mixers and replicated linear stages cannot
+// take input-scattered batches, and an MoE without a dispatch path cannot
+// run as a2a.
+std::string ExpectedRejection(const Model& m, const ParallelConfig& cfg) {
+  const bool replicated = HasStageKind(m, StageKind::kMixer) || HasStageKind(m, StageKind::kLinear);
+  if (cfg.moe == MoeMode::kA2a && !MoeDispatchesA2a(m)) return "(rule: a2a MoE needs a dispatch/combine in the model)";
+  if (cfg.input_scattered && replicated) return "(rule: input-scattered eligibility)";
+  return "";
+}
+
 TEST_P(BitIdentityMatrix, EveryConfigurationEqualsTheReferenceBitForBit) {
   const Model m = GetParam().make();
   const Expected<std::vector<MatrixRow>> rows = RunMatrix(m, MatrixCases(m), {.tokens = 12, .requests = 3});
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   int identical = 0;
   for (const MatrixRow& r : *rows) {
-    if (r.outcome == MatrixOutcome::kSkipped) {
-      // Only input-scattered batches on a model with mixers are rejected.
-      EXPECT_TRUE(r.c.cfg.input_scattered) << r.c.name << ": " << r.note;
-      EXPECT_NE(r.note.find("(rule: input-scattered eligibility)"), std::string::npos) << r.note;
+    const std::string rule = ExpectedRejection(m, r.c.cfg);
+    if (!rule.empty()) {
+      EXPECT_EQ(r.outcome, MatrixOutcome::kSkipped) << r.c.name;
+      EXPECT_NE(r.note.find(rule), std::string::npos) << r.c.name << ": " << r.note;
       continue;
     }
-    EXPECT_EQ(r.outcome, MatrixOutcome::kIdentical) << r.c.name << ": max |diff| " << r.max_diff;
+    EXPECT_EQ(r.outcome, MatrixOutcome::kIdentical) << r.c.name << ": " << r.note << " max |diff| " << r.max_diff;
     ++identical;
   }
-  EXPECT_GT(identical, 300);
+  EXPECT_GT(identical, 200);
 }
 
 // TP-MoE sums each token's experts inside every canonical K-block before the
@@ -38,7 +49,26 @@ TEST_P(BitIdentityMatrix, A2aAndTpMoeDifferOnlyWithinTolerance) {
   const Model m = GetParam().make();
   const Expected<std::vector<MatrixPair>> pairs = RunMatrixPairs(m, {.tokens = 12, .requests = 3});
   ASSERT_TRUE(pairs.ok()) << pairs.error().message;
-  for (const MatrixPair& p : *pairs) EXPECT_LE(p.max_diff, p.tolerance) << p.name;
+  for (const MatrixPair& p : *pairs) {
+    EXPECT_TRUE(p.ok()) << p.name << ": max |diff| " << p.max_diff << ", " << p.rerouted << " of " << p.tokens
+                        << " tokens rerouted";
+  }
+}
+
+// Kimi's sigmoid router with a correction bias has a near tie on one token
+// of this batch: a bf16 rounding difference sends it to another expert. That
+// token is reported apart; the rest agree within the tolerance.
+TEST(MatrixPairs, ATokenRoutedElsewhereAfterANearTieIsReportedApart) {
+  const Expected<std::vector<MatrixPair>> pairs =
+      RunMatrixPairs(CatalogueModel("kimi-k2").value(), {.tokens = 32, .requests = 4, .seed = 1});
+  ASSERT_TRUE(pairs.ok()) << pairs.error().message;
+  ASSERT_EQ(pairs->size(), 2u);
+  const MatrixPair& bf16 = (*pairs)[1];
+  EXPECT_EQ(bf16.tokens, 32);
+  EXPECT_EQ(bf16.rerouted, 1);
+  EXPECT_GT(bf16.rerouted_max_diff, bf16.tolerance);
+  EXPECT_TRUE(bf16.ok()) << bf16.max_diff;
+  EXPECT_EQ((*pairs)[0].rerouted, 0);  // fp32
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, BitIdentityMatrix, ::testing::ValuesIn(Catalogue()), [](const auto& i) {

@@ -71,6 +71,17 @@ TEST_P(ValuesAcrossCuts, EqualTheUncutRunAndTheReferenceBitForBit) {
   EXPECT_GT(cuts, 100);
 }
 
+TEST(ValuesAcrossCuts, ARankHoldingOnlyNoOpLayersPassesTheRowsOnUnchanged) {
+  const Batch b = testing::MustBatch(10, 3);
+  const Model m = RunnableStack("AFNNAF");
+  const Weights w = testing::MustWeights(m, Dtype::kBf16);
+  for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+    const ParallelConfig cfg{.tp = 4, .attn_dp = 2, .reduction = r};
+    const Tensor ref = testing::MustReference(m, cfg, w, b, Dtype::kBf16);
+    EXPECT_EQ(testing::MustRun(m, testing::Cut(cfg, {2, 2, 2}), w, b, Dtype::kBf16).hidden, ref) << Name(r);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(SweepGrid, ValuesAcrossCuts, ::testing::ValuesIn(DefaultSweepConfigs()),
                          [](const auto& i) {
                            std::string n = i.param.name;

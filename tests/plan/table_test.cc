@@ -130,7 +130,7 @@ TEST(PlanTable, DeepseekA2aSummaryCountsEveryCollective) {
 
 TEST(PlanTable, SingleRankPlanMovesNoBytes) {
   const std::string table = ToTable(MustBind(LlamaModel(2), {.tp = 1}));
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 0, layer 1: 0, final norm: 0; total 0")) << table;
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 0 each, final norm: 0; total 0")) << table;
 }
 
 TEST(PlanTable, EveryStepIsOneRow) {

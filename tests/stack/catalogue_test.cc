@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,20 +25,27 @@ std::vector<StageKind> KindsOf(const std::vector<StageRef>& stages) {
 // ---------------------------------------------------------------------------
 // The catalogue.
 
-TEST(Catalogue, ListsTheFourFamiliesInOrder) {
+const std::vector<std::string> kFamilies = {"llama",          "llama3",          "qwen3",      "qwen3-moe",
+                                            "gpt-oss",        "deepseek-v2-lite", "deepseek-qlora", "kimi-k2",
+                                            "nemotron-h",     "nemotron-3-nano", "zaya1",      "qwen3-next",
+                                            "nemotron-nas",   "mhc"};
+
+TEST(Catalogue, ListsEveryFamilyInOrder) {
   std::vector<std::string> names;
   for (const CatalogueEntry& e : Catalogue()) names.push_back(e.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"llama", "deepseek-v2-lite", "nemotron-h", "zaya1"}));
+  EXPECT_EQ(names, kFamilies);
 }
 
 TEST(Catalogue, EveryEntryHasASummaryAndBuildsAModelOfItsName) {
   for (const CatalogueEntry& e : Catalogue()) {
     EXPECT_FALSE(e.summary.empty()) << e.name;
+    EXPECT_FALSE(e.features.empty()) << e.name;
+    EXPECT_FALSE(e.source.empty()) << e.name;
     const Model m = e.make();
     EXPECT_EQ(m.name, e.name);
     EXPECT_GT(m.num_layers, 0) << e.name;
     EXPECT_GT(m.hidden, 0) << e.name;
-    EXPECT_EQ(m.residual_streams, 1) << e.name;
+    EXPECT_EQ(m.residual_streams, e.name == "mhc" ? 4 : 1) << e.name;
   }
 }
 
@@ -101,8 +109,101 @@ TEST(Catalogue, RejectsAnUnknownModelAndListsTheCatalogue) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(m.error().message,
-            "unknown model 'gpt-2'; the catalogue has: llama, deepseek-v2-lite, nemotron-h, zaya1 "
-            "(see `seam models`)");
+            "unknown model 'gpt-2'; the catalogue has: llama, llama3, qwen3, qwen3-moe, gpt-oss, "
+            "deepseek-v2-lite, deepseek-qlora, kimi-k2, nemotron-h, nemotron-3-nano, zaya1, qwen3-next, "
+            "nemotron-nas, mhc (see `seam models`)");
+}
+
+// Each family's tiny shape keeps its stage pattern and distinguishing parts.
+
+TEST(Catalogue, EveryFamilyHasItsStagePattern) {
+  const std::map<std::string, std::string> patterns = {
+      {"llama", "[A F][A F][A F][A F]"},        {"llama3", "[A F][A F][A F][A F]"},
+      {"qwen3", "[A F][A F][A F][A F]"},        {"qwen3-moe", "[A E][A E][A E][A E]"},
+      {"gpt-oss", "[A E][A E][A E][A E]"},      {"deepseek-v2-lite", "[A F][A E][A E][A E]"},
+      {"deepseek-qlora", "[A F][A E][A E][A E]"}, {"kimi-k2", "[A F][A E][A E][A E]"},
+      {"nemotron-h", "MFMAMF"},                 {"nemotron-3-nano", "MEMAEM"},
+      {"zaya1", "AEAE"},                        {"qwen3-next", "[M E][M E][M E][A E]"},
+      {"nemotron-nas", "[A F][A F][. F][A F][L F][. .]"}, {"mhc", "[A F][A E][A E][A E]"}};
+  for (const std::string& name : kFamilies) EXPECT_EQ(PatternOf(MustCatalogue(name)), patterns.at(name)) << name;
+}
+
+TEST(Catalogue, Llama3ScalesItsRope) {
+  EXPECT_GT(MustCatalogue("llama3").dims->rope_scaling.factor, 0);
+  EXPECT_EQ(MustCatalogue("llama").dims->rope_scaling.factor, 0);
+}
+
+TEST(Catalogue, Qwen3NormsQueriesAndKeys) {
+  EXPECT_TRUE(MustCatalogue("qwen3").dims->qk_norm);
+  EXPECT_TRUE(MustCatalogue("qwen3-moe").dims->qk_norm);
+  EXPECT_TRUE(MustCatalogue("qwen3-moe").dims->renormalize);
+}
+
+TEST(Catalogue, GptOssHasSinksBiasesClampedExpertsAlternatingWindowsAndNoA2a) {
+  const Model m = MustCatalogue("gpt-oss");
+  EXPECT_TRUE(m.dims->attention_sinks);
+  EXPECT_TRUE(m.dims->qkv_bias);
+  EXPECT_TRUE(m.dims->moe_bias);
+  EXPECT_EQ(m.dims->activation, Activation::kClampedSwiGlu);
+  EXPECT_EQ(m.layer(0)[0].window, 8);
+  EXPECT_EQ(m.layer(1)[0].window, 0);
+  EXPECT_FALSE(m.layer(0)[1].a2a);
+  EXPECT_FALSE(MoeDispatchesA2a(m));
+}
+
+TEST(Catalogue, DeepseekLiteIsMlaWithoutAQueryLatentAndQloraWithOne) {
+  const ModelDims lite = *MustCatalogue("deepseek-v2-lite").dims;
+  EXPECT_GT(lite.mla.kv_lora, 0);
+  EXPECT_EQ(lite.mla.q_lora, 0);
+  EXPECT_GT(lite.shared_intermediate, 0);
+  EXPECT_GT(MustCatalogue("deepseek-qlora").dims->mla.q_lora, 0);
+}
+
+TEST(Catalogue, KimiRoutesBySigmoidWithACorrectionBiasAndScales) {
+  const ModelDims d = *MustCatalogue("kimi-k2").dims;
+  EXPECT_EQ(d.scoring, RouterScoring::kSigmoid);
+  EXPECT_TRUE(d.correction_bias);
+  EXPECT_NE(d.routed_scaling, 1.0);
+  EXPECT_GT(d.mla.q_lora, 0);
+}
+
+TEST(Catalogue, NemotronsHaveNoRopeAndReluSquared) {
+  for (const char* name : {"nemotron-h", "nemotron-3-nano"}) {
+    const ModelDims d = *MustCatalogue(name).dims;
+    EXPECT_FALSE(d.rope) << name;
+    EXPECT_EQ(d.activation, Activation::kRelu2) << name;
+  }
+  EXPECT_EQ(MustCatalogue("nemotron-3-nano").dims->scoring, RouterScoring::kSigmoid);
+}
+
+TEST(Catalogue, Zaya1HasASkipExpertAndPartialRope) {
+  const ModelDims d = *MustCatalogue("zaya1").dims;
+  EXPECT_TRUE(d.skip_expert);
+  EXPECT_EQ(d.rope_fraction, 0.5);
+}
+
+TEST(Catalogue, Qwen3NextGatesItsAttention) {
+  const ModelDims d = *MustCatalogue("qwen3-next").dims;
+  EXPECT_TRUE(d.attention_gate);
+  EXPECT_EQ(d.rope_fraction, 0.25);
+}
+
+TEST(Catalogue, NemotronNasVariesItsBlocks) {
+  const Model m = MustCatalogue("nemotron-nas");
+  EXPECT_EQ(m.layer(0)[0].kv_heads, 4);
+  EXPECT_EQ(m.layer(3)[0].kv_heads, 2);
+  EXPECT_EQ(m.layer(1)[1].ffn_width, 512);
+  EXPECT_EQ(m.layer(2)[0].kind, StageKind::kNoOp);
+  EXPECT_EQ(m.layer(4)[0].kind, StageKind::kLinear);
+  EXPECT_EQ(m.layer(5)[1].kind, StageKind::kNoOp);
+}
+
+TEST(Catalogue, MhcWritesFourStreamsThroughHyperConnections) {
+  const Model m = MustCatalogue("mhc");
+  EXPECT_EQ(m.residual_streams, 4);
+  for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
+    EXPECT_EQ(s.decl.update, UpdateKind::kHyperConnection) << s.index;
+  }
 }
 
 TEST(Catalogue, NamesAreCaseSensitive) { EXPECT_FALSE(CatalogueModel("Llama").ok()); }
@@ -362,11 +463,12 @@ TEST(StageKindText, NamesEachKind) {
   EXPECT_EQ(Name(StageKind::kDenseFfn), "dense-ffn");
   EXPECT_EQ(Name(StageKind::kSparseFfn), "sparse-ffn");
   EXPECT_EQ(Name(StageKind::kNoOp), "no-op");
+  EXPECT_EQ(Name(StageKind::kLinear), "linear");
 }
 
 TEST(StageKindText, NamesRoundTrip) {
   for (StageKind k : {StageKind::kAttention, StageKind::kMixer, StageKind::kDenseFfn, StageKind::kSparseFfn,
-                      StageKind::kNoOp}) {
+                      StageKind::kNoOp, StageKind::kLinear}) {
     Expected<StageKind> parsed = ParseStageKind(Name(k));
     ASSERT_TRUE(parsed.ok()) << Name(k);
     EXPECT_EQ(*parsed, k);
@@ -374,11 +476,11 @@ TEST(StageKindText, NamesRoundTrip) {
 }
 
 TEST(StageKindText, RejectsAnUnknownKindWithTheChoices) {
-  Expected<StageKind> parsed = ParseStageKind("linear");
+  Expected<StageKind> parsed = ParseStageKind("conv");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, ErrorCode::kMalformed);
   EXPECT_EQ(parsed.error().message,
-            "unknown stage kind 'linear'; expected one of: attention, mixer, dense-ffn, sparse-ffn, no-op");
+            "unknown stage kind 'conv'; expected one of: attention, mixer, dense-ffn, sparse-ffn, no-op, linear");
 }
 
 TEST(AttentionSumText, NamesEachSum) {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "seam/model.h"
 #include "seam/topology.h"
 
 namespace seam::cli {
@@ -32,6 +33,7 @@ Expected<ParallelConfig> ToConfig(const ParallelFlags& f);
 
 struct PlanArgs {
   std::string model;
+  std::string hf_config;  // a Hugging Face config.json instead of a catalogue name
   ParallelFlags flags;
   int layers = 0;  // 0: the catalogue's depth
   std::string format = "table";
@@ -44,6 +46,7 @@ struct FileArgs {
 
 struct RunArgs {
   std::string model;
+  std::string hf_config;
   ParallelFlags flags;
   int layers = 0;
   int tokens = 32;
@@ -70,6 +73,10 @@ int RunRun(const RunArgs& a);
 int RunPlan(const PlanArgs& a);
 int RunShow(const FileArgs& a);
 int RunDiff(const FileArgs& a);
+
+// The model a command names: a catalogue entry or a config.json (exactly
+// one of the two), cut to `layers` layers when that is above 0.
+Expected<Model> ChooseModel(const std::string& name, const std::string& hf_config, int layers);
 
 // Prints the error to stderr and returns its exit code.
 int Fail(const Error& e);

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "seam/bind.h"
 #include "seam/files.h"
+#include "seam/hf_config.h"
 #include "seam/plan_io.h"
 #include "seam/verify.h"
 
@@ -44,19 +45,39 @@ int Fail(const Error& e) {
 int RunModels() {
   for (const CatalogueEntry& e : Catalogue()) {
     const Model m = e.make();
-    std::cout << fmt::format("{:<18} {}\n{:<18} stages: {}\n", e.name, e.summary, "", PatternOf(m));
+    std::cout << fmt::format("{:<17} {}\n{:<17} stages:   {}\n{:<17} runs on:  {}\n{:<17} real config: {}\n", e.name,
+                             e.summary, "", PatternOf(m), "", e.features, "",
+                             e.source == "-" ? "none (tiny shape only)" : "configs/" + e.source);
   }
   return kOk;
+}
+
+Expected<Model> ChooseModel(const std::string& name, const std::string& hf_config, int layers) {
+  if (!name.empty() && !hf_config.empty()) {
+    return InvalidArgument(fmt::format("give a catalogue model or --hf-config, not both (got '{}' and --hf-config {})",
+                                       name, hf_config));
+  }
+  if (name.empty() && hf_config.empty()) {
+    return InvalidArgument("name a catalogue model (see `seam models`) or give --hf-config PATH");
+  }
+  if (layers < 0) return InvalidArgument(fmt::format("--layers {} must be at least 1", layers));
+  Expected<Model> model = hf_config.empty() ? CatalogueModel(name) : LoadHfConfig(hf_config);
+  if (!model) return model.error();
+  Model m = *std::move(model);
+  if (layers > 0 && !hf_config.empty() && layers > m.num_layers) {
+    return InvalidArgument(fmt::format("--layers {} is more than the {} layers {} declares", layers, m.num_layers,
+                                       hf_config));
+  }
+  if (layers > 0) m.num_layers = layers;
+  return m;
 }
 
 int RunPlan(const PlanArgs& a) {
   Expected<ParallelConfig> cfg = ToConfig(a.flags);
   if (!cfg) return Fail(cfg.error());
-  Expected<Model> model = CatalogueModel(a.model);
+  Expected<Model> model = ChooseModel(a.model, a.hf_config, a.layers);
   if (!model) return Fail(model.error());
-  if (a.layers < 0) return Fail(InvalidArgument(fmt::format("--layers {} must be at least 1", a.layers)));
-  Model m = *model;
-  if (a.layers > 0) m.num_layers = a.layers;
+  const Model& m = *model;
   Expected<Pipeline> plans = BindPipeline(m, *cfg, {.verify = true});
   if (!plans) return Fail(plans.error());
   return Print(*plans, a.format);

@@ -12,9 +12,11 @@ int main(int argc, char** argv) {
 
   PlanArgs plan;
   CLI::App* plan_cmd = app.add_subcommand("plan", "bind a model to a parallel configuration and print the plan");
-  plan_cmd->add_option("model", plan.model, "a catalogue name (see `seam models`)")->required();
+  plan_cmd->add_option("model", plan.model, "a catalogue name (see `seam models`)");
+  plan_cmd->add_option("--hf-config", plan.hf_config,
+                       "plan the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*plan_cmd, plan.flags);
-  plan_cmd->add_option("--layers", plan.layers, "override the catalogue model's number of layers");
+  plan_cmd->add_option("--layers", plan.layers, "override the model's number of layers");
   plan_cmd->add_option("--format", plan.format, "table, json or dot")->capture_default_str();
 
   FileArgs show;
@@ -25,8 +27,10 @@ int main(int argc, char** argv) {
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "run the plan on simulated ranks and compare with the unsharded reference");
   run_cmd->add_option("model", run.model, "a catalogue name (see `seam models`)");
+  run_cmd->add_option("--hf-config", run.hf_config,
+                      "run the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*run_cmd, run.flags);
-  run_cmd->add_option("--layers", run.layers, "override the catalogue model's number of layers");
+  run_cmd->add_option("--layers", run.layers, "override the model's number of layers");
   run_cmd->add_option("--tokens", run.tokens, "tokens in the batch")->capture_default_str();
   run_cmd->add_option("--requests", run.requests, "requests the tokens are split into")->capture_default_str();
   run_cmd->add_option("--dtype", run.dtype, "storage dtype: fp32 or bf16")->capture_default_str();

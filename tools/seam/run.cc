@@ -20,20 +20,21 @@ std::string Bytes(int64_t elements) {
   return fmt::format("{:.0f} B", b);
 }
 
-// The model to run: a catalogue entry, or a llama checkpoint.
+// The model to run: a catalogue entry, a config.json, or a llama checkpoint.
 Expected<LoadedModel> ModelFor(const RunArgs& a, Dtype dtype) {
   if (!a.weights.empty()) {
+    if (!a.hf_config.empty()) return InvalidArgument("give --weights DIR or --hf-config PATH, not both");
     if (!a.model.empty() && a.model != "llama") {
       return InvalidArgument(fmt::format("--weights loads a llama checkpoint; the model is '{}'", a.model));
     }
     return LoadLlama(a.weights);
   }
-  if (a.model.empty()) return InvalidArgument("name a model (see `seam models`) or give --weights DIR");
-  Expected<Model> m = CatalogueModel(a.model);
+  if (a.model.empty() && a.hf_config.empty()) {
+    return InvalidArgument("name a model (see `seam models`), or give --hf-config PATH or --weights DIR");
+  }
+  Expected<Model> m = ChooseModel(a.model, a.hf_config, a.layers);
   if (!m) return m.error();
-  Model model = *m;
-  if (a.layers < 0) return InvalidArgument(fmt::format("--layers {} must be at least 1", a.layers));
-  if (a.layers > 0) model.num_layers = a.layers;
+  const Model& model = *m;
   Expected<Weights> w = GenerateWeights(model, a.seed, dtype);
   if (!w) return w.error();
   return LoadedModel{model, *std::move(w), dtype};
@@ -114,10 +115,14 @@ int RunGrid(const RunArgs& a) {
   if (!pairs) return Fail(pairs.error());
   bool pairs_ok = true;
   for (const MatrixPair& p : *pairs) {
-    const bool ok = p.max_diff <= p.tolerance;
-    pairs_ok &= ok;
+    pairs_ok &= p.ok();
     std::cout << fmt::format("{:<50} not bit-identical by design: max|diff| {:.3g} {} tolerance {:.3g} ({})\n",
-                             p.name, p.max_diff, ok ? "within" : "OUTSIDE", p.tolerance, p.reason);
+                             p.name, p.max_diff, p.ok() ? "within" : "OUTSIDE", p.tolerance, p.reason);
+    if (p.rerouted > 0) {
+      std::cout << fmt::format("{:<50} {} of {} tokens took other experts after a near tie in a router "
+                               "(max|diff| {:.3g} there)\n",
+                               "", p.rerouted, p.tokens, p.rerouted_max_diff);
+    }
   }
   std::cout << fmt::format("\n{} configurations: {} bit-identical to the reference, {} differ, {} skipped\n",
                            rows->size(), identical, differs, skipped);

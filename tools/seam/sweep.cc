@@ -43,9 +43,20 @@ int RunSweep(const SweepArgs& a) {
   SweepCounts totals = r.totals;
   totals.stacks = r.stacks * r.configs;
   std::cout << Row("total", totals);
-  std::cout << fmt::format("\nchecked {} cuts in {:.2f} s on {} jobs\n", r.totals.cuts_bound, r.seconds, jobs);
-  if (r.totals.violations == 0) return kOk;
-  std::cout << fmt::format("\n{} violations; the first {}:\n", r.totals.violations, r.violations.size());
+  if (r.models > 0) {
+    std::cout << fmt::format("\nthe catalogue's {} models under the same {} configurations, every cut into at most "
+                             "{} pipeline ranks at layer boundaries\n\n",
+                             r.models, r.configs, a.max_pp);
+    std::cout << fmt::format("{:<34} {:>7} {:>11} {:>15} {:>11}\n", "model", "configs", "cuts bound",
+                             "rejected uncut", "violations");
+    for (const auto& [name, counts] : r.per_model) std::cout << Row(name, counts);
+    std::cout << Row("total", r.model_totals);
+  }
+  const int64_t cuts = r.totals.cuts_bound + r.model_totals.cuts_bound;
+  const int64_t violations = r.totals.violations + r.model_totals.violations;
+  std::cout << fmt::format("\nchecked {} cuts in {:.2f} s on {} jobs\n", cuts, r.seconds, jobs);
+  if (violations == 0) return kOk;
+  std::cout << fmt::format("\n{} violations; the first {}:\n", violations, r.violations.size());
   for (const std::string& v : r.violations) std::cout << "  " << v << "\n";
   return kFailedCheck;
 }

@@ -418,6 +418,8 @@ struct Geometry {
   int attn_dp;
   int pp;
 };
+void PrintTo(const Geometry& g, std::ostream* os) { *os << "tp" << g.tp << " attn_dp" << g.attn_dp << " pp" << g.pp; }
+
 
 class RankGeometry : public ::testing::TestWithParam<Geometry> {
  protected:

@@ -68,6 +68,8 @@ struct Part {
   std::function<void(ModelDims&)> remove;
 };
 
+void PrintTo(const Part& p, std::ostream* os) { *os << p.family << " " << p.part; }
+
 class EachPart : public ::testing::TestWithParam<Part> {};
 
 TEST_P(EachPart, ChangesTheOutput) {

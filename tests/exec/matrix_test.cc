@@ -12,6 +12,13 @@ namespace {
 
 class BitIdentityMatrix : public ::testing::TestWithParam<CatalogueEntry> {};
 
+}  // namespace
+
+// What ctest prints for a family: its name, not its bytes.
+void PrintTo(const CatalogueEntry& e, std::ostream* os) { *os << e.name; }
+
+namespace {
+
 // The rule that rejects a configuration of the matrix on this model, or ""
 // when the model supports it: mixers and replicated linear stages cannot
 // take input-scattered batches, and an MoE without a dispatch path cannot

@@ -37,6 +37,12 @@ std::vector<std::string> Stacks() {
 
 class ValuesAcrossCuts : public ::testing::TestWithParam<SweepConfig> {};
 
+}  // namespace
+
+void PrintTo(const SweepConfig& c, std::ostream* os) { *os << c.name; }
+
+namespace {
+
 TEST_P(ValuesAcrossCuts, EqualTheUncutRunAndTheReferenceBitForBit) {
   const Batch b = testing::MustBatch(10, 3);
   int cuts = 0;

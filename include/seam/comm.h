@@ -7,7 +7,8 @@
 // followed by the fixed binary tree over the members in group order; an
 // all-reduce is a reduce-scatter plus an all-gather (the bytes of a ring).
 // The bits of a sum never depend on the backend or on which rank holds
-// which part.
+// which part. A backend may run a collective its own way instead (MPI's
+// native mode); its sums are then MPI's, checked within a tolerance.
 //
 //   RankGroup g{{4, 5, 6, 7}};
 //   Tensor sum = comm.AllReduce(g, partial);   // every member: the tree sum
@@ -79,6 +80,14 @@ class Comm {
                                        std::span<const Shape> expect) = 0;
   virtual void SendTo(int peer, const Tensor& t) = 0;
   virtual Tensor RecvFrom(int peer, Shape expect) = 0;
+
+  // The collectives, canonical unless a backend runs them its own way. The
+  // public calls count nothing themselves: each of these counts what it sends.
+  virtual Tensor DoReduceScatter(const RankGroup& g, const Tensor& partial, std::span<const RowSpan> spans);
+  virtual Tensor DoAllGather(const RankGroup& g, const Tensor& mine, std::span<const int> rows_of);
+  virtual Tensor DoAllReduce(const RankGroup& g, const Tensor& partial);  // counted as its two halves
+  virtual std::vector<Tensor> DoAllToAll(const RankGroup& g, std::vector<Tensor> to_each);
+  void Count(std::string_view op, int64_t elements_sent);
 
  private:
   void Count(std::string_view op, const RankGroup& g, std::span<const Tensor> to_each);

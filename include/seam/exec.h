@@ -13,6 +13,7 @@
 //   bool same = out->hidden == *ref;
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "seam/batch.h"
@@ -52,6 +53,23 @@ struct RunOutput {
 
 Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
                              const RunOptions& options);
+
+// One rank's share of a run: on the last pipeline rank its attention rows of
+// the final hidden states (none elsewhere), and what it sent.
+struct RankOutput {
+  std::optional<Tensor> rows;
+  CommStats stats;
+};
+// Runs global rank `rank`'s plan on `comm`: what a process hosting one rank
+// (MPI) calls; RunPlans calls it on every rank.
+RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
+                     const RunOptions& options, int rank, Comm& comm);
+// The run's output from every rank's share: each DP group's rows placed in
+// batch order.
+RunOutput AssembleRun(const Model& m, const ParallelConfig& cfg, const Batch& b, std::vector<RankOutput> ranks);
+// What RunPlans checks before it runs: a runnable configuration, the
+// weights' shapes, one plan per pipeline rank.
+Status CheckRun(const Model& m, const Pipeline& plans, const Weights& w, const RunOptions& options);
 
 // The final hidden states of the unsharded model, one token at a time.
 // `routes`, when given, receives per token (in batch order) the experts

@@ -35,5 +35,8 @@ std::vector<Tensor> GemmBlocks(const Tensor& x, const Tensor& w, int blocks);
 // pairs (0,1), (2,3), ... then pairs of those sums. The count must be a
 // power of two.
 Tensor TreeSum(std::span<const Tensor> parts);
+// The same tree over `parts[i][0..len)`, written to out[0..len): for parts
+// that sit in one receive buffer (the MPI backend's reduce-scatter).
+void TreeSumInto(std::span<const float* const> parts, size_t len, float* out);
 
 }  // namespace seam

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "seam/error.h"
@@ -22,11 +24,37 @@ enum class Dtype { kF32, kBf16 };
 std::string_view Name(Dtype d);
 Expected<Dtype> ParseDtype(std::string_view text);
 
+// An allocator that leaves new floats uninitialised, so a buffer a call
+// fills whole (a receive) is not zeroed first.
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 class Tensor {
  public:
   Tensor() = default;
   Tensor(int rows, int cols);  // zero-filled
-  Tensor(int rows, int cols, std::vector<float> values);
+  Tensor(int rows, int cols, const std::vector<float>& values);
+  // Values left unset: for a buffer the caller fills whole.
+  static Tensor Uninitialized(int rows, int cols);
+  // Copies go through memcpy (a vector with a custom allocator would copy
+  // element by element).
+  Tensor(const Tensor& o);
+  Tensor& operator=(const Tensor& o);
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
@@ -51,7 +79,7 @@ class Tensor {
  private:
   int rows_ = 0;
   int cols_ = 0;
-  std::vector<float> data_;
+  std::vector<float, NoInitAllocator<float>> data_;
 };
 
 // Stacks tensors of equal width by rows, in order.

@@ -27,19 +27,42 @@ int64_t CommStats::elements_sent() const {
   return e;
 }
 
-void Comm::Count(std::string_view op, const RankGroup& g, std::span<const Tensor> to_each) {
+void Comm::Count(std::string_view op, int64_t elements_sent) {
   CommStats::Op& o = stats_.ops[std::string(op)];
   ++o.calls;
+  o.elements_sent += elements_sent;
+}
+
+void Comm::Count(std::string_view op, const RankGroup& g, std::span<const Tensor> to_each) {
   const int me = g.IndexOf(rank_);
+  int64_t sent = 0;
   for (size_t j = 0; j < to_each.size(); ++j) {
-    if (static_cast<int>(j) != me) o.elements_sent += static_cast<int64_t>(to_each[j].size());
+    if (static_cast<int>(j) != me) sent += static_cast<int64_t>(to_each[j].size());
   }
+  Count(op, sent);
 }
 
 Tensor Comm::ReduceScatter(const RankGroup& g, const Tensor& partial, std::span<const RowSpan> spans) {
+  SEAM_CHECK(static_cast<int>(spans.size()) == g.size(), "one row span per member");
+  return DoReduceScatter(g, partial, spans);
+}
+
+Tensor Comm::AllGather(const RankGroup& g, const Tensor& mine, std::span<const int> rows_of) {
+  SEAM_CHECK(static_cast<int>(rows_of.size()) == g.size(), "one row count per member");
+  SEAM_CHECK(rows_of[static_cast<size_t>(g.IndexOf(rank_))] == mine.rows(), "all-gather of another row count");
+  return DoAllGather(g, mine, rows_of);
+}
+
+Tensor Comm::DoAllReduce(const RankGroup& g, const Tensor& partial) { return DoAllReduce(g, partial); }
+
+std::vector<Tensor> Comm::AllToAll(const RankGroup& g, std::vector<Tensor> to_each) {
+  SEAM_CHECK(static_cast<int>(to_each.size()) == g.size(), "one tensor per member");
+  return DoAllToAll(g, std::move(to_each));
+}
+
+Tensor Comm::DoReduceScatter(const RankGroup& g, const Tensor& partial, std::span<const RowSpan> spans) {
   const int n = g.size();
   const int me = g.IndexOf(rank_);
-  SEAM_CHECK(static_cast<int>(spans.size()) == n, "one row span per member");
   std::vector<Tensor> to_each;
   for (const RowSpan& s : spans) to_each.push_back(partial.RowRange(s.begin, s.end));
   std::vector<Shape> expect(static_cast<size_t>(n), Shape{spans[static_cast<size_t>(me)].rows(), partial.cols()});
@@ -48,10 +71,8 @@ Tensor Comm::ReduceScatter(const RankGroup& g, const Tensor& partial, std::span<
   return TreeSum(parts);
 }
 
-Tensor Comm::AllGather(const RankGroup& g, const Tensor& mine, std::span<const int> rows_of) {
+Tensor Comm::DoAllGather(const RankGroup& g, const Tensor& mine, std::span<const int> rows_of) {
   const int n = g.size();
-  SEAM_CHECK(static_cast<int>(rows_of.size()) == n, "one row count per member");
-  SEAM_CHECK(rows_of[static_cast<size_t>(g.IndexOf(rank_))] == mine.rows(), "all-gather of another row count");
   std::vector<Tensor> to_each(static_cast<size_t>(n), mine);
   std::vector<Shape> expect;
   for (int r : rows_of) expect.push_back({r, mine.cols()});
@@ -66,8 +87,7 @@ Tensor Comm::AllReduce(const RankGroup& g, const Tensor& partial) {
   return AllGather(g, ReduceScatter(g, partial, spans), rows_of);
 }
 
-std::vector<Tensor> Comm::AllToAll(const RankGroup& g, std::vector<Tensor> to_each) {
-  SEAM_CHECK(static_cast<int>(to_each.size()) == g.size(), "one tensor per member");
+std::vector<Tensor> Comm::DoAllToAll(const RankGroup& g, std::vector<Tensor> to_each) {
   Count("all-to-all", g, to_each);
   return Exchange(g, std::move(to_each), {});
 }

@@ -461,32 +461,46 @@ std::vector<Tensor> GemmBlocks(const Tensor& x, const Tensor& w, int blocks) {
 Tensor TreeSum(std::span<const Tensor> parts) {
   SEAM_CHECK(!parts.empty() && std::has_single_bit(parts.size()), "tree sum: the part count is not a power of two");
   const Tensor& head = parts.front();
+  std::vector<const float*> data;
   for (const Tensor& t : parts) {
     SEAM_CHECK(t.rows() == head.rows() && t.cols() == head.cols(), "tree sum: parts differ in shape");
+    data.push_back(t.data());
   }
   if (parts.size() == 1) return head;
-  // Level one reads the parts; later levels add in place over the sums.
-  std::vector<Tensor> level;
-  level.reserve(parts.size() / 2);
-  for (size_t i = 0; i < parts.size(); i += 2) {
-    Tensor s(head.rows(), head.cols());
-    const float* a = parts[i].data();
-    const float* b = parts[i + 1].data();
-    float* d = s.data();
-    for (size_t e = 0; e < s.size(); ++e) d[e] = a[e] + b[e];
-    level.push_back(std::move(s));
+  Tensor out(head.rows(), head.cols());
+  TreeSumInto(data, out.size(), out.data());
+  return out;
+}
+
+void TreeSumInto(std::span<const float* const> parts, size_t len, float* out) {
+  const size_t n = parts.size();
+  SEAM_CHECK(n > 0 && std::has_single_bit(n), "tree sum: the part count is not a power of two");
+  if (n == 1) {
+    std::copy(parts[0], parts[0] + len, out);
+    return;
   }
-  while (level.size() > 1) {
-    const size_t half = level.size() / 2;
-    for (size_t i = 0; i < half; ++i) {
-      float* d = level[2 * i].data();
-      const float* b = level[2 * i + 1].data();
-      for (size_t e = 0; e < level[2 * i].size(); ++e) d[e] = d[e] + b[e];
-      if (i != 2 * i) level[i] = std::move(level[2 * i]);
+  // A block of elements at a time, so the partial sums stay in cache: level
+  // one sums pairs of parts, each later level pairs of those sums, in order.
+  constexpr size_t kBlock = 512;
+  std::vector<float> sums(n / 2 * kBlock);
+  for (size_t at = 0; at < len; at += kBlock) {
+    const size_t m = std::min(kBlock, len - at);
+    for (size_t i = 0; i < n / 2; ++i) {
+      const float* a = parts[2 * i] + at;
+      const float* b = parts[2 * i + 1] + at;
+      float* d = sums.data() + i * kBlock;
+      for (size_t e = 0; e < m; ++e) d[e] = a[e] + b[e];
     }
-    level.resize(half);
+    for (size_t count = n / 2; count > 1; count /= 2) {
+      for (size_t i = 0; i < count / 2; ++i) {
+        const float* a = sums.data() + 2 * i * kBlock;
+        const float* b = a + kBlock;
+        float* d = sums.data() + i * kBlock;
+        for (size_t e = 0; e < m; ++e) d[e] = a[e] + b[e];
+      }
+    }
+    std::copy(sums.data(), sums.data() + m, out + at);
   }
-  return std::move(level.front());
 }
 
 }  // namespace seam

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <mutex>
 
 #include "exec/interpreter.h"
 #include "seam/exec.h"
@@ -92,36 +91,54 @@ Status CheckRunnable(const Model& m, const ParallelConfig& cfg, int k_blocks) {
   return WidthsFit(m, cfg, k_blocks);
 }
 
-Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
-                             const RunOptions& options) {
+Status CheckRun(const Model& m, const Pipeline& plans, const Weights& w, const RunOptions& options) {
   SEAM_CHECK(!plans.empty(), "no plans to run");
   const ParallelConfig& cfg = plans.front().config();
-  if (Status s = CheckRunnable(m, cfg, options.k_blocks); !s.ok()) return s.error();
-  if (Status s = CheckWeights(m, w); !s.ok()) return s.error();
+  if (Status s = CheckRunnable(m, cfg, options.k_blocks); !s.ok()) return s;
+  if (Status s = CheckWeights(m, w); !s.ok()) return s;
   if (static_cast<int>(plans.size()) != cfg.pp) return InvalidArgument("one plan per pipeline rank is needed");
-  const BatchLayout layout = LayoutOf(b, cfg.attn_dp);
-  const exec::RunContext ctx{m, w, layout, RunNumerics{options.dtype, cfg.moe, options.k_blocks},
+  return Status::Ok();
+}
+
+RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
+                     const RunOptions& options, int rank, Comm& comm) {
+  const ParallelConfig& cfg = plans.front().config();
+  const exec::RunContext ctx{m, w, LayoutOf(b, cfg.attn_dp), RunNumerics{options.dtype, cfg.moe, options.k_blocks},
                              cfg.input_scattered ? Variant::kInputScattered : Variant::kOrdinary,
                              StagesOf(m, 0, m.num_layers)};
+  std::optional<Tensor> rows = exec::RunRank(ctx, plans[static_cast<size_t>(CoordOf(cfg, rank).pp_rank)], comm);
+  return {std::move(rows), comm.stats()};
+}
+
+RunOutput AssembleRun(const Model& m, const ParallelConfig& cfg, const Batch& b, std::vector<RankOutput> ranks) {
+  const BatchLayout layout = LayoutOf(b, cfg.attn_dp);
   RunOutput out;
   out.hidden = Tensor(b.tokens(), m.hidden);
-  out.ranks.resize(static_cast<size_t>(WorldSize(cfg)));
-  std::mutex mu;
-  const auto start = std::chrono::steady_clock::now();
-  Status status = RunOnRanks(options.backend, WorldSize(cfg), [&](int rank, Comm& comm) {
-    const RankCoord c = CoordOf(cfg, rank);
-    std::optional<Tensor> rows = exec::RunRank(ctx, plans[static_cast<size_t>(c.pp_rank)], comm);
-    const std::lock_guard<std::mutex> lock(mu);
-    out.ranks[static_cast<size_t>(rank)] = comm.stats();
-    if (!rows) return;
-    const RowSpan span = SpanOf(layout, cfg, Rows::Attention(cfg), c);
-    SEAM_CHECK(rows->rows() == span.rows(), "the final rows do not match the DP group");
+  for (size_t rank = 0; rank < ranks.size(); ++rank) {
+    out.ranks.push_back(std::move(ranks[rank].stats));
+    const std::optional<Tensor>& rows = ranks[rank].rows;
+    if (!rows) continue;
+    const RowSpan span = SpanOf(layout, cfg, Rows::Attention(cfg), CoordOf(cfg, static_cast<int>(rank)));
+    SEAM_CHECK(rows->rows() == span.rows() && rows->cols() == m.hidden, "the final rows do not match the DP group");
     for (int r = 0; r < span.rows(); ++r) {
       const int dst = layout.batch_index[static_cast<size_t>(span.begin + r)];
       std::copy(rows->row(r), rows->row(r) + rows->cols(), out.hidden.row(dst));
     }
+  }
+  return out;
+}
+
+Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
+                             const RunOptions& options) {
+  if (Status s = CheckRun(m, plans, w, options); !s.ok()) return s.error();
+  const ParallelConfig& cfg = plans.front().config();
+  std::vector<RankOutput> ranks(static_cast<size_t>(WorldSize(cfg)));
+  const auto start = std::chrono::steady_clock::now();
+  Status status = RunOnRanks(options.backend, WorldSize(cfg), [&](int rank, Comm& comm) {
+    ranks[static_cast<size_t>(rank)] = RunRankOf(m, plans, w, b, options, rank, comm);
   }, options.timeout_seconds);
   if (!status.ok()) return status.error();
+  RunOutput out = AssembleRun(m, cfg, b, std::move(ranks));
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

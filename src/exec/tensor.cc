@@ -16,24 +16,51 @@ Expected<Dtype> ParseDtype(std::string_view text) {
 
 Tensor::Tensor(int rows, int cols) : rows_(rows), cols_(cols) {
   SEAM_CHECK(rows >= 0 && cols >= 0, "negative tensor shape");
-  data_.assign(static_cast<size_t>(rows) * static_cast<size_t>(cols), 0.0f);
+  data_.resize(static_cast<size_t>(rows) * static_cast<size_t>(cols));
+  std::fill(data_.begin(), data_.end(), 0.0f);
 }
 
-Tensor::Tensor(int rows, int cols, std::vector<float> values) : rows_(rows), cols_(cols), data_(std::move(values)) {
+Tensor::Tensor(const Tensor& o) : rows_(o.rows_), cols_(o.cols_) {
+  data_.resize(o.data_.size());
+  std::copy(o.data_.begin(), o.data_.end(), data_.begin());
+}
+
+Tensor& Tensor::operator=(const Tensor& o) {
+  if (this == &o) return *this;
+  rows_ = o.rows_;
+  cols_ = o.cols_;
+  data_.resize(o.data_.size());
+  std::copy(o.data_.begin(), o.data_.end(), data_.begin());
+  return *this;
+}
+
+Tensor Tensor::Uninitialized(int rows, int cols) {
+  SEAM_CHECK(rows >= 0 && cols >= 0, "negative tensor shape");
+  Tensor t;
+  t.rows_ = rows;
+  t.cols_ = cols;
+  t.data_.resize(static_cast<size_t>(rows) * static_cast<size_t>(cols));
+  return t;
+}
+
+Tensor::Tensor(int rows, int cols, const std::vector<float>& values)
+    : rows_(rows), cols_(cols) {
+  data_.resize(values.size());
+  std::copy(values.begin(), values.end(), data_.begin());
   SEAM_CHECK(rows >= 0 && cols >= 0 && data_.size() == static_cast<size_t>(rows) * static_cast<size_t>(cols),
              "tensor values do not match its shape");
 }
 
 Tensor Tensor::RowRange(int begin, int end) const {
   SEAM_CHECK(0 <= begin && begin <= end && end <= rows_, "row range outside the tensor");
-  Tensor out(end - begin, cols_);
+  Tensor out = Uninitialized(end - begin, cols_);
   if (out.size() > 0) std::memcpy(out.data(), row(begin), out.size() * sizeof(float));
   return out;
 }
 
 Tensor Tensor::ColRange(int begin, int end) const {
   SEAM_CHECK(0 <= begin && begin <= end && end <= cols_, "column range outside the tensor");
-  Tensor out(rows_, end - begin);
+  Tensor out = Uninitialized(rows_, end - begin);
   for (int r = 0; r < rows_; ++r) {
     if (end > begin) std::memcpy(out.row(r), row(r) + begin, static_cast<size_t>(end - begin) * sizeof(float));
   }
@@ -52,7 +79,7 @@ Tensor ConcatRows(std::span<const Tensor> parts) {
     SEAM_CHECK(p.cols() == cols || p.rows() == 0, "concatenating tensors of different widths");
     rows += p.rows();
   }
-  Tensor out(rows, cols);
+  Tensor out = Tensor::Uninitialized(rows, cols);
   size_t at = 0;
   for (const Tensor& p : parts) {
     if (p.size() > 0) std::memcpy(out.data() + at, p.data(), p.size() * sizeof(float));

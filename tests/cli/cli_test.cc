@@ -1,16 +1,13 @@
 // The seam command line, run as a program: what it prints, where, and its
 // exit code (0 ok, 1 a failed check or differing plans, 2 bad input).
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "process_testing.h"
 
 #include "seam/bind.h"
 #include "seam/plan_io.h"
@@ -18,60 +15,14 @@
 namespace seam {
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using testing::Quote;
+using testing::ReadText;
+using testing::Result;
+using testing::WriteText;
 
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  ASSERT_TRUE(out.good()) << path;
-}
-
-// Each test gets its own directory, so tests may run in parallel.
-class Cli : public ::testing::Test {
+class Cli : public testing::InTempDir {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "seam_cli_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << tmpl;
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-
-  std::string PathOf(const std::string& name) const { return dir_ + "/" + name; }
-
-  // Runs the CLI through /bin/sh with stdout and stderr captured to files.
-  Result Run(const std::vector<std::string>& args) const {
-    std::string cmd = Quote(SEAM_CLI);
-    for (const std::string& a : args) cmd += " " + Quote(a);
-    const std::string out = PathOf("stdout.txt");
-    const std::string err = PathOf("stderr.txt");
-    cmd += " </dev/null >" + Quote(out) + " 2>" + Quote(err);
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = ReadText(out);
-    r.err = ReadText(err);
-    return r;
-  }
+  Result Run(const std::vector<std::string>& args) const { return Shell(Quote(SEAM_CLI), args); }
 
   // `seam plan ARGS --format json` written to a file; returns its path.
   std::string PlanFile(const std::string& name, std::vector<std::string> args) const {
@@ -83,8 +34,6 @@ class Cli : public ::testing::Test {
     WriteText(path, r.out);
     return path;
   }
-
-  std::string dir_;
 };
 
 Plan Bound(const std::string& model, const ParallelConfig& cfg) {

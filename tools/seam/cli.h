@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "seam/dump.h"
+#include "seam/exec.h"
 #include "seam/model.h"
 #include "seam/topology.h"
 
@@ -59,7 +61,32 @@ struct RunArgs {
   bool matrix = false;
   bool full = false;     // --matrix: every split under every reduction
   bool unfused = false;  // bind add+norm as separate steps
+  double timeout = 60;   // seconds any rank waits for another
+  std::string mpi_mode = "canonical";
+  std::string fault;     // --backend mpi: RANK:KIND[@CALL], for testing fault handling
 };
+
+// A run made ready on this process: the model and weights, the plans, the batch.
+struct PreparedRun {
+  LoadedModel loaded;
+  Dtype dtype = Dtype::kF32;
+  Pipeline plans;
+  Batch batch;
+};
+Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype);
+
+// How a run's output is judged: bit for bit, or (MPI's native sums) within a tolerance.
+struct RunCheck {
+  std::string backend;
+  bool data = true;        // false: the record backend, nothing to compare
+  double tolerance = 0;    // 0: bit for bit only
+  std::string why_tolerance;
+};
+// Prints the run against the reference (and dumps it); returns the exit code.
+int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p, const RunOutput& out,
+              const RunCheck& check);
+// `seam run --backend mpi`: this process's rank of the job.
+int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype);
 
 struct SweepArgs {
   int max_stages = 5;
@@ -80,5 +107,6 @@ Expected<Model> ChooseModel(const std::string& name, const std::string& hf_confi
 
 // Prints the error to stderr and returns its exit code.
 int Fail(const Error& e);
+int ExitCodeOf(const Error& e);
 
 }  // namespace seam::cli

@@ -37,9 +37,11 @@ int Print(const Pipeline& plans, const std::string& format) {
 
 }  // namespace
 
+int ExitCodeOf(const Error& e) { return e.code == ErrorCode::kFailedCheck ? kFailedCheck : kBadInput; }
+
 int Fail(const Error& e) {
   std::cerr << "seam: " << e.message << "\n";
-  return e.code == ErrorCode::kFailedCheck ? kFailedCheck : kBadInput;
+  return ExitCodeOf(e);
 }
 
 int RunModels() {

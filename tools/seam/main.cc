@@ -34,8 +34,17 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--tokens", run.tokens, "tokens in the batch")->capture_default_str();
   run_cmd->add_option("--requests", run.requests, "requests the tokens are split into")->capture_default_str();
   run_cmd->add_option("--dtype", run.dtype, "storage dtype: fp32 or bf16")->capture_default_str();
-  run_cmd->add_option("--backend", run.backend, "threads (data) or record (calls and bytes only)")
+  run_cmd->add_option("--backend", run.backend,
+                      "threads (data), record (calls and bytes only) or mpi (one process per rank, under mpirun)")
       ->capture_default_str();
+  run_cmd->add_option("--mpi-mode", run.mpi_mode,
+                      "with --backend mpi: canonical (bit-identical sums) or native (MPI's own collectives)")
+      ->capture_default_str();
+  run_cmd->add_option("--timeout", run.timeout, "seconds a rank waits for another before the run fails")
+      ->capture_default_str();
+  run_cmd->add_option("--fault", run.fault,
+                      "with --backend mpi, to test failure handling: RANK:KIND[@CALL], KIND throw, kill, hang or "
+                      "input");
   run_cmd->add_option("--seed", run.seed, "seed of the weights and the batch")->capture_default_str();
   run_cmd->add_option("--dump", run.dump, "write weights, inputs and outputs as safetensors into DIR");
   run_cmd->add_option("--weights", run.weights, "load a Hugging Face llama checkpoint DIR instead of generating");

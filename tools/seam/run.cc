@@ -50,39 +50,61 @@ void PrintRanks(const RunOutput& out) {
   }
 }
 
-int RunOnce(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype, Backend backend) {
+}  // namespace
+
+Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype) {
   Expected<LoadedModel> loaded = ModelFor(a, dtype);
-  if (!loaded) return Fail(loaded.error());
+  if (!loaded) return loaded.error();
   const Model& m = loaded->model;
   if (!a.weights.empty()) dtype = loaded->dtype;
-  if (Status s = CheckRunnable(m, cfg); !s.ok()) return Fail(s.error());
+  if (Status s = CheckRunnable(m, cfg); !s.ok()) return s.error();
   Expected<Pipeline> plans = BindPipeline(m, cfg, {.verify = true, .fuse = !a.unfused});
-  if (!plans) return Fail(plans.error());
+  if (!plans) return plans.error();
   Expected<Batch> batch = RandomBatch(a.tokens, a.requests, m.dims->vocab, a.seed);
-  if (!batch) return Fail(batch.error());
-  Expected<RunOutput> out = RunPlans(m, *plans, loaded->weights, *batch, {.dtype = dtype, .backend = backend});
-  if (!out) return Fail(out.error());
+  if (!batch) return batch.error();
+  return PreparedRun{*std::move(loaded), dtype, *std::move(plans), *std::move(batch)};
+}
+
+int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p, const RunOutput& out,
+              const RunCheck& check) {
+  const Model& m = p.loaded.model;
   std::cout << fmt::format("{}  {}  {} tokens in {} requests  dtype={}  backend={}\n", m.name, Describe(cfg),
-                           batch->tokens(), batch->requests.size(), Name(dtype), Name(backend));
-  if (backend == Backend::kRecord) {
+                           p.batch.tokens(), p.batch.requests.size(), Name(p.dtype), check.backend);
+  if (!check.data) {
     std::cout << "bit-identical: n/a (the record backend moves no data)\n";
-    PrintRanks(*out);
+    PrintRanks(out);
     return kOk;
   }
-  Expected<Tensor> ref = RunReference(m, loaded->weights, *batch, NumericsOf(cfg, dtype));
+  Expected<Tensor> ref = RunReference(m, p.loaded.weights, p.batch, NumericsOf(cfg, p.dtype));
   if (!ref) return Fail(ref.error());
-  const bool same = out->hidden == *ref;
-  std::cout << fmt::format("max |diff|: {:.3g}\nbit-identical: {}\n", MaxAbsDiff(out->hidden, *ref),
-                           same ? "yes" : "no");
-  PrintRanks(*out);
-  std::cout << fmt::format("time: {:.1f} ms on {} ranks\n", out->seconds * 1e3, out->ranks.size());
+  const bool same = out.hidden == *ref;
+  const double diff = MaxAbsDiff(out.hidden, *ref);
+  std::cout << fmt::format("max |diff|: {:.3g}\nbit-identical: {}\n", diff, same ? "yes" : "no");
+  const bool within = check.tolerance > 0 && diff <= check.tolerance;
+  if (check.tolerance > 0) {
+    std::cout << fmt::format("within tolerance {:.3g}: {} ({})\n", check.tolerance, within ? "yes" : "no",
+                             check.why_tolerance);
+  }
+  PrintRanks(out);
+  std::cout << fmt::format("time: {:.1f} ms on {} ranks\n", out.seconds * 1e3, out.ranks.size());
   if (!a.dump.empty()) {
-    if (Status s = DumpRun(a.dump, m, loaded->weights, dtype, a.seed, *batch, out->hidden, *ref); !s.ok()) {
+    if (Status s = DumpRun(a.dump, m, p.loaded.weights, p.dtype, a.seed, p.batch, out.hidden, *ref); !s.ok()) {
       return Fail(s.error());
     }
     std::cout << "dumped to " << a.dump << "\n";
   }
-  return same ? kOk : kFailedCheck;
+  return same || within ? kOk : kFailedCheck;
+}
+
+namespace {
+
+int RunOnce(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype, Backend backend) {
+  Expected<PreparedRun> p = PrepareRun(a, cfg, dtype);
+  if (!p) return Fail(p.error());
+  Expected<RunOutput> out = RunPlans(p->loaded.model, p->plans, p->loaded.weights, p->batch,
+                                     {.dtype = p->dtype, .backend = backend, .timeout_seconds = a.timeout});
+  if (!out) return Fail(out.error());
+  return ReportRun(a, cfg, *p, *out, {.backend = std::string(Name(backend)), .data = backend != Backend::kRecord});
 }
 
 int RunGrid(const RunArgs& a) {
@@ -137,8 +159,15 @@ int RunRun(const RunArgs& a) {
   if (!cfg) return Fail(cfg.error());
   Expected<Dtype> dtype = ParseDtype(a.dtype);
   if (!dtype) return Fail(InvalidArgument("--dtype: " + dtype.error().message));
+  if (a.backend == "mpi") return RunOnMpi(a, *cfg, *dtype);
+  if (!a.fault.empty() || a.mpi_mode != "canonical") {
+    return Fail(InvalidArgument("--fault and --mpi-mode go with --backend mpi"));
+  }
   Expected<Backend> backend = ParseBackend(a.backend);
-  if (!backend) return Fail(InvalidArgument("--backend: " + backend.error().message));
+  if (!backend) {
+    return Fail(InvalidArgument(fmt::format("--backend: unknown backend '{}'; expected one of: threads, record, mpi",
+                                            a.backend)));
+  }
   return RunOnce(a, *cfg, *dtype, *backend);
 }
 

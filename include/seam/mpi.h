@@ -1,0 +1,86 @@
+// seam/mpi.h — ranks as MPI processes, behind the same Comm interface.
+//
+// One process per global rank (`mpirun -np N`, N = tp x pp). The groups of
+// the topology (attention TP, TP, attention-DP peers, the dense FFN's) become
+// MPI communicators once, when the Comm is made. Two modes:
+//   canonical  every collective built from point-to-point exchanges and the
+//              canonical tree, as the threads backend does: the same bits;
+//   native     MPI's own collectives (MPI_Allreduce, MPI_Reduce_scatter, ...):
+//              MPI's summation order, checked within a tolerance.
+// Every wait is bounded: a rank that stops answering makes the ranks waiting
+// on it fail, naming it, and a failed rank aborts the whole job.
+//
+//   MpiProcess mpi(&argc, &argv);
+//   Expected<RunOutput> out = RunPlansOnMpi(mpi, model, plans, weights, batch, {}, {});
+//   if (mpi.root()) ... out->hidden ...
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "seam/comm.h"
+#include "seam/exec.h"
+#include "seam/topology.h"
+
+namespace seam {
+
+enum class MpiMode { kCanonical, kNative };
+std::string_view Name(MpiMode m);
+Expected<MpiMode> ParseMpiMode(std::string_view text);
+
+// A fault to inject, for testing how a job fails: at its `at_call`-th
+// communication call rank `rank` throws, kills itself (SIGKILL) or stops
+// answering; `input` fails the rank's setup as bad input would.
+enum class FaultKind { kThrow, kKill, kHang, kInput };
+std::string_view Name(FaultKind k);
+struct Fault {
+  int rank = -1;  // -1: none
+  FaultKind kind = FaultKind::kThrow;
+  int at_call = 3;
+};
+// "RANK:KIND" or "RANK:KIND@CALL", e.g. "3:kill", "1:hang@5".
+Expected<Fault> ParseFault(std::string_view text);
+
+struct MpiOptions {
+  MpiMode mode = MpiMode::kCanonical;
+  double timeout_seconds = 60.0;  // the longest any rank waits for another
+  Fault fault;
+};
+
+// This process's place in the MPI job: MPI is initialised while it lives.
+class MpiProcess {
+ public:
+  MpiProcess(int* argc, char*** argv);
+  ~MpiProcess();
+  MpiProcess(const MpiProcess&) = delete;
+  MpiProcess& operator=(const MpiProcess&) = delete;
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool root() const { return rank_ == 0; }
+  // Every rank's status, agreed by all within the timeout: ok when every
+  // rank is; otherwise the first failure, its rank named unless every rank
+  // failed the same way. A rank that does not answer in time ends the job.
+  Status Agree(const Status& mine, double timeout_seconds) const;
+  // Prints "seam: <message>" and, after `grace_seconds`, ends every
+  // process of the job with `code` (the grace lets other ranks that gave
+  // up waiting say whom they waited for).
+  [[noreturn]] void Abort(const std::string& message, int code, double grace_seconds = 0) const;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// The Comm of this process's rank for a configuration: collective over the
+// world (every rank builds the groups together).
+std::unique_ptr<Comm> MakeMpiComm(const MpiProcess& p, const ParallelConfig& cfg, const MpiOptions& o);
+
+// Runs this process's rank of the plans. Rank 0 receives the whole output
+// (every DP group's rows in batch order, every rank's stats); the others an
+// output without rows. The job needs tp x pp processes. A rank that fails
+// during the run aborts the job, naming itself.
+Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pipeline& plans, const Weights& w,
+                                  const Batch& b, const RunOptions& options, const MpiOptions& mpi);
+
+}  // namespace seam

@@ -1,0 +1,134 @@
+// The MPI process: its lifetime, agreement on every rank's status, aborts,
+// and the names of the MPI options.
+#include <fmt/format.h>
+#include <malloc.h>
+#include <mpi.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "core/enum_text.h"
+#include "mpi/bytes.h"
+#include "mpi/wait.h"
+#include "seam/mpi.h"
+
+namespace seam {
+
+std::string_view Name(MpiMode m) { return m == MpiMode::kCanonical ? "canonical" : "native"; }
+
+Expected<MpiMode> ParseMpiMode(std::string_view text) {
+  return ParseEnum(text, std::array{MpiMode::kCanonical, MpiMode::kNative}, "MPI mode");
+}
+
+std::string_view Name(FaultKind k) {
+  switch (k) {
+    case FaultKind::kThrow: return "throw";
+    case FaultKind::kKill: return "kill";
+    case FaultKind::kHang: return "hang";
+    case FaultKind::kInput: return "input";
+  }
+  return "?";
+}
+
+Expected<Fault> ParseFault(std::string_view text) {
+  const auto bad = [&] {
+    return Malformed(fmt::format("--fault '{}' is not RANK:KIND or RANK:KIND@CALL (KIND: throw, kill, hang, input)",
+                                 text));
+  };
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return bad();
+  Fault f;
+  const std::string_view rank = text.substr(0, colon);
+  std::string_view kind = text.substr(colon + 1);
+  if (auto [p, ec] = std::from_chars(rank.data(), rank.data() + rank.size(), f.rank);
+      ec != std::errc() || p != rank.data() + rank.size() || f.rank < 0) {
+    return bad();
+  }
+  if (const size_t at = kind.find('@'); at != std::string_view::npos) {
+    const std::string_view call = kind.substr(at + 1);
+    if (auto [p, ec] = std::from_chars(call.data(), call.data() + call.size(), f.at_call);
+        ec != std::errc() || p != call.data() + call.size() || f.at_call < 1) {
+      return bad();
+    }
+    kind = kind.substr(0, at);
+  }
+  Expected<FaultKind> k =
+      ParseEnum(kind, std::array{FaultKind::kThrow, FaultKind::kKill, FaultKind::kHang, FaultKind::kInput}, "fault");
+  if (!k) return bad();
+  f.kind = *k;
+  return f;
+}
+
+MpiProcess::MpiProcess(int* argc, char*** argv) {
+  // A rank asks for buffers of the same sizes step after step (a layer's
+  // activations, each collective's output). glibc would map the big ones
+  // fresh every time and return them to the system on free, paying a page
+  // fault per 4 KiB each step; keep them in the heap instead.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  }
+  // Errors come back as codes (checked by mpi::Check), not as MPI's own abort.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiProcess::~MpiProcess() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+Status MpiProcess::Agree(const Status& mine, double timeout_seconds) const {
+  mpi::Bytes out;
+  out.Int(mine.ok() ? -1 : static_cast<int>(mine.error().code));
+  out.String(mine.ok() ? "" : mine.error().message);
+  std::vector<mpi::Bytes> all;
+  try {
+    all = mpi::AllGatherBytes(out, MPI_COMM_WORLD, timeout_seconds, "the ranks' setup");
+  } catch (const mpi::PeerTimeout& e) {
+    Abort(fmt::format("rank {} stopped waiting: {}", rank_, e.what()), 1, timeout_seconds);
+  }
+  int first = -1;
+  bool same = true;
+  std::string message;
+  int code = -1;
+  for (int r = 0; r < static_cast<int>(all.size()); ++r) {
+    mpi::Reader in(all[static_cast<size_t>(r)]);
+    const int c = static_cast<int>(in.Int());
+    const std::string m = in.String();
+    if (c < 0) {
+      same = false;
+      continue;
+    }
+    if (first < 0) {
+      first = r;
+      code = c;
+      message = m;
+    } else {
+      same &= c == code && m == message;
+    }
+  }
+  if (first < 0) return Status::Ok();
+  return Error{static_cast<ErrorCode>(code), same ? message : fmt::format("rank {} failed: {}", first, message)};
+}
+
+void MpiProcess::Abort(const std::string& message, int code, double grace_seconds) const {
+  // One write, so the lines of ranks failing together do not interleave.
+  const std::string line = "seam: " + message + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+  if (grace_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(grace_seconds));
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);  // MPI_Abort does not return; this is for the compiler
+}
+
+}  // namespace seam

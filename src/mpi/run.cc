@@ -1,0 +1,87 @@
+// Running one rank of the plans per MPI process, and collecting the output
+// on rank 0.
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <chrono>
+
+#include "mpi/bytes.h"
+#include "mpi/wait.h"
+#include "seam/mpi.h"
+
+namespace seam {
+namespace {
+
+mpi::Bytes Encode(const RankOutput& r) {
+  mpi::Bytes b;
+  b.Int(r.rows ? 1 : 0);
+  if (r.rows) {
+    b.Int(r.rows->rows());
+    b.Int(r.rows->cols());
+    b.Floats(r.rows->data(), r.rows->size());
+  }
+  b.Int(static_cast<int64_t>(r.stats.ops.size()));
+  for (const auto& [name, op] : r.stats.ops) {
+    b.String(name);
+    b.Int(op.calls);
+    b.Int(op.elements_sent);
+  }
+  return b;
+}
+
+RankOutput Decode(const mpi::Bytes& bytes) {
+  mpi::Reader in(bytes);
+  RankOutput r;
+  if (in.Int() != 0) {
+    const int rows = static_cast<int>(in.Int());
+    const int cols = static_cast<int>(in.Int());
+    Tensor t(rows, cols);
+    in.Floats(t.data(), t.size());
+    r.rows = std::move(t);
+  }
+  for (int64_t i = in.Int(); i > 0; --i) {
+    const std::string name = in.String();
+    CommStats::Op& op = r.stats.ops[name];
+    op.calls = in.Int();
+    op.elements_sent = in.Int();
+  }
+  return r;
+}
+
+}  // namespace
+
+Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pipeline& plans, const Weights& w,
+                                  const Batch& b, const RunOptions& options, const MpiOptions& mpi) {
+  if (Status s = CheckRun(m, plans, w, options); !s.ok()) return s.error();
+  const ParallelConfig& cfg = plans.front().config();
+  if (WorldSize(cfg) != p.size()) {
+    return InvalidArgument(fmt::format("the job has {} MPI process{} but the configuration has tp x pp = {} x {} = {} "
+                                       "ranks; start it with mpirun -np {}",
+                                       p.size(), p.size() == 1 ? "" : "es", cfg.tp, cfg.pp, WorldSize(cfg),
+                                       WorldSize(cfg)));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<mpi::Bytes> all;
+  try {
+    std::unique_ptr<Comm> comm = MakeMpiComm(p, cfg, mpi);
+    const RankOutput mine = RunRankOf(m, plans, w, b, options, p.rank(), *comm);
+    all = mpi::GatherBytes(Encode(mine), MPI_COMM_WORLD, mpi.timeout_seconds, "the ranks' results");
+  } catch (const mpi::PeerTimeout& e) {
+    // Ranks waiting on one that stopped answering each name the rank they
+    // waited for. A rank that waited longest may wait on a rank that is
+    // itself waiting: the grace lets the rank waiting on the silent one say
+    // so before the job ends.
+    p.Abort(fmt::format("rank {} stopped waiting: {}", p.rank(), e.what()), 1, mpi.timeout_seconds);
+  } catch (const std::exception& e) {
+    // Every other rank is ended with this one: no rank waits for it in vain.
+    p.Abort(fmt::format("rank {} failed: {}", p.rank(), e.what()), 1);
+  }
+  if (!p.root()) return RunOutput{};
+  std::vector<RankOutput> ranks;
+  for (const mpi::Bytes& bytes : all) ranks.push_back(Decode(bytes));
+  RunOutput out = AssembleRun(m, cfg, b, std::move(ranks));
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace seam

@@ -1,0 +1,163 @@
+// `seam run --backend mpi` under mpirun: one process per rank gives the same
+// bits, the same dump and the same per-rank traffic as the threads backend;
+// a rank that throws, is killed, stops answering or gets bad input ends the
+// whole job, named, in bounded time.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "process_testing.h"
+
+namespace seam {
+namespace {
+
+using testing::Quote;
+using testing::ReadText;
+using testing::Result;
+
+class Mpi : public testing::InTempDir {
+ protected:
+  Result Seam(const std::vector<std::string>& args) const { return Shell(Quote(SEAM_CLI), args); }
+
+  Result Mpirun(int np, const std::vector<std::string>& args) const {
+    const std::string mpirun = Quote(SEAM_MPIRUN) + " --allow-run-as-root --oversubscribe -np " + std::to_string(np);
+    return Shell(mpirun + " " + Quote(SEAM_CLI), args);
+  }
+};
+
+std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// The "  rank N: ..." lines: each rank's collectives and bytes.
+std::vector<std::string> RankLines(const std::string& out) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  rank ", 0) == 0) lines.push_back(line);
+  }
+  return lines;
+}
+
+struct Job {
+  std::string name;
+  int np = 0;
+  std::vector<std::string> args;
+};
+
+void PrintTo(const Job& j, std::ostream* os) { *os << j.name; }
+
+class MpiAgainstThreads : public Mpi, public ::testing::WithParamInterface<Job> {};
+
+TEST_P(MpiAgainstThreads, IsBitIdenticalWithTheSameDumpAndTraffic) {
+  const Job& job = GetParam();
+  const Result threads = Seam(With(job.args, {"--dump", PathOf("threads")}));
+  ASSERT_EQ(threads.code, 0) << threads.err;
+  const Result mpi = Mpirun(job.np, With(job.args, {"--backend", "mpi", "--dump", PathOf("mpi")}));
+  ASSERT_EQ(mpi.code, 0) << mpi.out << mpi.err;
+  EXPECT_NE(mpi.out.find("backend=mpi (canonical)"), std::string::npos) << mpi.out;
+  EXPECT_NE(mpi.out.find("\nbit-identical: yes\n"), std::string::npos) << mpi.out;
+  EXPECT_EQ(RankLines(mpi.out), RankLines(threads.out));
+  EXPECT_EQ(RankLines(mpi.out).size(), static_cast<size_t>(job.np));
+  // Every file of the dump (llama writes a Hugging Face checkpoint), byte for byte.
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(PathOf("threads"))) {
+    const std::string file = entry.path().filename().string();
+    EXPECT_TRUE(ReadText(entry.path().string()) == ReadText(PathOf("mpi/" + file))) << file << " differs";
+    ++files;
+  }
+  EXPECT_GE(files, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Jobs, MpiAgainstThreads,
+    ::testing::Values(Job{"dense_np4", 4, {"run", "llama", "--tp", "2", "--pp", "2"}},
+                      Job{"moe_np4", 4, {"run", "qwen3-moe", "--tp", "2", "--moe", "a2a", "--pp", "2", "--dtype",
+                                         "bf16"}},
+                      Job{"mixers_np4", 4, {"run", "nemotron-h", "--tp", "2", "--pp", "2", "--reduction", "rs"}},
+                      Job{"dense_np8", 8, {"run", "llama", "--tp", "4", "--attn-dp", "2", "--pp", "2", "--dtype",
+                                           "bf16"}},
+                      Job{"moe_np8", 8, {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1",
+                                         "--moe", "a2a", "--pp", "2"}}),
+    [](const auto& i) { return i.param.name; });
+
+TEST_F(Mpi, NativeCollectivesAgreeWithinTheirTolerance) {
+  const Result r = Mpirun(4, {"run", "llama", "--tp", "4", "--backend", "mpi", "--mpi-mode", "native"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("backend=mpi (native)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("within tolerance 0.0001: yes (MPI's own collectives sum in their own order)"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(Mpi, AJobOfAnotherSizeIsRejectedWithTheSizeItNeeds) {
+  const Result r = Mpirun(2, {"run", "llama", "--tp", "2", "--pp", "2", "--backend", "mpi"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("seam: the job has 2 MPI processes but the configuration has tp x pp = 2 x 2 = 4 ranks; "
+                       "start it with mpirun -np 4\n"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(Mpi, FlagsOfTheMpiBackendNeedIt) {
+  const Result r = Seam({"run", "llama", "--fault", "1:kill"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "seam: --fault and --mpi-mode go with --backend mpi\n");
+}
+
+// ---- faults: every rank ends, the failed rank is named, nothing hangs ----
+
+class MpiFault : public Mpi {
+ protected:
+  // The MoE job on 8 processes with rank 3 struck by `fault`, and how long it took.
+  Result Struck(const std::string& fault, double& seconds) const {
+    const auto start = std::chrono::steady_clock::now();
+    const Result r = Mpirun(8, {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--moe",
+                                "a2a", "--pp", "2", "--backend", "mpi", "--timeout", "3", "--fault", fault});
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  }
+};
+
+TEST_F(MpiFault, ARankThatThrowsEndsTheJobNamingItself) {
+  double seconds = 0;
+  const Result r = Struck("3:throw", seconds);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("seam: rank 3 failed: injected fault at communication call 3\n"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 30);
+}
+
+TEST_F(MpiFault, AKilledRankEndsTheJobAndMpirunNamesIt) {
+  double seconds = 0;
+  const Result r = Struck("3:kill@2", seconds);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("process rank 3"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 30);
+}
+
+TEST_F(MpiFault, ARankThatStopsAnsweringIsNamedByTheRanksWaitingOnIt) {
+  double seconds = 0;
+  const Result r = Struck("3:hang", seconds);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("rank 3 did not answer within 3 s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stopped waiting"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 30);
+}
+
+TEST_F(MpiFault, BadInputOnOneRankIsNamedBeforeAnyCollective) {
+  double seconds = 0;
+  const Result r = Struck("3:input", seconds);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("seam: rank 3 failed: bad input on this rank (injected by --fault)\n"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_LT(seconds, 30);
+}
+
+}  // namespace
+}  // namespace seam

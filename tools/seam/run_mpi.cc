@@ -1,0 +1,74 @@
+// `seam run --backend mpi`: every process of an mpirun job is one rank. Each
+// prepares the run itself; the ranks agree the setup went well (or name the
+// rank where it did not) before any collective; rank 0 gathers the output,
+// runs the reference and prints.
+#include <fmt/format.h>
+
+#include "cli.h"
+
+#ifdef SEAM_HAVE_MPI
+#include "seam/mpi.h"
+#endif
+
+namespace seam::cli {
+
+#ifndef SEAM_HAVE_MPI
+
+int RunOnMpi(const RunArgs&, const ParallelConfig&, Dtype) {
+  return Fail(InvalidArgument("this seam was built without MPI; install libopenmpi-dev and openmpi-bin and rebuild "
+                              "(scripts/deps libopenmpi-dev openmpi-bin)"));
+}
+
+#else
+
+namespace {
+
+Expected<MpiOptions> OptionsOf(const RunArgs& a) {
+  MpiOptions o{.timeout_seconds = a.timeout};
+  Expected<MpiMode> mode = ParseMpiMode(a.mpi_mode);
+  if (!mode) return InvalidArgument("--mpi-mode: " + mode.error().message);
+  o.mode = *mode;
+  if (!a.fault.empty()) {
+    Expected<Fault> f = ParseFault(a.fault);
+    if (!f) return f.error();
+    o.fault = *f;
+  }
+  if (!(a.timeout > 0)) return InvalidArgument(fmt::format("--timeout {} must be above 0 seconds", a.timeout));
+  return o;
+}
+
+// The setup of this rank, with the injected bad input where asked for.
+Expected<PreparedRun> Setup(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype, const MpiOptions& o,
+                            int rank) {
+  if (o.fault.kind == FaultKind::kInput && o.fault.rank == rank) {
+    return InvalidArgument("bad input on this rank (injected by --fault)");
+  }
+  return PrepareRun(a, cfg, dtype);
+}
+
+}  // namespace
+
+int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype) {
+  const MpiProcess mpi(nullptr, nullptr);
+  // Only rank 0 prints what every rank finds; an error of some ranks only
+  // names the first of them.
+  const auto fail = [&](const Error& e) { return mpi.root() ? Fail(e) : ExitCodeOf(e); };
+  Expected<MpiOptions> options = OptionsOf(a);
+  if (!options) return fail(options.error());
+  Expected<PreparedRun> p = Setup(a, cfg, dtype, *options, mpi.rank());
+  if (Status s = mpi.Agree(p.status(), options->timeout_seconds); !s.ok()) return fail(s.error());
+  Expected<RunOutput> out = RunPlansOnMpi(mpi, p->loaded.model, p->plans, p->loaded.weights, p->batch,
+                                          {.dtype = p->dtype, .timeout_seconds = a.timeout}, *options);
+  if (!out) return fail(out.error());
+  if (!mpi.root()) return kOk;
+  RunCheck check{.backend = fmt::format("mpi ({})", Name(options->mode))};
+  if (options->mode == MpiMode::kNative) {
+    check.tolerance = p->dtype == Dtype::kF32 ? 1e-4 : 0.1;
+    check.why_tolerance = "MPI's own collectives sum in their own order";
+  }
+  return ReportRun(a, cfg, *p, *out, check);
+}
+
+#endif
+
+}  // namespace seam::cli

@@ -83,7 +83,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Job{"dense_np8", 8, {"run", "llama", "--tp", "4", "--attn-dp", "2", "--pp", "2", "--dtype",
                                            "bf16"}},
                       Job{"moe_np8", 8, {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1",
-                                         "--moe", "a2a", "--pp", "2"}}),
+                                         "--moe", "a2a", "--pp", "2"}},
+                      // One token: one attention-DP group and most ranks'
+                      // slices hold no rows, and still join every collective.
+                      Job{"empty_ranks_np8", 8, {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp",
+                                                 "1", "--moe", "a2a", "--pp", "2", "--tokens", "1", "--requests", "1"}}),
     [](const auto& i) { return i.param.name; });
 
 TEST_F(Mpi, NativeCollectivesAgreeWithinTheirTolerance) {

@@ -51,7 +51,9 @@ class Reader {
  private:
   void Take(void* p, size_t n) {
     SEAM_CHECK(at_ + n <= data_.size(), "a message from another rank ended early");
-    std::memcpy(p, data_.data() + at_, n);
+    // An empty tensor (a rank holding no rows) may have no storage at all,
+    // and memcpy wants a real pointer even for zero bytes.
+    if (n > 0) std::memcpy(p, data_.data() + at_, n);
     at_ += n;
   }
   const std::vector<char>& data_;

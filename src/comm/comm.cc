@@ -53,7 +53,7 @@ Tensor Comm::AllGather(const RankGroup& g, const Tensor& mine, std::span<const i
   return DoAllGather(g, mine, rows_of);
 }
 
-Tensor Comm::DoAllReduce(const RankGroup& g, const Tensor& partial) { return DoAllReduce(g, partial); }
+Tensor Comm::AllReduce(const RankGroup& g, const Tensor& partial) { return DoAllReduce(g, partial); }
 
 std::vector<Tensor> Comm::AllToAll(const RankGroup& g, std::vector<Tensor> to_each) {
   SEAM_CHECK(static_cast<int>(to_each.size()) == g.size(), "one tensor per member");
@@ -80,7 +80,7 @@ Tensor Comm::DoAllGather(const RankGroup& g, const Tensor& mine, std::span<const
   return ConcatRows(Exchange(g, std::move(to_each), expect));
 }
 
-Tensor Comm::AllReduce(const RankGroup& g, const Tensor& partial) {
+Tensor Comm::DoAllReduce(const RankGroup& g, const Tensor& partial) {
   const std::vector<RowSpan> spans = EvenSpans(partial.rows(), g.size());
   std::vector<int> rows_of;
   for (const RowSpan& s : spans) rows_of.push_back(s.rows());

@@ -58,6 +58,16 @@ Tensor Input(int rank, int64_t count) {
   return t;
 }
 
+// One call from a common start (the barrier), so no rank's time includes
+// waiting for another that was still preparing.
+template <class Call>
+double Seconds(Call call) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto start = std::chrono::steady_clock::now();
+  call();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // One collective of `bytes` on the whole world, one way or the other.
 class Runner {
  public:
@@ -66,7 +76,6 @@ class Runner {
     in_ = Input(p.rank(), op == Op::kAllGather ? count_ / n_ : count_);
     native_out_.resize(static_cast<size_t>(op == Op::kReduceScatter ? count_ / n_ : count_));
     spans_ = EvenSpans(static_cast<int>(count_), n_);
-    for (const RowSpan& s : spans_) rows_of_.push_back(s.rows());
   }
 
   // The arguments a call consumes (an all-to-all's per-member tensors), made
@@ -91,14 +100,13 @@ class Runner {
   // The collective alone, timed (the all-to-all's parts are not joined).
   double TimedCanonical() {
     Prepare();
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto start = std::chrono::steady_clock::now();
-    if (op_ == Op::kAllToAll) {
-      comm_.AllToAll(group_, std::move(to_each_));
-    } else {
-      Canonical();
-    }
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return Seconds([&] {
+      if (op_ == Op::kAllToAll) {
+        comm_.AllToAll(group_, std::move(to_each_));
+      } else {
+        Canonical();
+      }
+    });
   }
 
   const std::vector<float>& Native() {
@@ -158,7 +166,6 @@ class Runner {
   Tensor in_;
   std::vector<float> native_out_;
   std::vector<RowSpan> spans_;
-  std::vector<int> rows_of_;
   std::vector<Tensor> to_each_;
 };
 
@@ -196,16 +203,6 @@ std::pair<double, double> TimeBoth(int warmup, int iters, A a, B b) {
   double slowest[2] = {0, 0};
   MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return {slowest[0], slowest[1]};
-}
-
-// One call from a common start (the barrier), so no rank's time includes
-// waiting for another that was still preparing.
-template <class Call>
-double Seconds(Call call) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  const auto start = std::chrono::steady_clock::now();
-  call();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 struct Measured {

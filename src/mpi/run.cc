@@ -35,7 +35,7 @@ RankOutput Decode(const mpi::Bytes& bytes) {
   if (in.Int() != 0) {
     const int rows = static_cast<int>(in.Int());
     const int cols = static_cast<int>(in.Int());
-    Tensor t(rows, cols);
+    Tensor t = Tensor::Uninitialized(rows, cols);  // filled whole from the message
     in.Floats(t.data(), t.size());
     r.rows = std::move(t);
   }

@@ -26,6 +26,10 @@ enum class ErrorCode {
 struct Error {
   ErrorCode code = ErrorCode::kInvalidArgument;
   std::string message;
+  // A binder rejection names the stage and the rule it breaks; a pipeline
+  // cut must reject with the same two as the uncut stack.
+  int stage = -1;
+  std::string rule;
 };
 
 Error InvalidArgument(std::string message);

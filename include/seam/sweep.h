@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "seam/topology.h"
+#include "seam/verify.h"
 
 namespace seam {
 
@@ -47,6 +48,16 @@ struct SweepCounts {
   int64_t cuts_bound = 0;
   int64_t rejected_uncut = 0;  // (stack, configuration) pairs the binder rejects uncut
   int64_t violations = 0;
+  // What each invariant compared. Invariants 1-3 and 6-10 replay every step
+  // of every plan (uncut and each rank of each cut); 4 compares every stage
+  // of every cut with its uncut binding, exempting what a cut may change;
+  // 5 compares every cut's outcome with the uncut stack's, and where both
+  // reject, the stage and rule they name.
+  int64_t plans_verified = 0;
+  int64_t steps_replayed = 0;
+  CutCoverage away_from_cut;
+  int64_t cut_outcomes = 0;
+  int64_t rejections_compared = 0;
   SweepCounts& operator+=(const SweepCounts& o);
 };
 

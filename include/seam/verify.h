@@ -7,6 +7,7 @@
 //   if (!v.empty()) std::cerr << Describe(v);
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,13 @@ enum class Invariant {
   kCutRejects = 5,         // a cut rejects only what the uncut stack rejects
   kStageRows = 6,          // each stage receives the rows it declared
   kGroupFitsRows = 7,      // collectives name the right group for their rows
+  // What a plan must be beyond the seven boundary invariants:
+  kWellFormed = 8,   // its header, stages, steps and widths agree with its model and configuration
+  kPolicy = 9,       // an FFN's sum completes only by collectives the boundary reduction allows
+  kFewestBytes = 10, // it moves no more bytes than its stages and configuration need
 };
+inline constexpr int kInvariantCount = 10;
+std::string_view InvariantText(Invariant i);
 
 struct Violation {
   int pp_rank = 0;
@@ -35,19 +42,33 @@ struct Violation {
 };
 
 // The invariants of one pipeline rank's plan (1, 2, 3 for its own receive
-// and send, 6, 7).
+// and send, 6 to 10).
 std::vector<Violation> Verify(const Plan& plan);
 
 // Every rank's invariants, and that each handoff's sends and receives pair
 // up slice for slice (invariant 3).
 std::vector<Violation> VerifyPipeline(const Pipeline& ranks);
 
-// Invariant 4: every stage away from a cut binds exactly as it does in the
-// uncut plan. Near a cut a stage may differ: on the sending rank from its
-// last FFN before the cut (or its first stage), on the receiving rank up to
-// and including its first FFN (or its last stage); an FFN fixes where the
-// residual is, so everything past it binds as uncut.
-std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks);
+// Invariant 4, exactly: every part of every stage binds as it does uncut,
+// except what a cut changes by definition: the entry of a stage whose
+// arrival differs (from_pp's gathered slices, or a difference handed on),
+// and the exit of a stage whose downstream is the handoff (a sending rank's
+// last stage, or one followed on its rank only by always-partial attentions)
+// or whose residual differs. Compute is always compared.
+struct CutCoverage {
+  int64_t stages = 0;         // stage bindings compared
+  int64_t exempt_stages = 0;  // of which an entry or exit was allowed to differ
+  int64_t parts = 0;          // entries, computes and exits compared
+  int64_t exempt_parts = 0;   // of which allowed to differ
+  CutCoverage& operator+=(const CutCoverage& o) {
+    stages += o.stages;
+    exempt_stages += o.exempt_stages;
+    parts += o.parts;
+    exempt_parts += o.exempt_parts;
+    return *this;
+  }
+};
+std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks, CutCoverage* coverage = nullptr);
 
 std::string Describe(const Violation& v);
 std::string Describe(const std::vector<Violation>& violations);  // one per line

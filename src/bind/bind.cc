@@ -105,9 +105,10 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   const RankSpan span{.first = pp_rank == 0,
                       .end = pp_rank + 1 == cfg.pp ? EndKind::kFinalNorm : EndKind::kSend,
                       .neighbours = bind::NeighboursOf(model, range)};
-  if (Status s = bind::CheckStack(WithNeighbours(stages, span.neighbours), cfg); !s.ok()) return s.error();
-  if (cfg.input_scattered) {
-    if (Status s = bind::CheckInputScattered(stages, cfg); !s.ok()) return s.error();
+  const int first_own = stages.empty() ? 0 : stages.front().index;
+  const int last_own = stages.empty() ? -1 : stages.back().index;
+  if (Status s = bind::CheckStages(WithNeighbours(stages, span.neighbours), first_own, last_own, cfg); !s.ok()) {
+    return s.error();
   }
   const bind::Widths widths{model.hidden, model.hidden * model.residual_streams};
   std::vector<LinePlan> lines;

@@ -8,8 +8,11 @@ namespace seam::bind {
 namespace {
 
 Error Reject(const StageRef& s, std::string_view what, std::string_view rule, std::string_view instead) {
-  return Unsupported(fmt::format("stage {} ({}, layer {}): {} (rule: {}); {}", s.index, Name(s.decl.kind),
-                                 s.layer, what, rule, instead));
+  Error e = Unsupported(fmt::format("stage {} ({}, layer {}): {} (rule: {}); {}", s.index, Name(s.decl.kind),
+                                    s.layer, what, rule, instead));
+  e.stage = s.index;
+  e.rule = std::string(rule);
+  return e;
 }
 
 Status CheckUpdate(const StageRef& s, const StageRef& first) {
@@ -29,33 +32,26 @@ Status CheckUpdate(const StageRef& s, const StageRef& first) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Status CheckStack(const std::vector<StageRef>& stages, const ParallelConfig& cfg) {
-  const StageRef* first = nullptr;
-  for (const StageRef& s : stages) {
-    if (s.decl.kind == StageKind::kNoOp) continue;
-    if (first == nullptr) first = &s;
-    if (Status st = CheckUpdate(s, *first); !st.ok()) return st;
-    if (s.decl.kind == StageKind::kSparseFfn && !s.decl.a2a && cfg.moe == MoeMode::kA2a) {
-      return Reject(s, "this MoE has no all-to-all dispatch path", "a2a MoE needs a dispatch/combine in the model",
-                    "use --moe tp");
-    }
-    if (s.decl.read == ReadKind::kAllRows && RunsOnItsSlice(s.decl, cfg) && cfg.attn_tp() > 1) {
-      return Reject(s, "its read needs every row of the attention group, but it runs on this rank's slice",
-                    "a read of every row runs on the attention rows",
-                    cfg.moe == MoeMode::kA2a && s.decl.kind == StageKind::kSparseFfn
-                        ? "use --moe tp, or a plain-norm read"
-                        : "use --dense-tp with the TP or attention-TP width, or a plain-norm read");
-    }
+Status CheckStackStage(const StageRef& s, const StageRef& first, const ParallelConfig& cfg) {
+  if (Status st = CheckUpdate(s, first); !st.ok()) return st;
+  if (s.decl.kind == StageKind::kSparseFfn && !s.decl.a2a && cfg.moe == MoeMode::kA2a) {
+    return Reject(s, "this MoE has no all-to-all dispatch path", "a2a MoE needs a dispatch/combine in the model",
+                  "use --moe tp");
+  }
+  if (s.decl.read == ReadKind::kAllRows && RunsOnItsSlice(s.decl, cfg) && cfg.attn_tp() > 1) {
+    return Reject(s, "its read needs every row of the attention group, but it runs on this rank's slice",
+                  "a read of every row runs on the attention rows",
+                  cfg.moe == MoeMode::kA2a && s.decl.kind == StageKind::kSparseFfn
+                      ? "use --moe tp, or a plain-norm read"
+                      : "use --dense-tp with the TP or attention-TP width, or a plain-norm read");
   }
   return Status::Ok();
 }
 
-Status CheckInputScattered(const std::vector<StageRef>& stages, const ParallelConfig& cfg) {
+Status CheckInputScattered(const StageRef& s, const ParallelConfig& cfg) {
   constexpr std::string_view kRule = "input-scattered eligibility";
   constexpr std::string_view kDrop = "drop --input-scattered";
-  for (const StageRef& s : stages) {
+  {
     const StageDecl& d = s.decl;
     if (d.kind == StageKind::kMixer) {
       return Reject(s, "a mixer cannot gather its own input from the slice on input-scattered batches",
@@ -83,6 +79,22 @@ Status CheckInputScattered(const std::vector<StageRef>& stages, const ParallelCo
       return Reject(s, "a fully data-parallel dense FFN hands on its slice complete, but on "
                        "input-scattered batches every layer's input is a TP partial sum on the full rows",
                     kRule, fmt::format("use --dense-tp {}, or drop --input-scattered", cfg.tp));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckStages(const std::vector<StageRef>& stages, int first_own, int last_own, const ParallelConfig& cfg) {
+  const StageRef* first = nullptr;
+  for (const StageRef& s : stages) {
+    if (s.decl.kind == StageKind::kNoOp) continue;
+    if (first == nullptr) first = &s;
+    if (Status st = CheckStackStage(s, *first, cfg); !st.ok()) return st;
+    const bool own = s.index >= first_own && s.index <= last_own;
+    if (own && cfg.input_scattered) {
+      if (Status st = CheckInputScattered(s, cfg); !st.ok()) return st;
     }
   }
   return Status::Ok();

@@ -93,12 +93,16 @@ void ExitFfn(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstre
 
 // A mixer is exit-scoped: before an FFN it hands its sum on as declared;
 // before an attention it carries it when attn_dp = 1 on ordinary batches;
-// otherwise (and for a non-additive update) it completes it at its exit.
+// before a handoff it leaves it to to_pp, whose reduce-scatter onto the
+// slice it sends moves half the bytes of an all-reduce here; otherwise (and
+// for a non-additive update) it completes it at its exit.
 void ExitMixer(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstream& down) {
   const StageDecl* reader = down.reader();
-  if (cur.value()->owed != Owed::kNothing && !Hyper(d) && reader != nullptr) {
-    const bool carries = IsAttentionLike(*reader) && ctx.cfg.attn_dp == 1 && ctx.variant == Variant::kOrdinary;
-    if (IsFfn(*reader) || carries) {
+  if (cur.value()->owed != Owed::kNothing && !Hyper(d)) {
+    const bool handoff = down.next == nullptr && down.end == EndKind::kSend;
+    const bool carries = reader != nullptr && IsAttentionLike(*reader) && ctx.cfg.attn_dp == 1 &&
+                         ctx.variant == Variant::kOrdinary;
+    if (handoff || (reader != nullptr && IsFfn(*reader)) || carries) {
       cur.Leave();
       return;
     }

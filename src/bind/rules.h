@@ -72,9 +72,11 @@ void BindCompute(Cursor& cur, const Context& ctx, const StageDecl& d, const Cont
 // Exit: what the stage hands on (leave, complete now, return over DP, write).
 void BindExit(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstream& down);
 
-// Rejections that hold for every batch variant, then those of input-scattered
-// batches. Each names the stage, the rule and what to do instead.
-Status CheckStack(const std::vector<StageRef>& stages, const ParallelConfig& cfg);
-Status CheckInputScattered(const std::vector<StageRef>& stages, const ParallelConfig& cfg);
+// Rejections, stage by stage in stack order so that every pipeline rank and
+// the uncut stack name the same first rejected stage: the rules of every
+// batch variant over `stages` (the rank's own with its neighbours), then
+// those of input-scattered batches over its own stages (indices first_own
+// to last_own). Each names the stage, the rule and what to do instead.
+Status CheckStages(const std::vector<StageRef>& stages, int first_own, int last_own, const ParallelConfig& cfg);
 
 }  // namespace seam::bind

@@ -2,9 +2,8 @@
 // away from a cut bind as they do uncut (invariant 4).
 #include <fmt/format.h>
 
-#include <map>
-#include <set>
 
+#include "seam/pipeline.h"
 #include "seam/verify.h"
 
 namespace seam {
@@ -36,6 +35,45 @@ bool SameTransport(const std::vector<const Step*>& a, const std::vector<const St
   return true;
 }
 
+// The ranks hold the layers the configuration's split gives them.
+void CheckSplit(const Pipeline& ranks, int layers, std::vector<Violation>& out) {
+  const ParallelConfig& cfg = ranks.front().config();
+  if (static_cast<int>(ranks.size()) != cfg.pp || layers < 1) return;  // reported as not one pipeline
+  const Expected<std::vector<LayerRange>> split = SplitLayers(cfg, layers);
+  if (!split) {
+    out.push_back(At(0, Variant::kOrdinary, -1, "header", Invariant::kWellFormed,
+                     fmt::format("the {} layers cannot be split so: {}", layers, split.error().message)));
+    return;
+  }
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const PlanHeader& h = ranks[r].header();
+    const LayerRange want = (*split)[r];
+    if (h.first_layer != want.first || h.last_layer != want.last) {
+      out.push_back(At(static_cast<int>(r), Variant::kOrdinary, -1, "header", Invariant::kWellFormed,
+                       fmt::format("the rank holds layers {}..{} but the configuration's split of {} layers gives it "
+                                   "{}..{}",
+                                   h.first_layer, h.last_layer - 1, layers, want.first, want.last - 1)));
+    }
+  }
+}
+
+// Stage indices run on from one rank to the next.
+void CheckStageIndices(const Pipeline& ranks, std::vector<Violation>& out) {
+  for (size_t r = 0; r + 1 < ranks.size(); ++r) {
+    for (const LinePlan& line : ranks[r].lines()) {
+      const LinePlan* next = ranks[r + 1].line(line.variant);
+      if (next == nullptr || line.stages.empty() || next->stages.empty()) continue;
+      const int last = line.stages.back().index;
+      const int first = next->stages.front().index;
+      if (first != last + 1) {
+        out.push_back(At(static_cast<int>(r + 1), line.variant, first, "header", Invariant::kWellFormed,
+                         fmt::format("the rank starts at stage {} but the previous rank ended with stage {}", first,
+                                     last)));
+      }
+    }
+  }
+}
+
 // The ranks describe one model and configuration, and their layers tile it.
 void CheckHeaders(const Pipeline& ranks, std::vector<Violation>& out) {
   const PlanHeader& h0 = ranks.front().header();
@@ -55,6 +93,8 @@ void CheckHeaders(const Pipeline& ranks, std::vector<Violation>& out) {
     }
     next_layer = h.last_layer;
   }
+  CheckSplit(ranks, next_layer, out);
+  CheckStageIndices(ranks, out);
 }
 
 void CheckPairs(const Plan& sender, const Plan& receiver, std::vector<Violation>& out) {
@@ -76,36 +116,94 @@ void CheckPairs(const Plan& sender, const Plan& receiver, std::vector<Violation>
   }
 }
 
-// The first part in which two bindings of a stage differ.
-std::string FirstDifference(const StagePlan& a, const StagePlan& b) {
-  if (!(a.arrives == b.arrives)) return fmt::format("arrives {} vs uncut {}", ShortString(a.arrives), ShortString(b.arrives));
-  if (!(a.entry == b.entry)) return fmt::format("entry '{}' vs uncut '{}'", ShortString(a.entry), ShortString(b.entry));
-  if (!(a.compute == b.compute)) {
-    return fmt::format("compute '{}' vs uncut '{}'", ShortString(a.compute), ShortString(b.compute));
-  }
-  if (!(a.exit == b.exit)) return fmt::format("exit '{}' vs uncut '{}'", ShortString(a.exit), ShortString(b.exit));
-  if (!(a.departs == b.departs)) return fmt::format("departs {} vs uncut {}", ShortString(a.departs), ShortString(b.departs));
-  return "its rows or declaration differ";
-}
+// Invariant 4, exactly. A stage binds as a function of what arrives, its
+// declaration, the configuration and what lies after it on its rank. A cut
+// changes only two of those: the receiver's first stage arrives with what
+// from_pp gathers, and a stage on a sending rank that is the rank's last or
+// is followed on the rank only by always-partial attentions has the handoff
+// downstream (its exit looks across the cut by definition). A difference
+// may travel on only through what a stage hands on: an entry may differ only
+// when its arrival does, an exit only when its downstream or the residual it
+// runs with does. Compute never differs. Everything else is compared.
+class CutComparer {
+ public:
+  CutComparer(const LinePlan& uncut, std::vector<Violation>& out, CutCoverage& coverage)
+      : uncut_(uncut), out_(out), coverage_(coverage) {}
 
-// Stage indices near a cut, where binding may differ from the uncut plan.
-std::set<int> NearCuts(const Pipeline& ranks, Variant v) {
-  std::set<int> near;
-  for (size_t r = 0; r + 1 < ranks.size(); ++r) {
-    const std::vector<StagePlan>& send = ranks[r].line(v)->stages;
-    const std::vector<StagePlan>& recv = ranks[r + 1].line(v)->stages;
-    int from = send.front().index;
-    for (const StagePlan& s : send) {
-      if (IsFfn(s.decl)) from = s.index;
+  void Rank(const Plan& plan, const LinePlan& line) {
+    const int rank = plan.header().pp_rank;
+    const bool sends = line.end.kind == EndKind::kSend;
+    bool may_differ = rank > 0;  // what the rank's first stage arrives with
+    const std::vector<bool> looks_across = LooksAcross(line.stages, sends);
+    for (size_t i = 0; i < line.stages.size(); ++i) {
+      const StagePlan& s = line.stages[i];
+      const StagePlan* u = UncutStage(s.index);
+      if (u == nullptr) return Fail(rank, line.variant, s.index, "the uncut plan has no such stage");
+      may_differ = Stage(rank, line.variant, s, *u, may_differ, looks_across[i]);
     }
-    int to = recv.back().index;
-    for (auto it = recv.rbegin(); it != recv.rend(); ++it) {
-      if (IsFfn(it->decl)) to = it->index;
-    }
-    for (int i = from; i <= to; ++i) near.insert(i);
   }
-  return near;
-}
+
+ private:
+  const StagePlan* UncutStage(int index) const {
+    for (const StagePlan& u : uncut_.stages) {
+      if (u.index == index) return &u;
+    }
+    return nullptr;
+  }
+
+  // Stages whose exit has the handoff downstream: the rank's last stage that
+  // does something, and each one followed only by always-partial attentions.
+  static std::vector<bool> LooksAcross(const std::vector<StagePlan>& stages, bool sends) {
+    std::vector<bool> out(stages.size(), false);
+    if (!sends) return out;
+    bool tail = true;  // every later stage on the rank is an always-partial attention
+    for (size_t i = stages.size(); i-- > 0;) {
+      out[i] = tail;
+      const StageDecl& d = stages[i].decl;
+      if (d.kind != StageKind::kNoOp) tail = tail && IsAlwaysPartialAttention(d);
+    }
+    return out;
+  }
+
+  // Compares one stage; returns whether what it hands on may differ.
+  bool Stage(int rank, Variant v, const StagePlan& s, const StagePlan& u, bool arrival_may_differ, bool looks_across) {
+    int exempt = 0;
+    if (!(s.decl == u.decl) || s.layer != u.layer) Fail(rank, v, s.index, "declares another stage than uncut");
+    const bool arrives_differs = !(s.arrives == u.arrives);
+    if (arrives_differs && !arrival_may_differ) {
+      Fail(rank, v, s.index, fmt::format("arrives {} vs uncut {}", ShortString(s.arrives), ShortString(u.arrives)));
+    }
+    if (arrives_differs && arrival_may_differ) {
+      ++exempt;
+    } else if (!(s.entry == u.entry) || s.input != u.input || s.residual != u.residual) {
+      Fail(rank, v, s.index, fmt::format("entry '{}' vs uncut '{}'", ShortString(s.entry), ShortString(u.entry)));
+    }
+    if (!(s.compute == u.compute)) {
+      Fail(rank, v, s.index, fmt::format("compute '{}' vs uncut '{}'", ShortString(s.compute), ShortString(u.compute)));
+    }
+    const bool exit_may_differ = s.decl.kind == StageKind::kNoOp ? arrival_may_differ && arrives_differs
+                                                                 : looks_across || s.residual != u.residual;
+    if (exit_may_differ) {
+      ++exempt;
+    } else if (!(s.exit == u.exit) || !(s.departs == u.departs)) {
+      Fail(rank, v, s.index, fmt::format("exit '{}' departing {} vs uncut '{}' departing {}", ShortString(s.exit),
+                                         ShortString(s.departs), ShortString(u.exit), ShortString(u.departs)));
+    }
+    ++coverage_.stages;
+    coverage_.parts += 3;
+    coverage_.exempt_parts += exempt;
+    if (exempt > 0) ++coverage_.exempt_stages;
+    return exit_may_differ;
+  }
+
+  void Fail(int rank, Variant v, int stage, std::string what) {
+    out_.push_back(At(rank, v, stage, "binding", Invariant::kAwayFromCut, "binds differently than uncut: " + what));
+  }
+
+  const LinePlan& uncut_;
+  std::vector<Violation>& out_;
+  CutCoverage& coverage_;
+};
 
 }  // namespace
 
@@ -120,30 +218,25 @@ std::vector<Violation> VerifyPipeline(const Pipeline& ranks) {
   return out;
 }
 
-std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks) {
+std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks, CutCoverage* coverage) {
   std::vector<Violation> out;
+  CutCoverage local;
   for (const LinePlan& line : uncut.lines()) {
-    std::map<int, std::pair<int, const StagePlan*>> cut;  // stage index -> (rank, its binding)
-    bool complete = true;
+    CutComparer comparer(line, out, coverage != nullptr ? *coverage : local);
+    size_t stages = 0;
     for (const Plan& p : ranks) {
       const LinePlan* l = p.line(line.variant);
-      if (l == nullptr || l->stages.empty()) {
-        complete = false;
+      if (l == nullptr) {
+        out.push_back(At(p.header().pp_rank, line.variant, -1, "header", Invariant::kAwayFromCut,
+                         fmt::format("the cut plan has no {} line", Name(line.variant))));
         continue;
       }
-      for (const StagePlan& s : l->stages) cut[s.index] = {p.header().pp_rank, &s};
+      stages += l->stages.size();
+      comparer.Rank(p, *l);
     }
-    if (!complete || cut.size() != line.stages.size()) {
+    if (stages != line.stages.size()) {
       out.push_back(At(0, line.variant, -1, "header", Invariant::kAwayFromCut,
-                       "the cut plans do not hold the uncut plan's stages"));
-      continue;
-    }
-    const std::set<int> near = NearCuts(ranks, line.variant);
-    for (const StagePlan& s : line.stages) {
-      const auto it = cut.find(s.index);
-      if (it == cut.end() || near.count(s.index) > 0 || *it->second.second == s) continue;
-      out.push_back(At(it->second.first, line.variant, s.index, "binding", Invariant::kAwayFromCut,
-                       "binds differently than uncut: " + FirstDifference(*it->second.second, s)));
+                       fmt::format("the cut plans hold {} stages, the uncut plan {}", stages, line.stages.size())));
     }
   }
   return out;

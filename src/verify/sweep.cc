@@ -75,7 +75,7 @@ class Checker {
   void Run(int max_pp) {
     const Model& model = subject_.model;
     const Expected<Plan> uncut = Bind(model, config_.cfg, 0, {.verify = false});
-    if (uncut) Report("uncut", Verify(*uncut));
+    if (uncut) Verified("uncut", *uncut);
     if (!uncut) ++out_.counts.rejected_uncut;
     for (const std::vector<int>& split : LayerSplits(model.num_layers, max_pp)) {
       if (split.size() == 1) continue;  // the uncut stack
@@ -84,20 +84,48 @@ class Checker {
       cfg.pp_split = split;
       const std::string where = fmt::format("cut {}", fmt::join(split, "+"));
       const Expected<Pipeline> cut = BindPipeline(model, cfg, {.verify = false});
+      ++out_.counts.cut_outcomes;
       if (uncut.ok() != cut.ok()) {
         Violate(where, fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): {}",
                                    uncut.ok() ? "the cut rejects: " + cut.error().message
                                               : "the cut binds what the uncut stack rejects: " + uncut.error().message));
         continue;
       }
-      if (!cut) continue;
+      if (!cut) {
+        SameRejection(where, uncut.error(), cut.error());
+        continue;
+      }
       ++out_.counts.cuts_bound;
+      for (const Plan& p : *cut) CountSteps(p);
       Report(where, VerifyPipeline(*cut));
-      Report(where, CompareWithUncut(*uncut, *cut));
+      Report(where, CompareWithUncut(*uncut, *cut, &out_.counts.away_from_cut));
     }
   }
 
  private:
+  void Verified(const std::string& where, const Plan& plan) {
+    CountSteps(plan);
+    Report(where, Verify(plan));
+  }
+
+  void CountSteps(const Plan& plan) {
+    ++out_.counts.plans_verified;
+    for (const LinePlan& line : plan.lines()) {
+      int64_t steps = static_cast<int64_t>(line.receive.size() + line.end.steps.size());
+      for (const StagePlan& s : line.stages) steps += static_cast<int64_t>(s.entry.size() + s.compute.size() + s.exit.size());
+      out_.counts.steps_replayed += steps;
+    }
+  }
+
+  // Invariant 5, exactly: both reject, naming the same stage and rule.
+  void SameRejection(const std::string& where, const Error& uncut, const Error& cut) {
+    ++out_.counts.rejections_compared;
+    if (uncut.code == cut.code && uncut.stage == cut.stage && uncut.rule == cut.rule) return;
+    Violate(where, fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): the cut rejects stage {} "
+                               "(rule: {}) but the uncut stack stage {} (rule: {})",
+                               cut.stage, cut.rule, uncut.stage, uncut.rule));
+  }
+
   void Report(const std::string& where, const std::vector<Violation>& violations) {
     for (const Violation& v : violations) Violate(where, Describe(v));
   }
@@ -135,6 +163,11 @@ SweepCounts& SweepCounts::operator+=(const SweepCounts& o) {
   cuts_bound += o.cuts_bound;
   rejected_uncut += o.rejected_uncut;
   violations += o.violations;
+  plans_verified += o.plans_verified;
+  steps_replayed += o.steps_replayed;
+  away_from_cut += o.away_from_cut;
+  cut_outcomes += o.cut_outcomes;
+  rejections_compared += o.rejections_compared;
   return *this;
 }
 
@@ -145,7 +178,16 @@ std::vector<SweepConfig> DefaultSweepConfigs() {
           {"tp4 a2a", {.tp = 4, .moe = a2a}},
           {"tp4 attn-dp2 dense-tp1", {.tp = 4, .attn_dp = 2, .dense_tp = 1}},
           {"tp2 input-scattered", {.tp = 2, .input_scattered = true}},
-          {"tp8 attn-dp2 a2a dense-tp1", {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = a2a}}};
+          {"tp8 attn-dp2 a2a dense-tp1", {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = a2a}},
+          // Attention TP of 1 under attention DP: rsv applies, rs+rsv differs from rs.
+          {"tp4 attn-dp4", {.tp = 4, .attn_dp = 4}},
+          {"tp8 attn-dp8 a2a", {.tp = 8, .attn_dp = 8, .moe = a2a}},
+          // The dense FFN over the attention-TP group.
+          {"tp4 attn-dp2 dense-tp2", {.tp = 4, .attn_dp = 2, .dense_tp = 2}},
+          // a2a MoE with attention DP and the dense FFN over the whole TP group.
+          {"tp8 attn-dp2 a2a", {.tp = 8, .attn_dp = 2, .moe = a2a}},
+          {"tp4 input-scattered", {.tp = 4, .input_scattered = true}},
+          {"tp8 input-scattered", {.tp = 8, .input_scattered = true}}};
 }
 
 Expected<SweepReport> Sweep(const SweepOptions& options) {

@@ -4,12 +4,15 @@
 
 #include <fmt/format.h>
 
+#include "verify/checks.h"
 #include "verify/symbolic.h"
 
 namespace seam {
 namespace {
 
 using verify::State;
+
+}  // namespace
 
 std::string_view InvariantText(Invariant i) {
   switch (i) {
@@ -20,9 +23,14 @@ std::string_view InvariantText(Invariant i) {
     case Invariant::kCutRejects: return "a cut rejects only what the uncut stack rejects";
     case Invariant::kStageRows: return "each stage receives the rows it declared";
     case Invariant::kGroupFitsRows: return "collectives name the right group for their rows";
+    case Invariant::kWellFormed: return "the plan agrees with itself, its model and its configuration";
+    case Invariant::kPolicy: return "an FFN's sum completes only by collectives the boundary reduction allows";
+    case Invariant::kFewestBytes: return "the plan moves no more bytes than its stages need";
   }
   return "?";
 }
+
+namespace {
 
 std::string Facts(const std::optional<ValueFacts>& v) {
   if (!v) return "no value (written)";
@@ -146,7 +154,25 @@ class Walker {
   void RunSteps(const StageDecl* decl, const std::vector<Step>& steps, std::string_view side, State& st) {
     for (size_t i = 0; i < steps.size(); ++i) {
       Where(stage_, side, static_cast<int>(i));
+      Policy(steps[i]);
       verify::Apply(cfg_, decl, steps[i], st, [this](Invariant inv, std::string m) { Report(inv, std::move(m)); });
+      if (steps[i].kind == StepKind::kCompute) from_ffn_ = decl != nullptr && IsFfn(*decl);
+    }
+  }
+
+  // Invariant 9: the boundary reduction says which collectives may complete
+  // an FFN's sum: a fixed-size reduce-scatter only under rs or rs+rsv, the
+  // attention-DP reduce-scatterv only under rsv or rs+rsv.
+  void Policy(const Step& s) {
+    const bool completes = s.operand == Operand::kValue && s.owed_before != Owed::kNothing;
+    if (s.kind == StepKind::kReduceScatterV && !cfg_.allows_reduce_scatterv()) {
+      Report(Invariant::kPolicy, fmt::format("rsv under --reduction {}, which does not allow the reduce-scatterv",
+                                             Name(cfg_.reduction)));
+    }
+    if (s.kind == StepKind::kReduceScatter && completes && from_ffn_ && !cfg_.allows_reduce_scatter()) {
+      Report(Invariant::kPolicy, fmt::format("rs completes an FFN's sum under --reduction {}, which allows no "
+                                             "fixed-size reduce-scatter for it",
+                                             Name(cfg_.reduction)));
     }
   }
 
@@ -181,6 +207,7 @@ class Walker {
   const LinePlan& line_;
   std::vector<Violation>& out_;
   int stage_ = -1;
+  bool from_ffn_ = false;  // the value in flight is an FFN's output
   std::string_view side_;
   int step_ = -1;
 };
@@ -189,7 +216,11 @@ class Walker {
 
 std::vector<Violation> Verify(const Plan& plan) {
   std::vector<Violation> out;
-  for (const LinePlan& line : plan.lines()) Walker(plan, line, out).Run();
+  if (!verify::CheckStructure(plan, out)) return out;  // no configuration to replay against
+  for (const LinePlan& line : plan.lines()) {
+    Walker(plan, line, out).Run();
+    verify::CheckBytes(plan, line, out);
+  }
   return out;
 }
 

@@ -11,6 +11,7 @@ namespace seam {
 namespace {
 
 using testing::Cut;
+using testing::MustBind;
 using testing::MustBindPipeline;
 using testing::StackOf;
 using testing::StageOf;
@@ -92,15 +93,22 @@ TEST(NeighbourDeclarations, ABuiltLayerWithAnotherStageCountIsAnError) {
             "pipeline rank 1 built 2 layers but holds layers 1..3 (3 layers)");
 }
 
-TEST(NeighbourDeclarations, AMixerBeforeTheCutDecidesItsExitFromTheNextRanksFirstStage) {
+TEST(NeighbourDeclarations, AMixerBeforeTheCutLeavesItsSumToTheHandoff) {
   // Before an FFN a mixer hands its sum on as declared, across a cut as within a rank.
   const Pipeline p = MustBindPipeline(StackOf("M F M A"), Cut({.tp = 2}, {1, 3}));
   EXPECT_EQ(ShortString(StageOf(p[0], kOrd, 0).exit), "leave(attn_tp) value full");
   EXPECT_EQ(End(p[0]), "rs(attn_tp) value full->slice; slice residual full->slice; send(pp) value slice; "
                        "send(pp) residual slice");
-  // Before an attention under attention DP it completes at its exit.
+  // Before a handoff it leaves its sum to to_pp whatever the next rank
+  // starts with: to_pp's reduce-scatter onto the slice it sends moves half
+  // the bytes of an all-reduce at the mixer's exit.
   const Pipeline dp = MustBindPipeline(StackOf("F M A F"), Cut({.tp = 4, .attn_dp = 2}, {2, 2}));
-  EXPECT_EQ(ShortString(StageOf(dp[0], kOrd, 1).exit), "ar(attn_tp) value attn");
+  EXPECT_EQ(ShortString(StageOf(dp[0], kOrd, 1).exit), "leave(attn_tp) value attn");
+  EXPECT_EQ(End(dp[0]), "rs(attn_tp) value attn->slice; slice residual attn->slice; send(pp) value slice; "
+                        "send(pp) residual slice");
+  // Within a rank, before an attention under attention DP, it completes at its exit.
+  const Plan uncut = MustBind(StackOf("F M A F"), {.tp = 4, .attn_dp = 2});
+  EXPECT_EQ(ShortString(StageOf(uncut, kOrd, 1).exit), "ar(attn_tp) value attn");
 }
 
 TEST(NeighbourDeclarations, NoOpLayersAtTheCutAreSkippedToTheNearestStageThatComputes) {

@@ -224,7 +224,8 @@ TEST(CompareWithUncut, CatchesAStageAwayFromTheCutThatBindsDifferently) {
   ASSERT_EQ(v.size(), 1u) << Describe(v);
   EXPECT_EQ(Describe(v[0]),
             "rank 1 ordinary stage 7 binding: invariant 4 (stages away from a cut bind as they do uncut): binds "
-            "differently than uncut: exit '' vs uncut 'add slice; ag(attn_tp) residual slice->attn'");
+            "differently than uncut: exit '' departing written, residual attn vs uncut 'add slice; ag(attn_tp) "
+            "residual slice->attn' departing written, residual attn");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "seam/files.h"
 #include "seam/hf_config.h"
 #include "seam/plan_io.h"
+#include "seam/rebind.h"
 #include "seam/verify.h"
 
 namespace seam::cli {
@@ -90,6 +91,12 @@ int RunShow(const FileArgs& a) {
   if (!plans) return Fail(plans.error());
   const std::vector<Violation> violations = VerifyPipeline(*plans);
   if (!violations.empty()) return Fail(FailedCheck(a.first + " breaks its invariants:\n" + Describe(violations)));
+  const std::vector<std::string> diff = CompareWithBinder(*plans);
+  if (!diff.empty()) {
+    return Fail(FailedCheck(fmt::format("{} is not the plan seam binds for its stages and configuration (plan != "
+                                        "seam):\n{}",
+                                        a.first, fmt::join(diff, "\n"))));
+  }
   return Print(*plans, a.format);
 }
 

@@ -1,0 +1,291 @@
+// Invariant 8: a plan agrees with itself, its model and its configuration.
+//
+// The symbolic replay checks that steps follow from one another; these
+// checks make sure there is a whole plan to replay: no stage dropped or
+// duplicated, no layer outside the header, no compute step missing, no step
+// whose own operand, rows or sums contradict its kind, no width that is not
+// the model's. Each is stated here from the step vocabulary and the stage
+// kinds, apart from the binder.
+#include <fmt/format.h>
+
+#include "verify/checks.h"
+
+namespace seam::verify {
+namespace {
+
+class Checker {
+ public:
+  Checker(const Plan& plan, std::vector<Violation>& out) : plan_(plan), cfg_(plan.config()), out_(out) {}
+
+  bool Run() {
+    if (!Header()) return false;  // nothing else can be judged against a broken header
+    Lines();
+    for (const LinePlan& line : plan_.lines()) Line(line);
+    return true;
+  }
+
+ private:
+  const PlanHeader& h() const { return plan_.header(); }
+  int value_width() const { return h().hidden; }
+  int residual_width() const { return h().hidden * h().residual_streams; }
+
+  bool Header() {
+    bool ok = true;
+    auto bad = [&](std::string m) {
+      Report(Variant::kOrdinary, -1, "header", -1, std::move(m));
+      ok = false;
+    };
+    if (Status s = Validate(cfg_); !s.ok()) bad("the configuration is invalid: " + s.error().message);
+    if (cfg_.dense_tp == 0) bad("the configuration leaves dense_tp unresolved; a plan states its widths");
+    if (h().hidden < 1) bad(fmt::format("hidden size {} is not positive", h().hidden));
+    if (h().residual_streams < 1) bad(fmt::format("{} residual streams", h().residual_streams));
+    if (h().element_bytes < 1) bad(fmt::format("{} bytes per element", h().element_bytes));
+    if (h().first_layer < 0 || h().first_layer >= h().last_layer) {
+      bad(fmt::format("the layer range {}..{} is empty or negative", h().first_layer, h().last_layer));
+    }
+    if (ok && (h().pp_rank < 0 || h().pp_rank >= cfg_.pp)) {
+      bad(fmt::format("pipeline rank {} is outside pp={}", h().pp_rank, cfg_.pp));
+    }
+    return ok;
+  }
+
+  // The ordinary line, then the input-scattered one exactly when asked for.
+  void Lines() {
+    std::vector<Variant> want{Variant::kOrdinary};
+    if (cfg_.input_scattered) want.push_back(Variant::kInputScattered);
+    std::vector<Variant> got;
+    for (const LinePlan& l : plan_.lines()) got.push_back(l.variant);
+    if (got == want) return;
+    auto names = [](const std::vector<Variant>& v) {
+      std::vector<std::string_view> n;
+      for (Variant x : v) n.push_back(Name(x));
+      return n.empty() ? std::string("none") : fmt::format("{}", fmt::join(n, ", "));
+    };
+    Report(Variant::kOrdinary, -1, "header", -1,
+           fmt::format("the configuration asks for {} batches but the plan has lines for {}", names(want), names(got)));
+  }
+
+  void Line(const LinePlan& line) {
+    v_ = line.variant;
+    Stages(line);
+    for (size_t i = 0; i < line.receive.size(); ++i) Shape(-1, "receive", i, line.receive[i]);
+    for (const StagePlan& s : line.stages) {
+      for (size_t i = 0; i < s.entry.size(); ++i) Shape(s.index, "entry", i, s.entry[i]);
+      Compute(s);
+      for (size_t i = 0; i < s.exit.size(); ++i) Shape(s.index, "exit", i, s.exit[i]);
+    }
+    const std::string_view end = Name(line.end.kind);
+    for (size_t i = 0; i < line.end.steps.size(); ++i) Shape(-1, end, i, line.end.steps[i]);
+  }
+
+  // Stage indices run on by one; layers run from the header's first to its
+  // last without a gap; every line holds the same stages.
+  void Stages(const LinePlan& line) {
+    if (line.stages.empty()) return Report(v_, -1, "header", -1, "the line has no stages");
+    const StagePlan& first = line.stages.front();
+    if (h().pp_rank == 0 && first.index != 0) {
+      Report(v_, first.index, "header", -1, fmt::format("the first pipeline rank starts at stage {}, not 0", first.index));
+    }
+    if (first.layer != h().first_layer) {
+      Report(v_, first.index, "header", -1,
+             fmt::format("the first stage is in layer {} but the header starts at layer {}", first.layer,
+                         h().first_layer));
+    }
+    for (size_t i = 1; i < line.stages.size(); ++i) {
+      const StagePlan& a = line.stages[i - 1];
+      const StagePlan& b = line.stages[i];
+      if (b.index != a.index + 1) {
+        Report(v_, b.index, "header", -1, fmt::format("stage {} follows stage {}: stage indices run on by one", b.index,
+                                                      a.index));
+      }
+      if (b.layer != a.layer && b.layer != a.layer + 1) {
+        Report(v_, b.index, "header", -1,
+               fmt::format("stage {} is in layer {} after a stage in layer {}: layers run on without a gap", b.index,
+                           b.layer, a.layer));
+      }
+    }
+    const StagePlan& last = line.stages.back();
+    if (last.layer != h().last_layer - 1) {
+      Report(v_, last.index, "header", -1,
+             fmt::format("the last stage is in layer {} but the header ends with layer {}", last.layer,
+                         h().last_layer - 1));
+    }
+    SameStagesAsFirstLine(line);
+  }
+
+  void SameStagesAsFirstLine(const LinePlan& line) {
+    const LinePlan& first = plan_.lines().front();
+    if (&line == &first) return;
+    bool same = first.stages.size() == line.stages.size();
+    for (size_t i = 0; same && i < line.stages.size(); ++i) {
+      const StagePlan& a = first.stages[i];
+      const StagePlan& b = line.stages[i];
+      same = a.index == b.index && a.layer == b.layer && a.decl == b.decl;
+    }
+    if (!same) Report(v_, -1, "header", -1, fmt::format("the {} line holds other stages than the {} line", Name(v_),
+                                                        Name(first.variant)));
+  }
+
+  // What a stage's compute runs is fixed by its declaration and the
+  // configuration: its own gather, dispatch and combine, its own all-reduce.
+  struct Expect {
+    StepKind kind;
+    Operand operand;
+    std::optional<Group> group;
+    int width;
+  };
+
+  std::vector<Expect> ComputeOf(const StageDecl& d) const {
+    if (d.kind == StageKind::kNoOp) return {};
+    std::vector<Expect> out;
+    const Expect compute{StepKind::kCompute, Operand::kInput, std::nullopt, value_width()};
+    const bool scattered = v_ == Variant::kInputScattered;
+    if (d.kind == StageKind::kAttention && scattered && Rows::Slice(cfg_) != Rows::Attention(cfg_)) {
+      out.push_back({StepKind::kAllGather, Operand::kInput, GatherGroup(Rows::Slice(cfg_), Rows::Attention(cfg_)),
+                     d.gather_width > 0 ? d.gather_width : value_width()});
+    }
+    const bool a2a = d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a && cfg_.tp > 1;
+    const int dispatched = d.top_k * value_width();
+    if (a2a) out.push_back({StepKind::kDispatch, Operand::kInput, Group::kTp, dispatched});
+    out.push_back(compute);
+    if (a2a) out.push_back({StepKind::kCombine, Operand::kValue, Group::kTp, dispatched});
+    const bool reduces = d.kind == StageKind::kAttention && d.attention_sum == AttentionSum::kReducesItself;
+    if (reduces && Owe(cfg_, Owed::kAttnTp) != Owed::kNothing) {
+      out.push_back({StepKind::kAllReduce, Operand::kValue, Group::kAttnTp, value_width()});
+    }
+    return out;
+  }
+
+  static std::string ExpectText(const std::vector<Expect>& e) {
+    std::vector<std::string> parts;
+    for (const Expect& x : e) parts.push_back(fmt::format("{} {}", Name(x.kind), Name(x.operand)));
+    return parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, "; "));
+  }
+
+  static std::string StepsText(const std::vector<Step>& steps) {
+    std::vector<std::string> parts;
+    for (const Step& s : steps) parts.push_back(fmt::format("{} {}", Name(s.kind), Name(s.operand)));
+    return parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, "; "));
+  }
+
+  void Compute(const StagePlan& s) {
+    const std::vector<Expect> want = ComputeOf(s.decl);
+    bool same = want.size() == s.compute.size();
+    for (size_t i = 0; same && i < want.size(); ++i) {
+      same = want[i].kind == s.compute[i].kind && want[i].operand == s.compute[i].operand;
+    }
+    if (!same) {
+      return Report(v_, s.index, "compute", -1,
+                    fmt::format("the {} computes '{}' but its declaration and configuration require '{}'",
+                                Name(s.decl.kind), StepsText(s.compute), ExpectText(want)));
+    }
+    for (size_t i = 0; i < want.size(); ++i) {
+      const Step& step = s.compute[i];
+      if (step.group != want[i].group) {
+        Report(v_, s.index, "compute", static_cast<int>(i),
+               fmt::format("{} runs over {}, not {}", Name(step.kind), step.group ? Name(*step.group) : "no group",
+                           want[i].group ? Name(*want[i].group) : "no group"));
+      }
+      if (step.width != want[i].width) {
+        Report(v_, s.index, "compute", static_cast<int>(i),
+               fmt::format("{} {} is {} wide but the model makes it {}", Name(step.kind), Name(step.operand), step.width,
+                           want[i].width));
+      }
+      if (step.kind != StepKind::kCompute) Transitions(s.index, "compute", i, step);
+    }
+  }
+
+  // Entry, exit, receive and end steps: the buffer's width, then the shape.
+  void Shape(int stage, std::string_view side, size_t i, const Step& s) {
+    const bool residual = (s.operand == Operand::kResidual && s.kind != StepKind::kNorm) ||
+                          s.kind == StepKind::kStartResidual;
+    const int want = residual ? residual_width() : value_width();
+    if (s.width != want) {
+      Report(v_, stage, side, static_cast<int>(i),
+             fmt::format("{} {} is {} wide but the model makes it {}", Name(s.kind), Name(s.operand), s.width, want));
+    }
+    if (s.kind == StepKind::kCompute || s.kind == StepKind::kDispatch || s.kind == StepKind::kCombine) {
+      return Report(v_, stage, side, static_cast<int>(i),
+                    fmt::format("{} belongs to a stage's compute, not its {}", Name(s.kind), side));
+    }
+    Transitions(stage, side, i, s);
+  }
+
+  // What each step kind does to its operand's rows and owed sum.
+  void Transitions(int stage, std::string_view side, size_t i, const Step& s) {
+    const std::string why = TransitionError(s);
+    if (!why.empty()) Report(v_, stage, side, static_cast<int>(i), fmt::format("{}: {}", ShortString(s), why));
+  }
+
+  std::string TransitionError(const Step& s) const {
+    const bool completes = s.owed_before != Owed::kNothing && s.owed_after == Owed::kNothing;
+    const bool untouched = s.owed_before == Owed::kNothing && s.owed_after == Owed::kNothing;
+    const bool same_rows = s.rows_in == s.rows_out;
+    const Rows axes = s.group ? AxesOf(cfg_, *s.group) : Rows::Full();
+    switch (s.kind) {
+      case StepKind::kAllReduce:
+      case StepKind::kAllReduceAddNorm:
+        if (s.operand != Operand::kValue) return "a sum acts on the value";
+        if (!same_rows) return "an all-reduce keeps its rows; a reduce-scatter would change them";
+        return completes ? "" : "an all-reduce completes an owed sum";
+      case StepKind::kReduceScatter:
+        if (s.operand != Operand::kValue) return "a sum acts on the value";
+        if (!s.group || s.rows_out != s.rows_in.With(axes) || same_rows) {
+          return "a reduce-scatter lands on its rows sharded over its group's axes";
+        }
+        return completes ? "" : "a reduce-scatter completes an owed sum";
+      case StepKind::kReduceScatterV:
+        if (s.operand != Operand::kValue || s.group != Group::kTp) return "a reduce-scatterv sums the value over tp";
+        if (s.rows_in != Rows::Full() || s.rows_out != Rows::Attention(cfg_)) {
+          return "a reduce-scatterv returns the full rows to the attention rows";
+        }
+        return s.owed_before == Owed::kTp && completes ? "" : "a reduce-scatterv completes a tp sum";
+      case StepKind::kAllGather:
+        if (!s.group || same_rows || s.rows_out != s.rows_in.Without(axes)) {
+          return "an all-gather takes its rows back over its group's axes";
+        }
+        return untouched ? "" : "an all-gather moves complete values only";
+      case StepKind::kSlice:
+        if (same_rows || !s.rows_in.Covers(s.rows_out)) return "a slice takes finer rows";
+        return s.owed_before == s.owed_after ? "" : "a slice keeps the owed sum as it is";
+      case StepKind::kLeave:
+        if (s.operand != Operand::kValue || !same_rows) return "a leave hands the value on as it is";
+        if (s.owed_before == Owed::kNothing || s.owed_after != s.owed_before) return "a leave hands an owed sum on";
+        return s.group == GroupOf(s.owed_before) ? "" : "a leave names the group the sum is owed over";
+      case StepKind::kStartResidual:
+      case StepKind::kAdd:
+      case StepKind::kNorm: {
+        const Operand want = s.kind == StepKind::kStartResidual ? Operand::kValue : Operand::kResidual;
+        if (s.operand != want) return fmt::format("it acts on the {}", Name(want));
+        if (!same_rows) return "it keeps its rows";
+        return untouched ? "" : "it runs on complete values only";
+      }
+      case StepKind::kSend:
+      case StepKind::kRecv:
+        if (s.operand == Operand::kInput) return "the transport carries the value and the residual";
+        if (!same_rows) return "the transport keeps its rows";
+        return untouched ? "" : "the transport carries complete values only";
+      case StepKind::kDispatch:
+      case StepKind::kCombine:
+        if (s.rows_in != Rows::Slice(cfg_) || !same_rows) return "the all-to-all runs on this rank's slice";
+        return untouched ? "" : "the all-to-all moves complete values";
+      case StepKind::kCompute: return "";
+    }
+    return "";
+  }
+
+  void Report(Variant v, int stage, std::string_view side, int step, std::string message) {
+    out_.push_back({h().pp_rank, v, stage, std::string(side), step, Invariant::kWellFormed, std::move(message)});
+  }
+
+  const Plan& plan_;
+  const ParallelConfig& cfg_;
+  std::vector<Violation>& out_;
+  Variant v_ = Variant::kOrdinary;
+};
+
+}  // namespace
+
+bool CheckStructure(const Plan& plan, std::vector<Violation>& out) { return Checker(plan, out).Run(); }
+
+}  // namespace seam::verify

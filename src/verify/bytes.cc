@@ -255,18 +255,20 @@ void CheckBytes(const Plan& plan, const LinePlan& line, std::vector<Violation>& 
   for (size_t k = 0; k < seams.size(); ++k) {
     double got = 0;
     const Located* first = nullptr;
+    std::vector<std::string> moved;  // each step that moves bytes, named
     for (const Located& l : seams[k]) {
       const double b = BytesPerToken(*l.s, plan.header());
       got += b;
+      if (b > 0) moved.push_back(fmt::format("{} {}", ShortString(*l.s), b));
       if (b > 0 && first == nullptr) first = &l;
     }
     if (std::abs(got - want[k]) <= 1e-6 * std::max(1.0, want[k])) continue;
     const Located where = first != nullptr ? *first : seams[k].empty() ? Located{-1, "seam", -1, nullptr} : seams[k][0];
     out.push_back({plan.header().pp_rank, line.variant, where.stage, where.side, where.step, Invariant::kFewestBytes,
-                   fmt::format("the seam from here to the next compute moves {} bytes per token but its stages "
-                               "need {}{}",
-                               got, want[k], got < want[k] ? " (fewer than the count: the count or the plan is wrong)"
-                                                           : "")});
+                   fmt::format("the seam from here to the next compute moves {} bytes per token ({}) but its "
+                               "stages need {}{}",
+                               got, moved.empty() ? "nothing" : fmt::format("{}", fmt::join(moved, ", ")), want[k],
+                               got < want[k] ? " (fewer than the count: the count or the plan is wrong)" : "")});
   }
 }
 

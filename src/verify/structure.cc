@@ -68,6 +68,7 @@ class Checker {
   void Line(const LinePlan& line) {
     v_ = line.variant;
     Stages(line);
+    if (v_ == Variant::kInputScattered) Eligible(line);
     for (size_t i = 0; i < line.receive.size(); ++i) Shape(-1, "receive", i, line.receive[i]);
     for (const StagePlan& s : line.stages) {
       for (size_t i = 0; i < s.entry.size(); ++i) Shape(s.index, "entry", i, s.entry[i]);
@@ -124,6 +125,29 @@ class Checker {
     }
     if (!same) Report(v_, -1, "header", -1, fmt::format("the {} line holds other stages than the {} line", Name(v_),
                                                         Name(first.variant)));
+  }
+
+  // Input-scattered batches: every layer's input is a TP partial sum on the
+  // full rows and each attention gathers its own slice. Only a stack whose
+  // every stage can take that is eligible (SGLang's rule): TP > 1 without
+  // attention DP, attentions that gather their input, no mixer, no linear
+  // stage, no stage that hands its slice on complete.
+  void Eligible(const LinePlan& line) {
+    if (cfg_.tp < 2 || cfg_.attn_dp != 1) {
+      Report(v_, -1, "header", -1, "input-scattered batches need tp > 1 and attn_dp = 1");
+    }
+    for (const StagePlan& s : line.stages) {
+      const StageDecl& d = s.decl;
+      const bool eligible =
+          d.kind == StageKind::kNoOp || (d.kind == StageKind::kAttention && d.gathers_input) ||
+          (d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg_) != DenseWidth::kRank) ||
+          (d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kTp);
+      if (!eligible || d.read == ReadKind::kAllRows) {
+        Report(v_, s.index, "header", -1,
+               fmt::format("a {} of this declaration cannot run on input-scattered batches under {}", Name(d.kind),
+                           Describe(cfg_)));
+      }
+    }
   }
 
   // What a stage's compute runs is fixed by its declaration and the

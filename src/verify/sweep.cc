@@ -187,7 +187,9 @@ std::vector<SweepConfig> DefaultSweepConfigs() {
           // a2a MoE with attention DP and the dense FFN over the whole TP group.
           {"tp8 attn-dp2 a2a", {.tp = 8, .attn_dp = 2, .moe = a2a}},
           {"tp4 input-scattered", {.tp = 4, .input_scattered = true}},
-          {"tp8 input-scattered", {.tp = 8, .input_scattered = true}}};
+          {"tp8 input-scattered", {.tp = 8, .input_scattered = true}},
+          // What input-scattered batches reject: an a2a MoE.
+          {"tp4 input-scattered a2a", {.tp = 4, .moe = a2a, .input_scattered = true}}};
 }
 
 Expected<SweepReport> Sweep(const SweepOptions& options) {

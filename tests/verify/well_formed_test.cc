@@ -1,0 +1,290 @@
+// A plan is checked against itself, its model and its configuration
+// (invariant 8), the boundary-reduction policy (9) and the fewest bytes its
+// stages need (10); a whole pipeline against the binder. Each test breaks a
+// bound plan one way and asserts the exact violation.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "seam/bind.h"
+#include "seam/rebind.h"
+#include "seam/verify.h"
+#include "testing.h"
+
+namespace seam {
+namespace {
+
+using testing::Cut;
+using testing::MustBind;
+using testing::MustBindPipeline;
+using testing::StackOf;
+
+constexpr Variant kOrd = Variant::kOrdinary;
+
+Plan Edited(const Plan& p, const std::function<void(std::vector<LinePlan>&)>& edit) {
+  std::vector<LinePlan> lines = p.lines();
+  edit(lines);
+  return Plan(p.header(), lines);
+}
+
+Plan WithHeader(const Plan& p, const std::function<void(PlanHeader&)>& edit) {
+  PlanHeader h = p.header();
+  edit(h);
+  return Plan(h, p.lines());
+}
+
+StagePlan& StageAt(std::vector<LinePlan>& lines, int index) {
+  for (StagePlan& s : lines[0].stages) {
+    if (s.index == index) return s;
+  }
+  throw std::runtime_error("no such stage");
+}
+
+// The violations of one invariant, described one per line.
+std::string Of(const std::vector<Violation>& v, Invariant inv) {
+  std::vector<Violation> out;
+  for (const Violation& x : v) {
+    if (x.invariant == inv) out.push_back(x);
+  }
+  return Describe(out);
+}
+
+const ParallelConfig kA2a{.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a};
+
+TEST(WellFormed, EveryCatalogueModelBindsAWellFormedPlanWithTheFewestBytes) {
+  for (const CatalogueEntry& e : Catalogue()) {
+    const Model m = e.make();
+    for (ParallelConfig cfg : {ParallelConfig{.tp = 2}, kA2a, ParallelConfig{.tp = 8, .attn_dp = 8, .reduction = Reduction::kRsRsv}}) {
+      if (!MoeDispatchesA2a(m)) cfg.moe = MoeMode::kTp;
+      const Expected<Pipeline> p = BindPipeline(m, Cut(cfg, {2, m.num_layers - 2}), {.verify = false});
+      ASSERT_TRUE(p.ok()) << e.name << ": " << p.error().message;
+      EXPECT_EQ(Describe(VerifyPipeline(*p)), "") << e.name << " " << Describe(cfg);
+      EXPECT_TRUE(CompareWithBinder(*p).empty()) << e.name;
+    }
+  }
+}
+
+// ---- invariant 8: the plan agrees with itself, its model and its configuration ----
+
+TEST(WellFormed, CatchesARankWhoseLastLayerLostItsStages) {
+  const Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2}, {2, 2}));
+  const Plan broken = Edited(p[1], [](std::vector<LinePlan>& l) {
+    l[0].stages.pop_back();  // layer 3 is [attention, FFN]: both go
+    l[0].stages.pop_back();
+  });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 1 ordinary stage 5 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the last stage is in layer 2 but the header ends with layer 3\n");
+}
+
+TEST(WellFormed, CatchesAnA2aMoeWithoutItsCombine) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kA2a);
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { StageAt(l, 3).compute.pop_back(); });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 3 compute: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the sparse-ffn computes 'a2a-dispatch input; compute input' but its declaration and "
+            "configuration require 'a2a-dispatch input; compute input; a2a-combine value'\n");
+}
+
+TEST(WellFormed, CatchesAnA2aMoeWithoutItsDispatchAndCombine) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kA2a);
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) {
+    std::vector<Step>& c = StageAt(l, 3).compute;
+    c = {c[1]};
+  });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 3 compute: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the sparse-ffn computes 'compute input' but its declaration and configuration require "
+            "'a2a-dispatch input; compute input; a2a-combine value'\n");
+}
+
+TEST(WellFormed, CatchesAReduceScatterTurnedIntoAnAllReduceWithItsRowsUnchanged) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kA2a);
+  ASSERT_EQ(StageAt(const_cast<std::vector<LinePlan>&>(p.lines()), 1).entry[0].kind, StepKind::kReduceScatter);
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { StageAt(l, 1).entry[0].kind = StepKind::kAllReduce; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 1 entry[0]: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): ar(attn_tp) value attn->slice: an all-reduce keeps its rows; a reduce-scatter would "
+            "change them\n");
+}
+
+TEST(WellFormed, CatchesAStageInALayerOutsideTheHeader) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { StageAt(l, 1).layer = 77; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 1 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): stage 1 is in layer 77 after a stage in layer 0: layers run on without a gap\n"
+            "rank 0 ordinary stage 2 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): stage 2 is in layer 1 after a stage in layer 77: layers run on without a gap\n");
+}
+
+TEST(WellFormed, CatchesTwoStagesWithTheSameIndex) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { StageAt(l, 2).index = 1; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 1 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): stage 1 follows stage 1: stage indices run on by one\n"
+            "rank 0 ordinary stage 3 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): stage 3 follows stage 1: stage indices run on by one\n");
+}
+
+TEST(WellFormed, CatchesAStepOfWidthZero) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { StageAt(l, 1).entry[0].width = 0; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 1 entry[0]: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): ar+add+norm value is 0 wide but the model makes it 64\n");
+}
+
+TEST(WellFormed, CatchesAComputeWidthThatIsNotTheModels) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kA2a);
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { StageAt(l, 3).compute[0].width = 64; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 3 compute[0]: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): a2a-dispatch input is 64 wide but the model makes it 192\n");
+}
+
+TEST(WellFormed, CatchesAHeaderWhoseLayersDisagreeWithTheStages) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = WithHeader(p, [](PlanHeader& h) { h.last_layer = 5; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 3 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the last stage is in layer 1 but the header ends with layer 4\n");
+}
+
+TEST(WellFormed, CatchesAnInputScatteredConfigurationWithoutItsLine) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2, .input_scattered = true});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { l.pop_back(); });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary header: invariant 8 (the plan agrees with itself, its model and its configuration): "
+            "the configuration asks for ordinary, input-scattered batches but the plan has lines for ordinary\n");
+}
+
+TEST(WellFormed, CatchesAnInvalidConfigurationWithoutReplayingIt) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = WithHeader(p, [](PlanHeader& h) { h.config.attn_dp = 0; });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary header: invariant 8 (the plan agrees with itself, its model and its configuration): "
+            "the configuration is invalid: attn_dp=0 must be at least 1\n");
+}
+
+TEST(WellFormed, CatchesARankWhoseLayersAreNotTheConfigurationsSplit) {
+  Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2}, {2, 2}));
+  ParallelConfig other = p[0].config();
+  other.pp_split = {1, 3};
+  for (Plan& r : p) r = WithHeader(r, [&](PlanHeader& h) { h.config = other; });
+  EXPECT_EQ(Of(VerifyPipeline(p), Invariant::kWellFormed),
+            "rank 0 ordinary header: invariant 8 (the plan agrees with itself, its model and its configuration): "
+            "the rank holds layers 0..1 but the configuration's split of 4 layers gives it 0..0\n"
+            "rank 1 ordinary header: invariant 8 (the plan agrees with itself, its model and its configuration): "
+            "the rank holds layers 2..3 but the configuration's split of 4 layers gives it 1..3\n");
+}
+
+TEST(WellFormed, CatchesStageIndicesThatDoNotRunOnAcrossRanks) {
+  Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2}, {2, 2}));
+  p[1] = Edited(p[1], [](std::vector<LinePlan>& l) {
+    for (StagePlan& s : l[0].stages) s.index += 1;
+  });
+  EXPECT_EQ(Of(VerifyPipeline(p), Invariant::kWellFormed),
+            "rank 1 ordinary stage 5 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the rank starts at stage 5 but the previous rank ended with stage 3\n");
+}
+
+// ---- invariant 9: the boundary-reduction policy ----
+
+TEST(Policy, CatchesAnFfnSumLeftToAReduceScatterUnderAr) {
+  // Under rs the TP FFN leaves its sum and the fully data-parallel FFN's
+  // entry reduce-scatters it; under ar that plan breaks the policy.
+  const ParallelConfig rs{.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kTp, .reduction = Reduction::kRs};
+  const Plan p = MustBind(StackOf("A E A F"), rs);
+  const Plan broken = WithHeader(p, [](PlanHeader& h) { h.config.reduction = Reduction::kAr; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kPolicy),
+            "rank 0 ordinary stage 1 exit[0]: invariant 9 (an FFN's sum completes only by collectives the boundary "
+            "reduction allows): rs completes an FFN's sum under --reduction ar, which allows no fixed-size "
+            "reduce-scatter for it\n");
+}
+
+TEST(Policy, CatchesAReduceScatterVThePolicyDoesNotAllow) {
+  const Plan p = MustBind(StackOf("A E A"), {.tp = 4, .attn_dp = 4, .reduction = Reduction::kRsv});
+  const Plan broken = WithHeader(p, [](PlanHeader& h) { h.config.reduction = Reduction::kRs; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kPolicy),
+            "rank 0 ordinary stage 1 exit[0]: invariant 9 (an FFN's sum completes only by collectives the boundary "
+            "reduction allows): rsv under --reduction rs, which does not allow the reduce-scatterv\n");
+}
+
+TEST(Policy, AllowsAnAttentionsSumToBeReduceScatteredUnderAr) {
+  // The policy is about FFN sums: the attention's sum reduce-scatters onto
+  // the slice of a fully data-parallel FFN under any policy.
+  const Plan p = MustBind(StackOf("A F"), {.tp = 4, .attn_dp = 2, .dense_tp = 1});
+  EXPECT_EQ(ShortString(testing::StageOf(p, kOrd, 1).entry[0]), "rs(attn_tp) value attn->slice");
+  EXPECT_EQ(Of(Verify(p), Invariant::kPolicy), "");
+}
+
+// ---- invariant 10: the fewest bytes ----
+
+TEST(FewestBytes, CatchesAnAllReduceWhereAReduceScatterOntoTheSliceSuffices) {
+  // Defect of an FFN entry that all-reduces the attention's sum and slices
+  // locally: correct values, twice the bytes.
+  const Plan p = MustBind(StackOf("A F"), {.tp = 4, .attn_dp = 2, .dense_tp = 1});
+  const Plan broken = Edited(p, [&](std::vector<LinePlan>& l) {
+    std::vector<Step>& e = StageAt(l, 1).entry;
+    const Rows attn = Rows::Attention(p.config());
+    const Rows slice = Rows::Slice(p.config());
+    e[0] = Step{StepKind::kAllReduce, Operand::kValue, Group::kAttnTp, attn, attn, Owed::kAttnTp, Owed::kNothing, 64};
+    e.insert(e.begin() + 1, Step{StepKind::kSlice, Operand::kValue, std::nullopt, attn, slice, Owed::kNothing,
+                                 Owed::kNothing, 64});
+  });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 1 entry[0]: invariant 10 (the plan moves no more bytes than its stages need): "
+            "the seam from here to the next compute moves 128 bytes per token (ar(attn_tp) value attn 128) but its stages "
+            "need 64\n");
+}
+
+TEST(FewestBytes, CatchesAResidualGatheredBeforeAHandoffThatSlicesItAgain) {
+  const Pipeline p = MustBindPipeline(DeepseekModel(4, 64, 3), Cut(kA2a, {2, 2}));
+  const Rows attn = Rows::Attention(p[0].config());
+  const Rows slice = Rows::Slice(p[0].config());
+  const Plan broken = Edited(p[0], [&](std::vector<LinePlan>& l) {
+    StageAt(l, 3).exit.push_back(
+        Step{StepKind::kAllGather, Operand::kResidual, Group::kAttnTp, slice, attn, Owed::kNothing, Owed::kNothing, 64});
+    StageAt(l, 3).departs.residual = attn;
+    l[0].end.arrives.residual = attn;
+    l[0].end.steps.insert(l[0].end.steps.begin(), Step{StepKind::kSlice, Operand::kResidual, std::nullopt, attn, slice,
+                                                       Owed::kNothing, Owed::kNothing, 64});
+  });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 3 compute[2]: invariant 10 (the plan moves no more bytes than its stages need): "
+            "the seam from here to the next compute moves 272 bytes per token (a2a-combine(tp) value slice 144, "
+            "ag(attn_tp) residual slice->attn 64, send(pp) residual slice 64) but its stages need 208\n");
+}
+
+// ---- the binder: a valid plan that is not what seam binds ----
+
+TEST(CompareWithBinder, CatchesAValidPlanThatSeamDoesNotBind) {
+  // Keeping the residual on the slice through the trailing attention keeps
+  // every invariant and moves the same bytes; it is still not seam's plan.
+  const Plan p = MustBind(StackOf("A E A"), {.tp = 2, .moe = MoeMode::kA2a});
+  const Plan q = MustBind(StackOf("A E A F"), {.tp = 2, .moe = MoeMode::kA2a});
+  ASSERT_EQ(ShortString(testing::StageOf(p, kOrd, 1).exit), "add slice; ag(attn_tp) residual slice->full");
+  const Plan other = Edited(p, [&](std::vector<LinePlan>& l) {
+    // The trailing attention bound as it is before an FFN, the final norm completing onto the slice.
+    StageAt(l, 1) = testing::StageOf(q, kOrd, 1);
+    StageAt(l, 2) = testing::StageOf(q, kOrd, 2);
+    l[0].end.arrives = StageAt(l, 2).departs;
+    const Rows full = Rows::Full();
+    const Rows slice = Rows::Slice(p.config());
+    l[0].end.steps = {
+        Step{StepKind::kReduceScatter, Operand::kValue, Group::kAttnTp, full, slice, Owed::kAttnTp, Owed::kNothing, 64},
+        Step{StepKind::kAdd, Operand::kResidual, std::nullopt, slice, slice, Owed::kNothing, Owed::kNothing, 64},
+        Step{StepKind::kAllGather, Operand::kResidual, Group::kAttnTp, slice, full, Owed::kNothing, Owed::kNothing, 64},
+        Step{StepKind::kNorm, Operand::kResidual, std::nullopt, full, full, Owed::kNothing, Owed::kNothing, 64}};
+  });
+  EXPECT_EQ(Describe(Verify(other)), "");
+  EXPECT_EQ(BytesPerToken(other.lines()[0], other.header()), BytesPerToken(p.lines()[0], p.header()));
+  const std::vector<std::string> diff = CompareWithBinder({other});
+  ASSERT_FALSE(diff.empty());
+  EXPECT_EQ(diff.front(), "ordinary stage 1 exit[0]: (none) != add residual slice -> slice, owes - -> -, width 64");
+}
+
+}  // namespace
+}  // namespace seam

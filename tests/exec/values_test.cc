@@ -105,11 +105,12 @@ TEST_P(OwedSumsAcrossCuts, EveryOwedSumCompletesExactlyOnceOnEveryRank) {
     for (Reduction r : {Reduction::kAr, Reduction::kRs}) {
       for (const ParallelConfig& cut : UncutAndCuts(testing::WithReduction(GetParam().cfg, r), m.num_layers)) {
         const Pipeline plans = testing::MustBindPipeline(m, cut);
-        const testing::Ran rec = testing::MustRun(m, cut, w, b, Dtype::kF32, Backend::kRecord);
+        const Expected<RunOutput> rec = RunPlans(m, plans, w, b, {.backend = Backend::kRecord});
+        ASSERT_TRUE(rec.ok()) << letters << " " << Describe(cut) << ": " << rec.error().message;
         const Variant v = cut.input_scattered ? Variant::kInputScattered : Variant::kOrdinary;
         for (int rank = 0; rank < WorldSize(cut); ++rank) {
           const Plan& p = plans[static_cast<size_t>(CoordOf(cut, rank).pp_rank)];
-          EXPECT_EQ(testing::ReduceScatters(rec.ranks[static_cast<size_t>(rank)]), testing::OwedSumsOf(p, v))
+          EXPECT_EQ(testing::ReduceScatters(rec->ranks[static_cast<size_t>(rank)]), testing::OwedSumsOf(p, v))
               << letters << " " << Describe(cut) << " rank " << rank;
         }
       }

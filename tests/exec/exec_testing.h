@@ -3,12 +3,18 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <stdexcept>
 #include <string>
 
 #include "seam/bind.h"
 #include "seam/exec.h"
 #include "testing.h"
+
+namespace seam {
+// Test names and failures name the dtype rather than its bytes.
+inline void PrintTo(Dtype d, std::ostream* os) { *os << Name(d); }
+}  // namespace seam
 
 namespace seam::testing {
 

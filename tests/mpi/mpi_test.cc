@@ -23,9 +23,11 @@ class Mpi : public testing::InTempDir {
  protected:
   Result Seam(const std::vector<std::string>& args) const { return Shell(Quote(SEAM_CLI), args); }
 
-  Result Mpirun(int np, const std::vector<std::string>& args) const {
+  Result Mpirun(int np, const std::vector<std::string>& args) const { return MpirunOf(np, SEAM_CLI, args); }
+
+  Result MpirunOf(int np, const std::string& program, const std::vector<std::string>& args) const {
     const std::string mpirun = Quote(SEAM_MPIRUN) + " --allow-run-as-root --oversubscribe -np " + std::to_string(np);
-    return Shell(mpirun + " " + Quote(SEAM_CLI), args);
+    return Shell(mpirun + " " + Quote(program), args);
   }
 };
 
@@ -89,6 +91,21 @@ INSTANTIATE_TEST_SUITE_P(
                       Job{"empty_ranks_np8", 8, {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp",
                                                  "1", "--moe", "a2a", "--pp", "2", "--tokens", "1", "--requests", "1"}}),
     [](const auto& i) { return i.param.name; });
+
+// The canonical collectives' bits are stated by the check itself from the
+// design's order, not by the reduction code the threads backend shares:
+// over the TP group, the attention-TP groups and the DP peers of 4 and 8
+// ranks, with 8 and 16 canonical K-blocks, every rank's sums match.
+TEST_F(Mpi, CanonicalCollectivesSumInTheDesignsOrderOnEveryRank) {
+  for (int np : {4, 8}) {
+    const Result r = MpirunOf(np, SEAM_COLLECTIVES_CHECK, {});
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    for (int rank = 0; rank < np; ++rank) {
+      EXPECT_NE(r.out.find("rank " + std::to_string(rank) + ": 12 sums in the canonical order\n"), std::string::npos)
+          << np << " ranks: " << r.out << r.err;
+    }
+  }
+}
 
 TEST_F(Mpi, NativeCollectivesAgreeWithinTheirTolerance) {
   const Result r = Mpirun(4, {"run", "llama", "--tp", "4", "--backend", "mpi", "--mpi-mode", "native"});

@@ -2,7 +2,12 @@
 // rejection names the model's field and the flags its group comes from.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+
+#include "seam/bind.h"
 #include "seam/families.h"
+#include "seam/hf_config.h"
 #include "seam/model.h"
 #include "seam/sharding.h"
 
@@ -135,6 +140,62 @@ TEST(Sharding, StagesOfRefusesLayersAModelDoesNotDeclare) {
   EXPECT_THROW(StagesOf(m, 0, 9), InternalError);
   EXPECT_THROW(PatternOf(m), InternalError);
   EXPECT_EQ(StagesOf(m, 0, 6).size(), 12U);
+}
+
+// Every step of every line of a plan: the receive, each stage's, the end's.
+std::vector<Step> StepsOf(const Plan& p) {
+  std::vector<Step> out;
+  for (const LinePlan& line : p.lines()) {
+    out.insert(out.end(), line.receive.begin(), line.receive.end());
+    for (const StagePlan& s : line.stages) {
+      for (const std::vector<Step>* steps : {&s.entry, &s.compute, &s.exit}) {
+        out.insert(out.end(), steps->begin(), steps->end());
+      }
+    }
+    out.insert(out.end(), line.end.steps.begin(), line.end.steps.end());
+  }
+  return out;
+}
+
+// Every step's bytes per token, on every rank, of every plan the check
+// accepts: a whole number (a fraction means a group that does not split the
+// rows or widths it moves). Catalogue models and the real configs, over TP
+// sizes to 16 (the check refuses 3, 6 and 12) and every group layout.
+TEST(Sharding, EveryAcceptedPlanMovesWholeBytesPerToken) {
+  std::vector<Model> models;
+  for (const CatalogueEntry& e : Catalogue()) models.push_back(e.make());
+  for (const auto& f : std::filesystem::directory_iterator(SEAM_HF_CONFIGS)) {
+    if (f.path().extension() != ".json") continue;
+    Expected<Model> m = LoadHfConfig(f.path().string());
+    ASSERT_TRUE(m.ok()) << f.path() << ": " << m.error().message;
+    models.push_back(*std::move(m));
+  }
+  int accepted = 0;
+  for (const Model& m : models) {
+    for (int tp : {1, 2, 3, 4, 6, 8, 12, 16}) {
+      for (int dp = 1; dp <= tp; ++dp) {
+        if (tp % dp != 0) continue;
+        for (int dense : {0, tp / dp, 1}) {
+          for (MoeMode moe : {MoeMode::kTp, MoeMode::kA2a}) {
+            const ParallelConfig cfg{.tp = tp, .attn_dp = dp, .dense_tp = dense, .moe = moe,
+                                     .input_scattered = tp > 1 && dp == 1, .reduction = Reduction::kRsRsv,
+                                     .pp = 2};
+            if (!Validate(cfg).ok() || !CheckSharding(m, cfg).ok()) continue;
+            Expected<Pipeline> plans = BindPipeline(m, cfg, {.verify = false});
+            if (!plans) continue;
+            ++accepted;
+            for (const Plan& p : *plans) {
+              for (const Step& step : StepsOf(p)) {
+                const double b = BytesPerToken(step, p.header());
+                EXPECT_EQ(b, std::floor(b)) << m.name << " " << Describe(cfg) << " " << Name(step.kind);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(accepted, 500);
 }
 
 }  // namespace

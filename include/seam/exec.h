@@ -26,7 +26,8 @@ namespace seam {
 
 // How a run rounds and sums: its storage dtype, the order a MoE sums its
 // experts in (per K-block for TP-MoE, per expert for a2a), and the number
-// of canonical K-blocks every row-parallel product is split into.
+// of canonical K-blocks every row-parallel product is split into
+// (CanonicalKBlocks: 8, or tp where that is larger).
 struct RunNumerics {
   Dtype dtype = Dtype::kF32;
   MoeMode moe_order = MoeMode::kTp;
@@ -34,14 +35,13 @@ struct RunNumerics {
 };
 RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype);
 
-// What a configuration needs to run with the canonical reduction: power-of-
-// two groups that split the K-blocks, heads and widths that divide.
-Status CheckRunnable(const Model& m, const ParallelConfig& cfg, int k_blocks = 8);
+// What a configuration needs to run: a model with sizes, sharded as
+// CheckSharding accepts (the same check `seam plan` makes).
+Status CheckRunnable(const Model& m, const ParallelConfig& cfg);
 
 struct RunOptions {
   Dtype dtype = Dtype::kF32;
   Backend backend = Backend::kThreads;
-  int k_blocks = 8;
   double timeout_seconds = 60.0;
 };
 

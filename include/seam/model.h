@@ -98,6 +98,9 @@ struct Model {
   std::optional<ModelDims> dims;  // what running needs; binding needs only the stages
   // The shared declaration function: the stages of layer `index`, in order.
   std::function<std::vector<StageDecl>(int index)> layer;
+  // How many layers `layer` declares (a NAS block list, a hybrid pattern);
+  // 0: as many as asked. num_layers may cut a model, never extend it.
+  int declared_layers = 0;
 };
 
 // One stage of a model, addressed by its position.
@@ -108,7 +111,8 @@ struct StageRef {
   StageDecl decl;
 };
 
-// The stages of layers [first_layer, last_layer), numbered model-wide.
+// The stages of layers [first_layer, last_layer), numbered model-wide; the
+// range must lie within the model's layers and within what it declares.
 std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer);
 
 // A short pattern of a model's stages, one letter each (A attention, M mixer,

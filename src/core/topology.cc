@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <bit>
+
 #include "core/enum_text.h"
 
 namespace seam {
@@ -91,6 +94,22 @@ Status Validate(const ParallelConfig& cfg) {
   if (Status s = DenseWidthFits(cfg); !s.ok()) return s;
   if (Status s = InputScatteredFits(cfg); !s.ok()) return s;
   return PipelineFits(cfg);
+}
+
+int CanonicalKBlocks(const ParallelConfig& cfg) { return std::max(8, cfg.tp); }
+
+Status CheckSumGroups(const ParallelConfig& cfg) {
+  const std::pair<const char*, int> groups[] = {{"tp", cfg.tp}, {"attn_tp", cfg.attn_tp()},
+                                                {"dense_tp", cfg.dense_tp_size()}};
+  for (const auto& [name, size] : groups) {
+    const auto n = static_cast<unsigned>(size);
+    if (std::has_single_bit(n)) continue;
+    return InvalidArgument(fmt::format("{}={} cannot run with the canonical reduction: every group that completes "
+                                       "a sum must be a power of two (the canonical sum is a binary tree over "
+                                       "K-blocks); use {} {} or {}",
+                                       name, size, name, std::bit_floor(n), std::bit_ceil(n)));
+  }
+  return Status::Ok();
 }
 
 std::string Describe(const ParallelConfig& cfg) {

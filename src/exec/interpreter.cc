@@ -25,6 +25,7 @@ struct A2aScratch {
   std::vector<std::vector<std::pair<int, int>>> sent;  // per member: (row, slot) in send order
   std::vector<Tensor> received;                        // per member: rows + expert id column
   std::vector<Tensor> outputs;                         // per member: expert outputs, in received order
+  bool dispatched = false;                             // whether the rows went through an all-to-all
 };
 
 class RankRunner {
@@ -322,8 +323,7 @@ class RankRunner {
       }
       case StageKind::kSparseFfn:
         if (cfg_.moe == MoeMode::kA2a) {
-          RunExperts(s);
-          value_ = Tensor(0, 0);  // combined at the next step
+          RunA2aExperts(s);
           return;
         }
         partial = Moe(s).TpPartial(Take(Operand::kInput));
@@ -347,7 +347,31 @@ class RankRunner {
 
   // ---- a2a MoE: dispatch, experts, combine ----
 
+  // A TP group of one rank has no dispatch or combine step in the plan (the
+  // binder emits none): its rows go to its own experts and come straight
+  // back, in the same order as the exchange would give them.
+  void RunA2aExperts(const StageRef& s) {
+    const bool alone = !a2a_.dispatched;
+    if (alone) {
+      SEAM_CHECK(cfg_.tp == 1, "the a2a experts ran without their dispatch");
+      a2a_.received = PackForExperts(s);
+    }
+    RunExperts(s);
+    if (alone) {
+      Fold(s, std::move(a2a_.outputs));
+      return;
+    }
+    value_ = Tensor(0, 0);  // combined at the next step
+  }
+
   void Dispatch(const StageRef& s) {
+    std::vector<Tensor> to_each = PackForExperts(s);
+    a2a_.received = comm_.AllToAll(GroupFor(Group::kTp), std::move(to_each));
+    a2a_.dispatched = true;
+  }
+
+  // Routes the input's rows and packs, per TP member, the rows its experts take.
+  std::vector<Tensor> PackForExperts(const StageRef& s) {
     const MoeKernel& moe = Moe(s);
     const RankGroup g = GroupFor(Group::kTp);
     a2a_ = A2aScratch{};
@@ -372,7 +396,7 @@ class RankRunner {
       }
       to_each.push_back(std::move(t));
     }
-    a2a_.received = comm_.AllToAll(g, std::move(to_each));
+    return to_each;
   }
 
   void RunExperts(const StageRef& s) {
@@ -394,10 +418,13 @@ class RankRunner {
     }
   }
 
-  void Combine(const StageRef& s) {
+  void Combine(const StageRef& s) { Fold(s, comm_.AllToAll(GroupFor(Group::kTp), std::move(a2a_.outputs))); }
+
+  // Weighs the experts' outputs that came `back` (per member, in sent order)
+  // into each row's output.
+  void Fold(const StageRef& s, const std::vector<Tensor>& back) {
     const MoeKernel& moe = Moe(s);
     const int h = moe.hidden();
-    const std::vector<Tensor> back = comm_.AllToAll(GroupFor(Group::kTp), std::move(a2a_.outputs));
     const bool recording = comm_.backend() == "record";  // no data comes back: use zeros
     const Tensor zeros(1, h);
     std::vector<std::vector<const float*>> outputs(static_cast<size_t>(a2a_.input.rows()));

@@ -55,7 +55,7 @@ MatrixCase Case(const Base& b, Reduction r, const std::vector<int>& split, Dtype
 
 struct Reference {
   Weights weights;
-  std::map<MoeMode, Tensor> hidden;  // per MoE order
+  std::map<std::pair<MoeMode, int>, Tensor> hidden;  // per MoE order and canonical K-block count
 };
 
 }  // namespace
@@ -109,14 +109,16 @@ Expected<std::vector<MatrixRow>> RunMatrix(const Model& m, const std::vector<Mat
       if (!w) return w.error();
       ref.weights = *std::move(w);
     }
-    if (!ref.hidden.count(c.cfg.moe)) {
-      Expected<Tensor> h = RunReference(m, ref.weights, *batch, NumericsOf(c.cfg, c.dtype));
+    const RunNumerics numerics = NumericsOf(c.cfg, c.dtype);
+    const std::pair key{numerics.moe_order, numerics.k_blocks};
+    if (!ref.hidden.count(key)) {
+      Expected<Tensor> h = RunReference(m, ref.weights, *batch, numerics);
       if (!h) return h.error();
-      ref.hidden[c.cfg.moe] = *std::move(h);
+      ref.hidden[key] = *std::move(h);
     }
     Expected<RunOutput> run = RunPlans(m, *plans, ref.weights, *batch, {.dtype = c.dtype});
     if (!run) return Error{run.error().code, c.name + ": " + run.error().message};
-    const Tensor& expected = ref.hidden[c.cfg.moe];
+    const Tensor& expected = ref.hidden[key];
     out.max_diff = MaxAbsDiff(run->hidden, expected);
     out.outcome = run->hidden == expected ? MatrixOutcome::kIdentical : MatrixOutcome::kDiffers;
     out.seconds = run->seconds;

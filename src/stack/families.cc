@@ -22,7 +22,7 @@ StageDecl Attention(int hidden, const ModelDims& d, int window = 0) {
 Model DenseDecoderModel(const std::string& name, int layers, int hidden, const ModelDims& d) {
   const StageDecl a = Attention(hidden, d);
   return {.name = name, .num_layers = layers, .hidden = hidden, .dims = d,
-          .layer = [a](int) { return std::vector{a, DenseFfnStage()}; }};
+          .layer = [a](int) { return std::vector{a, DenseFfnStage()}; }, .declared_layers = layers};
 }
 
 Model MoeDecoderModel(const std::string& name, int layers, int hidden, const ModelDims& d, int top_k,
@@ -32,7 +32,8 @@ Model MoeDecoderModel(const std::string& name, int layers, int hidden, const Mod
             const StageDecl ffn = layout.sparse(index) ? SparseFfnStage({.top_k = top_k, .a2a = layout.a2a})
                                                        : DenseFfnStage();
             return std::vector{Attention(hidden, d, layout.window(index)), ffn};
-          }};
+          },
+          .declared_layers = layers};
 }
 
 Expected<Model> HybridModel(const std::string& name, const std::string& pattern, int hidden, const ModelDims& d,
@@ -62,13 +63,15 @@ Expected<Model> HybridModel(const std::string& name, const std::string& pattern,
                    case '-': return std::vector{DenseFfnStage({.width = widths[static_cast<size_t>(index)]})};
                    default: return std::vector{SparseFfnStage({.top_k = top_k})};
                  }
-               }};
+               },
+               .declared_layers = static_cast<int>(pattern.size())};
 }
 
 Model AlternatingModel(const std::string& name, int layers, int hidden, const ModelDims& d, int top_k) {
   return {.name = name, .num_layers = layers, .hidden = hidden, .dims = d, .layer = [=](int index) {
             return std::vector{index % 2 == 0 ? Attention(hidden, d) : SparseFfnStage({.top_k = top_k})};
-          }};
+          },
+          .declared_layers = layers};
 }
 
 Model MixerMoeModel(const std::string& name, int layers, int hidden, const ModelDims& d, int top_k,
@@ -76,7 +79,8 @@ Model MixerMoeModel(const std::string& name, int layers, int hidden, const Model
   return {.name = name, .num_layers = layers, .hidden = hidden, .dims = d, .layer = [=](int index) {
             const bool full = (index + 1) % attention_every == 0;
             return std::vector{full ? Attention(hidden, d) : MixerStage(), SparseFfnStage({.top_k = top_k})};
-          }};
+          },
+          .declared_layers = layers};
 }
 
 Model NasModel(const std::string& name, int hidden, const ModelDims& d, const std::vector<NasBlock>& blocks) {
@@ -93,7 +97,8 @@ Model NasModel(const std::string& name, int hidden, const ModelDims& d, const st
             if (b.ffn == NasBlock::Part::kPresent) ffn = DenseFfnStage({.width = b.ffn_width});
             if (b.ffn == NasBlock::Part::kLinear) ffn = LinearStage();
             return std::vector{attention, ffn};
-          }};
+          },
+          .declared_layers = static_cast<int>(blocks.size())};
 }
 
 Model HyperConnectionModel(const std::string& name, int layers, int hidden, const ModelDims& d, int top_k,
@@ -106,7 +111,8 @@ Model HyperConnectionModel(const std::string& name, int layers, int hidden, cons
             const StageDecl ffn = index < dense_layers ? DenseFfnStage({.update = hc})
                                                        : SparseFfnStage({.top_k = top_k, .update = hc});
             return std::vector{a, ffn};
-          }};
+          },
+          .declared_layers = layers};
 }
 
 }  // namespace seam

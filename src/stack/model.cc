@@ -17,11 +17,20 @@ char Letter(const StageDecl& d) {
   return '?';
 }
 
+// The declaration function is only ever asked for a layer the model
+// declares: a NAS block list or a hybrid pattern has nothing past its end.
+void CheckDeclared(const Model& m, int last_layer) {
+  SEAM_CHECK(m.declared_layers == 0 || last_layer <= m.declared_layers,
+             m.name + " declares " + std::to_string(m.declared_layers) + " layers; asked for " +
+                 std::to_string(last_layer));
+}
+
 }  // namespace
 
 std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer) {
   SEAM_CHECK(0 <= first_layer && first_layer <= last_layer && last_layer <= m.num_layers,
              "layer range outside the model");
+  CheckDeclared(m, last_layer);
   std::vector<StageRef> out;
   int index = 0;
   for (int layer = 0; layer < last_layer; ++layer) {
@@ -37,6 +46,7 @@ std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer) 
 
 std::string PatternOf(const Model& m) {
   std::string out;
+  CheckDeclared(m, m.num_layers);
   for (int layer = 0; layer < m.num_layers; ++layer) {
     const std::vector<StageDecl> stages = m.layer(layer);
     if (stages.size() == 1) {

@@ -1,5 +1,6 @@
 // The seam command line, run as a program: what it prints, where, and its
 // exit code (0 ok, 1 a failed check or differing plans, 2 bad input).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -171,6 +172,84 @@ TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
     EXPECT_EQ(r.err, "seam: " + c.message + "\n") << line;
     EXPECT_EQ(r.out, "") << line;
   }
+}
+
+// What the sharding check refuses, `plan` and `run` alike: the model's field,
+// its value, the group and the flags the group comes from.
+TEST_F(Cli, ShardingsAModelCannotTakeExitTwoFromPlanAndRun) {
+  const std::string config = PathOf("config.json");
+  WriteText(config, R"({"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 24,
+                        "num_key_value_heads": 8, "head_dim": 8, "intermediate_size": 384, "vocab_size": 256})");
+  const std::string llama8b = std::string(SEAM_HF_CONFIGS) + "/llama-3.1-8b.json";
+  const std::vector<BadInput> cases = {
+      {{"--hf-config", llama8b, "--tp", "3"},
+       "num_attention_heads = 32 does not split over attn_tp = 3 (tp 3 / attn_dp 1); attn_tp must divide 32: 1, 2, "
+       "4, 8, 16, 32"},
+      {{"--hf-config", config, "--tp", "12"},
+       "num_key_value_heads = 8 does not split over attn_tp = 12 (tp 12 / attn_dp 1), nor is attn_tp a multiple of "
+       "it to replicate them; attn_tp must divide 8 (1, 2, 4, 8) or be a multiple of it"},
+      {{"llama", "--tp", "6", "--attn-dp", "3"},
+       "intermediate_size = 128 does not split over dense_tp = 6 (the default, tp); dense_tp must divide 128: 1, 2, "
+       "4, 8, 16, 32, 64, 128"},
+      {{"qwen3-moe", "--tp", "6", "--attn-dp", "3"},
+       "moe_intermediate_size = 32 does not split over tp = 6 (--tp); tp must divide 32: 1, 2, 4, 8, 16, 32"},
+      {{"llama", "--tp", "6", "--attn-dp", "3", "--dense-tp", "1"},
+       "tp=6 cannot run with the canonical reduction: every group that completes a sum must be a power of two (the "
+       "canonical sum is a binary tree over K-blocks); use tp 4 or 8"},
+  };
+  for (const BadInput& c : cases) {
+    for (const char* command : {"plan", "run"}) {
+      const Result r = Run(With({command}, c.args));
+      EXPECT_EQ(r.code, 2) << command << " " << c.args[1];
+      EXPECT_EQ(r.err, "seam: " + c.message + "\n") << command;
+      EXPECT_EQ(r.out, "") << command;
+    }
+  }
+}
+
+// One check decides for both commands: at tp 3, 6, 12 and 16 `plan` and
+// `run` exit alike, with the same message when they refuse. tp 16 (two
+// nodes of eight) runs where the model's sizes split, on 16 K-blocks.
+TEST_F(Cli, PlanAndRunAgreeOnEveryTpSize) {
+  const std::string config = PathOf("config.json");
+  WriteText(config, R"({"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 32,
+                        "num_key_value_heads": 8, "head_dim": 4, "intermediate_size": 128, "vocab_size": 256})");
+  for (const std::vector<std::string>& model : {std::vector<std::string>{"llama"}, {"--hf-config", config}}) {
+    for (const char* tp : {"3", "6", "12", "16"}) {
+      const Result plan = Run(With(With({"plan"}, model), {"--tp", tp}));
+      const Result run = Run(With(With({"run"}, model), {"--tp", tp, "--tokens", "20"}));
+      EXPECT_EQ(plan.code, run.code) << model.back() << " tp " << tp << ": " << plan.err << run.err;
+      if (plan.code != 0) {
+        EXPECT_EQ(plan.err, run.err) << model.back() << " tp " << tp;
+      }
+    }
+  }
+  EXPECT_EQ(Run({"plan", "llama", "--tp", "3"}).code, 2);
+  const Result sixteen = Run({"run", "--hf-config", config, "--tp", "16", "--tokens", "20"});
+  ASSERT_EQ(sixteen.code, 0) << sixteen.err;
+  EXPECT_NE(sixteen.out.find("bit-identical: yes\n"), std::string::npos) << sixteen.out;
+}
+
+// --layers keeps the first N layers; a model has no layer past its last to
+// repeat, so asking for more is an error naming the model and its depth.
+TEST_F(Cli, MoreLayersThanAModelDeclaresExitTwo) {
+  for (const CatalogueEntry& e : Catalogue()) {
+    const int declared = e.make().num_layers;
+    const Result r = Run({"plan", e.name, "--layers", std::to_string(declared + 1)});
+    EXPECT_EQ(r.code, 2) << e.name;
+    EXPECT_EQ(r.err, fmt::format("seam: --layers {} is more than the {} layers {} declares\n", declared + 1,
+                                 declared, e.name));
+    EXPECT_EQ(Run({"plan", e.name, "--layers", std::to_string(declared)}).code, 0) << e.name;
+  }
+  const Result nas = Run({"run", "nemotron-nas", "--layers", "9"});
+  EXPECT_EQ(nas.code, 2);
+  EXPECT_EQ(nas.err, "seam: --layers 9 is more than the 6 layers nemotron-nas declares\n");
+  const Result llama = Run({"run", "llama", "--layers", "9"});
+  EXPECT_EQ(llama.code, 2);
+  EXPECT_EQ(llama.err, "seam: --layers 9 is more than the 4 layers llama declares\n");
+  const std::string llama8b = std::string(SEAM_HF_CONFIGS) + "/llama-3.1-8b.json";
+  EXPECT_EQ(Run({"plan", "--hf-config", llama8b, "--layers", "40"}).err,
+            "seam: --layers 40 is more than the 32 layers " + llama8b + " declares\n");
 }
 
 // Errors found by the flag parser itself (CLI11) exit 2 and name the flag or
@@ -413,8 +492,8 @@ TEST_F(Cli, RunRejectsWhatTheCanonicalReductionCannotServe) {
   const Result r = Run({"run", "llama", "--tp", "6", "--attn-dp", "3"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "seam: tp=6 cannot run with the canonical reduction: sums need power-of-two groups of at most 8 ranks "
-            "(the canonical K-blocks)\n");
+            "seam: intermediate_size = 128 does not split over dense_tp = 6 (the default, tp); dense_tp must divide "
+            "128: 1, 2, 4, 8, 16, 32, 64, 128\n");
   EXPECT_EQ(Run({"run", "llama", "--dtype", "fp8"}).err,
             "seam: --dtype: unknown dtype 'fp8'; expected one of: fp32, bf16\n");
   EXPECT_EQ(Run({"run", "llama", "--tokens", "2", "--requests", "3"}).err,

@@ -224,3 +224,29 @@ TEST(StreamMix, EveryStreamStartsAsTheStacksInput) {
 
 }  // namespace
 }  // namespace seam
+
+namespace seam {
+namespace {
+
+// At tp 1 the binder emits no dispatch or combine around an a2a MoE (there is
+// no one to exchange with): the experts must still see the rows and fold
+// their outputs in the a2a order, bit for bit the reference's. Every family
+// with an a2a path, so a hyper-connection write is covered too.
+TEST(A2aAtTpOne, EveryFamilyWithAnA2aMoeRunsBitIdentical) {
+  int families = 0;
+  for (const CatalogueEntry& e : Catalogue()) {
+    const Model m = e.make();
+    if (!HasStageKind(m, StageKind::kSparseFfn) || !MoeDispatchesA2a(m)) continue;
+    ++families;
+    const ParallelConfig cfg{.moe = MoeMode::kA2a};
+    const Weights w = MustWeights(m, Dtype::kF32);
+    const Batch b = testing::MustBatch(12, 2);
+    const testing::Ran ran = testing::MustRun(m, cfg, w, b, Dtype::kF32, Backend::kThreads);
+    EXPECT_TRUE(ran.hidden == MustReference(m, cfg, w, b, Dtype::kF32)) << e.name;
+    EXPECT_EQ(ran.ranks.at(0).calls(), 0) << e.name;  // nothing to exchange with
+  }
+  EXPECT_EQ(families, 8);
+}
+
+}  // namespace
+}  // namespace seam

@@ -55,19 +55,31 @@ TEST(Run, TheRecordBackendCountsEveryOwedSumCompletingOnce) {
 
 TEST(Run, AConfigurationTheCanonicalReductionCannotServeIsRejected) {
   const Model m = LlamaModel(4);
-  EXPECT_EQ(CheckRunnable(m, {.tp = 6, .attn_dp = 3}).error().message,
-            "tp=6 cannot run with the canonical reduction: sums need power-of-two groups of at most 8 ranks (the "
-            "canonical K-blocks)");
+  EXPECT_EQ(CheckRunnable(m, {.tp = 6, .attn_dp = 3, .dense_tp = 1}).error().message,
+            "tp=6 cannot run with the canonical reduction: every group that completes a sum must be a power of two "
+            "(the canonical sum is a binary tree over K-blocks); use tp 4 or 8");
   EXPECT_EQ(CheckRunnable(m, {.tp = 16}).error().message,
-            "tp=16 cannot run with the canonical reduction: sums need power-of-two groups of at most 8 ranks (the "
-            "canonical K-blocks)");
+            "num_attention_heads = 8 does not split over attn_tp = 16 (tp 16 / attn_dp 1); attn_tp must divide 8: 1, "
+            "2, 4, 8");
   Model few = m;
   few.dims->heads = 4;
   few.dims->kv_heads = 4;
-  EXPECT_EQ(CheckRunnable(few, {.tp = 8}).error().message, "attention heads = 4 does not split over attn_tp = 8");
+  EXPECT_EQ(CheckRunnable(few, {.tp = 8}).error().message,
+            "num_attention_heads = 4 does not split over attn_tp = 8 (tp 8 / attn_dp 1); attn_tp must divide 4: 1, 2, 4");
   Model bare = m;
   bare.dims.reset();
   EXPECT_EQ(CheckRunnable(bare, {.tp = 2}).error().message, "model 'llama' has no sizes to run with");
+}
+
+// tp 16 (two nodes of eight) sums over 16 canonical K-blocks: the run and the
+// reference use the same count, so they agree bit for bit.
+TEST(Run, SixteenRanksRunOnSixteenKBlocksBitIdentical) {
+  const Model m = LlamaModel(2);
+  const ParallelConfig cfg{.tp = 16, .attn_dp = 2, .reduction = Reduction::kRsRsv};
+  EXPECT_EQ(NumericsOf(cfg, Dtype::kF32).k_blocks, 16);
+  const Weights w = MustWeights(m, Dtype::kF32);
+  const Batch b = MustBatch(40, 5);
+  EXPECT_TRUE(MustRun(m, cfg, w, b, Dtype::kF32).hidden == testing::MustReference(m, cfg, w, b, Dtype::kF32));
 }
 
 TEST(Run, ABatchThatCannotBeFormedIsAnError) {

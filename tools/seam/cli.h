@@ -102,7 +102,8 @@ int RunShow(const FileArgs& a);
 int RunDiff(const FileArgs& a);
 
 // The model a command names: a catalogue entry or a config.json (exactly
-// one of the two), cut to `layers` layers when that is above 0.
+// one of the two), cut to its first `layers` layers when that is above 0
+// (more than the model declares is an error).
 Expected<Model> ChooseModel(const std::string& name, const std::string& hf_config, int layers);
 
 // Prints the error to stderr and returns its exit code.

@@ -10,6 +10,7 @@
 #include "seam/hf_config.h"
 #include "seam/plan_io.h"
 #include "seam/rebind.h"
+#include "seam/sharding.h"
 #include "seam/verify.h"
 
 namespace seam::cli {
@@ -67,9 +68,11 @@ Expected<Model> ChooseModel(const std::string& name, const std::string& hf_confi
   Expected<Model> model = hf_config.empty() ? CatalogueModel(name) : LoadHfConfig(hf_config);
   if (!model) return model.error();
   Model m = *std::move(model);
-  if (layers > 0 && !hf_config.empty() && layers > m.num_layers) {
+  // A model declares its layers one by one (NAS blocks, hybrid patterns), so
+  // there is no layer past the last to repeat: cutting is all --layers does.
+  if (layers > m.num_layers) {
     return InvalidArgument(fmt::format("--layers {} is more than the {} layers {} declares", layers, m.num_layers,
-                                       hf_config));
+                                       hf_config.empty() ? m.name : hf_config));
   }
   if (layers > 0) m.num_layers = layers;
   return m;
@@ -81,6 +84,7 @@ int RunPlan(const PlanArgs& a) {
   Expected<Model> model = ChooseModel(a.model, a.hf_config, a.layers);
   if (!model) return Fail(model.error());
   const Model& m = *model;
+  if (Status s = CheckSharding(m, *cfg); !s.ok()) return Fail(s.error());
   Expected<Pipeline> plans = BindPipeline(m, *cfg, {.verify = true});
   if (!plans) return Fail(plans.error());
   return Print(*plans, a.format);

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--hf-config", plan.hf_config,
                        "plan the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*plan_cmd, plan.flags);
-  plan_cmd->add_option("--layers", plan.layers, "override the model's number of layers");
+  plan_cmd->add_option("--layers", plan.layers, "keep only the first N of the model's layers");
   plan_cmd->add_option("--format", plan.format, "table, json or dot")->capture_default_str();
 
   FileArgs show;
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--hf-config", run.hf_config,
                       "run the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*run_cmd, run.flags);
-  run_cmd->add_option("--layers", run.layers, "override the model's number of layers");
+  run_cmd->add_option("--layers", run.layers, "keep only the first N of the model's layers");
   run_cmd->add_option("--tokens", run.tokens, "tokens in the batch")->capture_default_str();
   run_cmd->add_option("--requests", run.requests, "requests the tokens are split into")->capture_default_str();
   run_cmd->add_option("--dtype", run.dtype, "storage dtype: fp32 or bf16")->capture_default_str();

@@ -21,7 +21,9 @@ std::string Bytes(int64_t elements) {
 }
 
 // The model to run: a catalogue entry, a config.json, or a llama checkpoint.
-Expected<LoadedModel> ModelFor(const RunArgs& a, Dtype dtype) {
+// Given a configuration, its sharding is checked before any weights are
+// generated (a real-sized config's weights take minutes and gigabytes).
+Expected<LoadedModel> ModelFor(const RunArgs& a, Dtype dtype, const ParallelConfig* cfg) {
   if (!a.weights.empty()) {
     if (!a.hf_config.empty()) return InvalidArgument("give --weights DIR or --hf-config PATH, not both");
     if (!a.model.empty() && a.model != "llama") {
@@ -35,6 +37,9 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, Dtype dtype) {
   Expected<Model> m = ChooseModel(a.model, a.hf_config, a.layers);
   if (!m) return m.error();
   const Model& model = *m;
+  if (cfg != nullptr) {
+    if (Status s = CheckRunnable(model, *cfg); !s.ok()) return s.error();
+  }
   Expected<Weights> w = GenerateWeights(model, a.seed, dtype);
   if (!w) return w.error();
   return LoadedModel{model, *std::move(w), dtype};
@@ -53,7 +58,7 @@ void PrintRanks(const RunOutput& out) {
 }  // namespace
 
 Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype) {
-  Expected<LoadedModel> loaded = ModelFor(a, dtype);
+  Expected<LoadedModel> loaded = ModelFor(a, dtype, &cfg);
   if (!loaded) return loaded.error();
   const Model& m = loaded->model;
   if (!a.weights.empty()) dtype = loaded->dtype;
@@ -108,7 +113,7 @@ int RunOnce(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype, Backend ba
 }
 
 int RunGrid(const RunArgs& a) {
-  Expected<LoadedModel> loaded = ModelFor(a, Dtype::kF32);
+  Expected<LoadedModel> loaded = ModelFor(a, Dtype::kF32, nullptr);  // each case is checked on its own
   if (!loaded) return Fail(loaded.error());
   const Model& m = loaded->model;
   MatrixOptions options{.tokens = a.tokens, .requests = a.requests, .seed = a.seed};

@@ -154,7 +154,7 @@ TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
       {{"plan", "llama", "--pp", "2", "--pp-split", "1+2"},
        "the layer split 1+2 covers 3 layers but the model has 4; the counts must add up to the model's layers"},
       {{"plan", "llama", "--pp-split", "1+x"}, "--pp-split 1+x is not a list of layer counts like 1+3 or 2,2"},
-      {{"plan", "llama", "--format", "yaml"}, "--format: unknown format 'yaml'; expected one of: table, json, dot"},
+      {{"plan", "llama", "--format", "yaml"}, "--format: unknown format 'yaml'; expected one of: table, json, text, dot"},
       {{"plan", "llama", "--tp", "0"}, "tp=0 must be at least 1"},
       {{"plan", "nemotron-h", "--tp", "2", "--input-scattered"},
        "stage 0 (mixer, layer 0): a mixer cannot gather its own input from the slice on input-scattered batches "

@@ -336,8 +336,7 @@ class PlanReader {
       if (line.stages.size() == kMaxStages) r_.Fail(r_.Take(), fmt::format("more than {} stages", kMaxStages));
       line.stages.push_back(ReadStage(r_.Take()));
     }
-    line.end = ReadEnd(Expect(2, "end", l, line.stages.empty() ? "'receive', 'stage' or 'end'"
-                                                               : "'stage' or 'end' (receive steps come first)"));
+    line.end = ReadEnd(Expect(2, "end", l, line.stages.empty() ? "'receive', 'stage' or 'end'" : "'stage' or 'end'"));
     return line;
   }
 

@@ -105,9 +105,9 @@ std::string HeaderText(const PlanHeader& h) {
 
 constexpr int kMaxNumber = 1'000'000'000;
 constexpr size_t kMaxSteps = 64;       // steps in one list
-constexpr size_t kMaxStages = 100'000;  // stages in one line
-constexpr size_t kMaxRanks = 1'024;     // plans in one pipeline
-constexpr size_t kMaxSplit = 1'024;     // layer counts in a split
+constexpr size_t kMaxStages = 10'000;  // stages in one line
+constexpr size_t kMaxRanks = 1'024;    // plans in one pipeline
+constexpr size_t kMaxSplit = 1'024;    // layer counts in a split
 
 struct ReadError {
   std::string message;

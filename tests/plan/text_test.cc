@@ -202,6 +202,13 @@ std::vector<BadText> BadTexts() {
       {"line without variant", WithLine(3, "line"), "t:3: expected 'line VARIANT' (ordinary or input-scattered)"},
       {"unknown variant", WithLine(3, "line special"),
        "t:3: unknown batch variant 'special'; expected one of: ordinary, input-scattered"},
+      {"unquoted odd name", WithLine(2, "plan ti\x01ny " + h.substr(10) + " layers=0..1"),
+       "t:2: model name 'ti\x01ny' needs quotes"},
+      {"unescaped in quotes", WithLine(2, "plan \"ti\\x41\"\"\" " + h.substr(10) + " layers=0..1"),
+       "t:2: the model name \"ti\\x41\"\"\" holds an unescaped '\"'"},
+      {"end without kind", WithLine(12, "  end"), "t:12: expected 'end KIND' (final or send)"},
+      {"unknown end", WithLine(12, "  end later"), "t:12: unknown rank end 'later'; expected one of: final, send"},
+      {"stray under end", WithLine(14, "    entry norm residual full w=8"), "t:14: expected 'step', got 'entry'"},
       {"extra end step word", WithLine(13, "    arrives value=full owes=attn_tp residual=full extra"),
        "t:13: expected key=value, got 'extra'"},
   };
@@ -224,6 +231,56 @@ TEST(PlanText, StepCountsAreCapped) {
   Expected<Pipeline> p = PipelineFromText(text, "t");
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().message, "t:72: more than 64 entry steps");
+}
+
+// Counts are capped before anything grows without bound.
+TEST(PlanText, StageRankAndSplitCountsAreCapped) {
+  std::string stages;
+  for (int i = 0; i <= 10'000; ++i) {
+    stages += "  stage 0 layer 0 no-op\n    arrives value=none residual=full\n    runs input=none residual=full\n"
+              "    departs value=none residual=full\n";
+  }
+  std::string text(kHandWritten);
+  text.insert(text.find("  stage 0"), stages);
+  Expected<Pipeline> p = PipelineFromText(text, "t");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().message, "t:40004: more than 10000 stages");
+
+  std::string ranks;
+  for (int i = 0; i <= 1024; ++i) ranks += kHandWritten;
+  p = PipelineFromText(ranks, "t");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().message, "t:14338: more than 1024 plans");
+
+  std::string split = "1";
+  for (int i = 0; i < 1024; ++i) split += "+1";
+  p = PipelineFromText(WithLine(2, "plan tiny hidden=8 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar "
+                                   "scattered=no pp=2 split=" + split + " pp_rank=0 layers=0..1"), "t");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().message, "t:2: split= names more than 1024 ranks");
+}
+
+// Hostile input: every prefix of a real plan and the plan with any one line
+// dropped reads back, or is a Malformed error naming a line; never a crash.
+TEST(PlanText, EveryTruncationAndDroppedLineIsAnErrorOrAPlan) {
+  Expected<Pipeline> bound = BindPipeline(CatalogueModel("deepseek-v2-lite").value(),
+                                          {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2},
+                                          {.verify = false});
+  ASSERT_TRUE(bound.ok());
+  const std::string text = ToText(*bound);
+  auto check = [](std::string_view t, std::string_view what) {
+    Expected<Pipeline> p = PipelineFromText(t, "t");
+    if (!p.ok()) {
+      EXPECT_EQ(p.error().code, ErrorCode::kMalformed) << what;
+      EXPECT_TRUE(p.error().message.starts_with("t:")) << what << ": " << p.error().message;
+    }
+  };
+  for (size_t n = 0; n < text.size(); n += 7) check(std::string_view(text).substr(0, n), fmt::format("prefix {}", n));
+  for (size_t begin = 0; begin < text.size();) {
+    const size_t end = text.find('\n', begin) + 1;
+    check(text.substr(0, begin) + text.substr(end), fmt::format("without offset {}", begin));
+    begin = end;
+  }
 }
 
 TEST(PlanText, PlanFromTextWantsExactlyOnePlan) {

@@ -20,7 +20,8 @@ using namespace seam;
 using namespace seam::golden;
 namespace fs = std::filesystem;
 
-constexpr size_t kShown = 5;  // differing leaves printed per scenario
+constexpr size_t kShown = 5;       // differing leaves printed per scenario
+constexpr int kScenariosShown = 20;  // differing scenarios printed per subject
 
 std::vector<Recorded> BindSubject(const Subject& s) {
   const Model m = s.make();
@@ -29,22 +30,25 @@ std::vector<Recorded> BindSubject(const Subject& s) {
   return out;
 }
 
-// Each differing scenario and its first leaves; the count of differing ones.
+// The first differing scenarios and their first leaves; the count of all.
 int Report(const std::vector<Recorded>& stored, const std::vector<Recorded>& bound) {
   int differing = 0;
   for (size_t i = 0; i < std::max(stored.size(), bound.size()); ++i) {
+    std::vector<std::string> lines;
     if (i >= stored.size() || i >= bound.size() || stored[i].name != bound[i].name) {
-      std::cout << fmt::format("scenario {}: stored {}, bound {}\n", i,
-                               i < stored.size() ? stored[i].name : "(none)",
-                               i < bound.size() ? bound[i].name : "(none)");
-      ++differing;
-      continue;
+      lines.push_back(fmt::format("scenario {}: stored {}, bound {}", i, i < stored.size() ? stored[i].name : "(none)",
+                                  i < bound.size() ? bound[i].name : "(none)"));
+    } else {
+      for (const std::string& leaf : LeafDifferences(stored[i].outcome, bound[i].outcome, kShown)) {
+        lines.push_back(fmt::format("{} / {}", bound[i].name, leaf));
+      }
     }
-    const std::vector<std::string> d = LeafDifferences(stored[i].outcome, bound[i].outcome, kShown);
-    if (d.empty()) continue;
-    ++differing;
-    for (const std::string& leaf : d) std::cout << fmt::format("{} / {}\n", bound[i].name, leaf);
+    if (lines.empty()) continue;
+    if (differing++ < kScenariosShown) {
+      for (const std::string& l : lines) std::cout << l << "\n";
+    }
   }
+  if (differing > kScenariosShown) std::cout << fmt::format("... {} scenarios differ in all\n", differing);
   return differing;
 }
 
@@ -101,12 +105,19 @@ int main(int argc, char** argv) {
   CLI::App app{
       "golden: the plan corpus (tests/golden/): every bound plan of every scenario, one file per subject.\n"
       "Without options it binds every scenario and rewrites the files (review the diff and commit it);\n"
-      "with --check it compares them with what the binder binds now and prints the differing leaves."};
+      "with --check it compares them with what the binder binds now and prints the differing leaves.\n"
+      "scripts/golden [--check] builds this program and runs it."};
   std::string dir = SEAM_GOLDEN_DIR;
   bool check = false;
   app.add_option("--dir", dir, "the corpus folder")->capture_default_str();
   app.add_flag("--check", check, "compare instead of rewriting; exit 1 on a difference");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "golden: " << e.what() << "\nRun with --help for more information.\n";
+    return 2;
+  }
   if (!fs::is_directory(dir)) return Fail(InvalidArgument(fmt::format("--dir {} is not a folder", dir)));
 
   if (check) {
@@ -114,7 +125,10 @@ int main(int argc, char** argv) {
     for (const Subject& s : Subjects()) {
       if (Status st = Check(s, dir, differing); !st.ok()) return Fail(st.error());
     }
-    for (const fs::path& p : Stale(dir)) std::cout << fmt::format("{}: no such subject\n", p.string()), ++differing;
+    for (const fs::path& p : Stale(dir)) {
+      std::cout << fmt::format("{}: no such subject\n", p.string());
+      ++differing;
+    }
     if (differing == 0) std::cout << "the corpus matches the binder\n";
     return differing == 0 ? 0 : 1;
   }

@@ -224,7 +224,7 @@ void ExpectCount(const Reader& r, const TextLine& l, size_t count, std::string_v
 
 void ExpectKeyword(const Reader& r, const TextLine& l, size_t i, std::string_view keyword, std::string_view usage) {
   if (l.tokens.size() <= i || l.tokens[i] != keyword) {
-    r.Fail(l, fmt::format("expected '{}' as word {}; the line reads '{}'", keyword, i + 1, usage));
+    r.Fail(l, fmt::format("expected '{}' as word {} of '{}'", keyword, i + 1, usage));
   }
 }
 

@@ -95,6 +95,11 @@ TEST(GoldenFile, EveryMalformedFileIsAnErrorNamingTheLine) {
       {"same-as a rejection",
        "subject llama\nscenario llama tp2 ar pp1\nrejected x\nscenario llama tp2 rs pp1\nsame-as llama tp2 ar pp1\n",
        "f:5: same-as 'llama tp2 ar pp1' names no earlier scenario with plans"},
+      {"same-as other axes",
+       "subject llama\nscenario llama tp2 ar pp1\n" + plan +
+           "line ordinary\n  end final\n    arrives value=full residual=full\n"
+           "scenario llama tp4 attn-dp2 ar pp1\nsame-as llama tp2 ar pp1\n",
+       "f:8: same-as 'llama tp2 ar pp1' names a scenario whose rows are sharded over other axes"},
       {"more after same-as", "subject llama\nscenario llama tp2 ar pp1\nrejected x\nrejected y\n",
        "f:4: expected one line after 'same-as' or 'rejected'"},
       {"bad escape", "subject llama\nscenario llama tp2 ar pp1\nrejected a\\tb\n",

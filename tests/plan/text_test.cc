@@ -202,6 +202,8 @@ std::vector<BadText> BadTexts() {
       {"line without variant", WithLine(3, "line"), "t:3: expected 'line VARIANT' (ordinary or input-scattered)"},
       {"unknown variant", WithLine(3, "line special"),
        "t:3: unknown batch variant 'special'; expected one of: ordinary, input-scattered"},
+      {"misspelt layer", WithLine(4, "  stage 0 lair 0 attention"),
+       "t:4: expected 'layer' as word 3 of 'stage INDEX layer LAYER KIND [key=value ...]'"},
       {"unquoted odd name", WithLine(2, "plan ti\x01ny " + h.substr(10) + " layers=0..1"),
        "t:2: model name 'ti\x01ny' needs quotes"},
       {"unescaped in quotes", WithLine(2, "plan \"ti\\x41\"\"\" " + h.substr(10) + " layers=0..1"),

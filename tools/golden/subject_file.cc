@@ -11,8 +11,13 @@
 namespace seam::golden {
 namespace {
 
-// The plans with the configuration blanked: equal keys mean plans equal in
-// every leaf but the configuration their headers name.
+// Which token axes the configuration shards rows over: the row names of the
+// text form ("attn", "slice") mean the same rows exactly when these agree.
+std::pair<bool, bool> RowAxes(const ParallelConfig& cfg) { return {cfg.attn_dp > 1, cfg.attn_tp() > 1}; }
+
+// The plans with the configuration blanked, and the row axes their names
+// stand for: equal keys mean plans equal in every leaf but the configuration
+// their headers name.
 std::string PlansKey(const Pipeline& ranks) {
   Pipeline blank;
   for (const Plan& p : ranks) {
@@ -20,7 +25,8 @@ std::string PlansKey(const Pipeline& ranks) {
     h.config = {};
     blank.emplace_back(std::move(h), p.lines());
   }
-  return ToText(blank);
+  const auto [dp, attn_tp] = RowAxes(ranks.front().config());
+  return fmt::format("{} {}\n{}", dp, attn_tp, ToText(blank));
 }
 
 // A rejection on one line: backslash and newline escaped.
@@ -153,7 +159,11 @@ class FileReader {
     if (it == seen_.end() || it->second >= out_.size() || !out_[it->second].outcome) {
       Fail(l.number, fmt::format("same-as '{}' names no earlier scenario with plans", target));
     }
-    return WithConfig(*out_[it->second].outcome, cfg);
+    const Pipeline& same = *out_[it->second].outcome;
+    if (RowAxes(same.front().config()) != RowAxes(cfg)) {
+      Fail(l.number, fmt::format("same-as '{}' names a scenario whose rows are sharded over other axes", target));
+    }
+    return WithConfig(same, cfg);
   }
 
   [[noreturn]] void Fail(int line, std::string_view why) const {

@@ -57,7 +57,8 @@ std::string DeclText(const StageDecl& d) {
     if (v != 0) out += fmt::format(" {}={}", key, v);
   }
   if (d.a2a != bare.a2a) out += fmt::format(" a2a={}", YesNo(d.a2a));
-  const std::pair<const char*, int> more[] = {{"window", d.window}, {"kv_heads", d.kv_heads}, {"ffn_width", d.ffn_width}};
+  const std::pair<const char*, int> more[] = {
+      {"window", d.window}, {"kv_heads", d.kv_heads}, {"ffn_width", d.ffn_width}};
   for (const auto& [key, v] : more) {
     if (v != 0) out += fmt::format(" {}={}", key, v);
   }
@@ -304,10 +305,14 @@ class PlanReader {
       r_.Fail(l, fmt::format("expected the model name after 'plan', got '{}'", token));
     }
     if (token[0] != '"') {
-      if (!std::all_of(token.begin(), token.end(), IsBare)) r_.Fail(l, fmt::format("model name '{}' needs quotes", token));
+      if (!std::all_of(token.begin(), token.end(), IsBare)) {
+        r_.Fail(l, fmt::format("model name '{}' needs quotes", token));
+      }
       return std::string(token);
     }
-    if (token.size() < 2 || token.back() != '"') r_.Fail(l, fmt::format("the model name {} has no closing quote", token));
+    if (token.size() < 2 || token.back() != '"') {
+      r_.Fail(l, fmt::format("the model name {} has no closing quote", token));
+    }
     std::string out;
     for (size_t i = 1; i + 1 < token.size(); ++i) {
       if (token[i] != '\\') {
@@ -364,8 +369,7 @@ class PlanReader {
     s.entry = ReadSteps(4, "entry");
     s.compute = ReadSteps(4, "compute");
     s.exit = ReadSteps(4, "exit");
-    s.departs = ReadBoundaryLine(4, "departs", l,
-                                 "'entry', 'compute', 'exit' or 'departs' (in this order)");
+    s.departs = ReadBoundaryLine(4, "departs", l, "'entry', 'compute', 'exit' or 'departs' (in this order)");
     if (const std::string_view next = r_.Peek(4); !next.empty()) {
       r_.Fail(r_.Take(), fmt::format("expected nothing after 'departs' in a stage, got '{}'", next));
     }
@@ -382,8 +386,10 @@ class PlanReader {
     if (auto v = f.Find("update")) d.update = As(r_, l, *v, ParseUpdateKind);
     if (auto v = f.Find("read")) d.read = As(r_, l, *v, ParseReadKind);
     if (auto v = f.Find("a2a")) d.a2a = YesNoOf(r_, l, "a2a", *v);
-    const std::pair<const char*, int*> sizes[] = {{"gather_width", &d.gather_width}, {"top_k", &d.top_k},
-                                                  {"window", &d.window},             {"kv_heads", &d.kv_heads},
+    const std::pair<const char*, int*> sizes[] = {{"gather_width", &d.gather_width},
+                                                  {"top_k", &d.top_k},
+                                                  {"window", &d.window},
+                                                  {"kv_heads", &d.kv_heads},
                                                   {"ffn_width", &d.ffn_width}};
     for (const auto& [key, field] : sizes) {
       if (auto v = f.Find(key)) *field = Number(r_, l, key, *v);
@@ -484,8 +490,8 @@ std::vector<TextLine> Lex(std::string_view file, std::string_view text, int firs
     const std::string_view line = text.substr(start, end - start);
     start = end + 1;
     if (const size_t bad = line.find_first_of("\t\r\v\f"); bad != std::string_view::npos) {
-      throw ReadError{fmt::format("{}:{}: a tab or carriage return at column {}; use spaces and \\n line ends",
-                                  file, number, bad + 1)};
+      throw ReadError{fmt::format("{}:{}: a tab or carriage return at column {}; use spaces and \\n line ends", file,
+                                  number, bad + 1)};
     }
     const size_t first = line.find_first_not_of(' ');
     if (first == std::string_view::npos || line[first] == '#') continue;

@@ -2,9 +2,8 @@
 // written from (back-references included), every malformed file is an error
 // naming file:line, configuration names read back strictly, and the leaf
 // comparison names the path of every differing leaf.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "corpus.h"
 
@@ -74,8 +73,9 @@ struct BadFile {
 };
 
 TEST(GoldenFile, EveryMalformedFileIsAnErrorNamingTheLine) {
-  const std::string plan = "plan llama hidden=64 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar "
-                           "scattered=no pp=1 split=- pp_rank=0 layers=0..4\n";
+  const std::string plan =
+      "plan llama hidden=64 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar "
+      "scattered=no pp=1 split=- pp_rank=0 layers=0..4\n";
   const std::vector<BadFile> bad = {
       {"empty", "", "f:1: expected 'subject NAME' first"},
       {"no subject", "scenario llama tp2 ar pp1\n", "f:1: expected 'subject NAME' first"},
@@ -133,8 +133,13 @@ TEST(GoldenFile, ConfigurationNamesAreReadStrictly) {
   }
   Expected<ParallelConfig> cfg = ParseConfigName("tp8 attn-dp2 dense-tp1 a2a rs+rsv pp2 1+3");
   ASSERT_TRUE(cfg.ok()) << cfg.error().message;
-  EXPECT_EQ(*cfg, (ParallelConfig{.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a,
-                                  .reduction = Reduction::kRsRsv, .pp = 2, .pp_split = {1, 3}}));
+  EXPECT_EQ(*cfg, (ParallelConfig{.tp = 8,
+                                  .attn_dp = 2,
+                                  .dense_tp = 1,
+                                  .moe = MoeMode::kA2a,
+                                  .reduction = Reduction::kRsRsv,
+                                  .pp = 2,
+                                  .pp_split = {1, 3}}));
 }
 
 // A copy of `p` with rank `rank`'s stage at position `pos` of its ordinary line edited.
@@ -158,16 +163,16 @@ TEST(GoldenFile, LeafDifferencesNameThePathAndBothValues) {
     s.exit.push_back(s.entry[0]);
     s.departs.residual.reset();
   });
-  EXPECT_EQ(LeafDifferences(stored, bound, 10),
-            (std::vector<std::string>{
-                "rank 1 / ordinary / stage 3 / decl.top_k: stored 9, bound 0",
-                fmt::format("rank 1 / ordinary / stage 3 / entry[0].rows_out: stored slice, bound {}",
-                            Name(bound->at(1).lines()[0].stages[1].entry[0].rows_out)),
-                fmt::format("rank 1 / ordinary / stage 3 / exit.size: stored {}, bound {}",
-                            bound->at(1).lines()[0].stages[1].exit.size() + 1,
-                            bound->at(1).lines()[0].stages[1].exit.size()),
-                "rank 1 / ordinary / stage 3 / departs.residual: stored none, bound attn",
-            }));
+  EXPECT_EQ(
+      LeafDifferences(stored, bound, 10),
+      (std::vector<std::string>{
+          "rank 1 / ordinary / stage 3 / decl.top_k: stored 9, bound 0",
+          fmt::format("rank 1 / ordinary / stage 3 / entry[0].rows_out: stored slice, bound {}",
+                      Name(bound->at(1).lines()[0].stages[1].entry[0].rows_out)),
+          fmt::format("rank 1 / ordinary / stage 3 / exit.size: stored {}, bound {}",
+                      bound->at(1).lines()[0].stages[1].exit.size() + 1, bound->at(1).lines()[0].stages[1].exit.size()),
+          "rank 1 / ordinary / stage 3 / departs.residual: stored none, bound attn",
+      }));
   EXPECT_EQ(LeafDifferences(stored, bound, 2).size(), 2u);  // the limit
   EXPECT_EQ(LeafDifferences(bound, bound, 10), std::vector<std::string>{});
 }

@@ -3,9 +3,8 @@
 // A failure prints the scenario and its first differing leaves; after a
 // deliberate change to a binding rule, rewrite the corpus with scripts/golden
 // and review its diff.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -108,10 +107,10 @@ TEST(Golden, TheGridCoversTheSeedConfigurations) {
   for (int tp : {2, 4, 8}) {
     EXPECT_TRUE(has([&](const ParallelConfig& c) { return c.tp == tp && c.input_scattered; })) << tp;
   }
-  EXPECT_TRUE(has([](const ParallelConfig& c) {
-    return c.moe == MoeMode::kA2a && c.attn_dp > 1 && c.dense_tp == c.tp;
-  }));
-  EXPECT_TRUE(has([](const ParallelConfig& c) { return c.attn_dp > 1 && c.dense_tp == c.attn_tp() && c.attn_tp() > 1; }));
+  EXPECT_TRUE(
+      has([](const ParallelConfig& c) { return c.moe == MoeMode::kA2a && c.attn_dp > 1 && c.dense_tp == c.tp; }));
+  EXPECT_TRUE(
+      has([](const ParallelConfig& c) { return c.attn_dp > 1 && c.dense_tp == c.attn_tp() && c.attn_tp() > 1; }));
   EXPECT_TRUE(has([](const ParallelConfig& c) { return c.attn_dp > 1 && c.dense_tp == 1; }));
   // Four layers: uncut and the three two-rank splits, under four reductions.
   EXPECT_EQ(ScenariosOf("x", 4).size(), base.size() * 4 * 4);

@@ -29,14 +29,16 @@ class TextCli : public InTempDir {
   }
 };
 
-const std::vector<std::string> kArgs = {"deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1",
-                                        "--moe", "a2a", "--pp", "2", "--pp-split", "1+3"};
+const std::vector<std::string> kArgs = {
+    "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--moe", "a2a", "--pp", "2",
+    "--pp-split",       "1+3"};
 
 TEST_F(TextCli, ShowReprintsATextPlanByteIdenticalAndAsTheSameJson) {
   const std::string text = PlanFile("plan.txt", kArgs, "text");
   const std::string json = PlanFile("plan.json", kArgs, "json");
-  EXPECT_TRUE(ReadText(text).starts_with("plan deepseek-v2-lite hidden=64 streams=1 bytes=4 tp=4 attn_dp=2 dense_tp=1 "
-                                         "moe=a2a reduction=ar scattered=no pp=2 split=1+3 pp_rank=0 layers=0..1\n"));
+  EXPECT_TRUE(
+      ReadText(text).starts_with("plan deepseek-v2-lite hidden=64 streams=1 bytes=4 tp=4 attn_dp=2 dense_tp=1 "
+                                 "moe=a2a reduction=ar scattered=no pp=2 split=1+3 pp_rank=0 layers=0..1\n"));
   Result r = Seam({"show", text, "--format", "text"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, ReadText(text));
@@ -71,9 +73,10 @@ TEST_F(TextCli, AMalformedTextPlanExitsTwoNamingFileAndLine) {
   const Result r = Seam({"show", file});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "seam: " + file + ":6: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, a2a-dispatch, "
-                                     "a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, leave, "
-                                     "send, recv\n");
+  EXPECT_EQ(r.err, "seam: " + file +
+                       ":6: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, a2a-dispatch, "
+                       "a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, leave, "
+                       "send, recv\n");
 }
 
 TEST_F(TextCli, AnEmptyFileIsATextPlanWithNothingInIt) {
@@ -119,7 +122,8 @@ TEST_F(TextCli, GoldenRewritesChecksAndReportsADifference) {
   WriteText(path, text);
   r = Golden({"--dir", dir, "--check"});
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_TRUE(r.out.starts_with("llama tp2 ar pp1 / rank 0 / ordinary / stage 0 / entry[1].width: stored 65, bound 64\n"))
+  EXPECT_TRUE(
+      r.out.starts_with("llama tp2 ar pp1 / rank 0 / ordinary / stage 0 / entry[1].width: stored 65, bound 64\n"))
       << r.out;
 }
 
@@ -129,7 +133,8 @@ TEST_F(TextCli, GoldenRejectsAMissingFolderAndUnknownFlags) {
   EXPECT_EQ(r.err, "golden: --dir " + PathOf("nowhere") + " is not a folder\n");
   r = Golden({"--frobnicate"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "golden: The following argument was not expected: --frobnicate\nRun with --help for more information.\n");
+  EXPECT_EQ(r.err,
+            "golden: The following argument was not expected: --frobnicate\nRun with --help for more information.\n");
   r = Golden({"--help"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("--check"), std::string::npos) << r.out;

@@ -1,9 +1,8 @@
 // Plans as compact text: every bound plan and pipeline reads back to an equal
 // value, a hand-written plan reads as written, and every malformed input is a
 // Malformed error naming file:line and what was expected there.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
@@ -37,7 +36,8 @@ TEST(PlanText, EveryCataloguePipelineReadsBackToAnEqualPipeline) {
       const std::string text = ToText(*p);
       Expected<Pipeline> back = PipelineFromText(text);
       ASSERT_TRUE(back.ok()) << e.name << " " << Describe(cfg) << ": " << back.error().message;
-      EXPECT_TRUE(*back == *p) << e.name << " " << Describe(cfg) << "\n" << fmt::format("{}", fmt::join(Diff(*p, *back), "\n"));
+      EXPECT_TRUE(*back == *p) << e.name << " " << Describe(cfg) << "\n"
+                               << fmt::format("{}", fmt::join(Diff(*p, *back), "\n"));
       EXPECT_EQ(ToText(*back), text) << e.name;  // the writer is a fixed point
       ++compared;
     }
@@ -55,19 +55,31 @@ TEST(PlanText, OnePlanReadsBackThroughPlanFromText) {
 // Facts no bound plan has (a quoted model name, every declared field, a
 // hyper-connection value) read back too.
 TEST(PlanText, UnusualFactsReadBack) {
-  const StageDecl every{.kind = StageKind::kAttention, .attention_sum = AttentionSum::kReducesItself,
-                        .gathers_input = true, .update = UpdateKind::kHyperConnection, .read = ReadKind::kAllRows,
-                        .gather_width = 3, .top_k = 4, .a2a = false, .window = 5, .kv_heads = 6, .ffn_width = 7};
+  const StageDecl every{.kind = StageKind::kAttention,
+                        .attention_sum = AttentionSum::kReducesItself,
+                        .gathers_input = true,
+                        .update = UpdateKind::kHyperConnection,
+                        .read = ReadKind::kAllRows,
+                        .gather_width = 3,
+                        .top_k = 4,
+                        .a2a = false,
+                        .window = 5,
+                        .kv_heads = 6,
+                        .ffn_width = 7};
   StagePlan s{.index = 2, .layer = 1, .decl = every};
   s.arrives = {.value = ValueFacts{Rows::Full(), Owed::kTp, UpdateKind::kHyperConnection}, .residual = std::nullopt};
   s.departs = {.value = std::nullopt, .residual = Rows::Full()};
-  s.exit = {{.kind = StepKind::kAllGather, .operand = Operand::kResidual, .group = Group::kDp,
-             .rows_in = Rows::Full(), .rows_out = Rows::Full(), .owed_before = Owed::kTp, .owed_after = Owed::kTp,
+  s.exit = {{.kind = StepKind::kAllGather,
+             .operand = Operand::kResidual,
+             .group = Group::kDp,
+             .rows_in = Rows::Full(),
+             .rows_out = Rows::Full(),
+             .owed_before = Owed::kTp,
+             .owed_after = Owed::kTp,
              .width = 9}};
   LinePlan line{.variant = Variant::kInputScattered, .stages = {s}};
   line.end.kind = EndKind::kSend;
-  const Plan p({.model = "a \"quoted\"\\ name=1\n\xc3\xa9", .hidden = 8, .config = {.tp = 2, .dense_tp = 0}},
-               {line});
+  const Plan p({.model = "a \"quoted\"\\ name=1\n\xc3\xa9", .hidden = 8, .config = {.tp = 2, .dense_tp = 0}}, {line});
   const std::string text = ToText(p);
   EXPECT_NE(text.find("plan \"a\\x20\\x22quoted\\x22\\x5c\\x20name\\x3d1\\x0a\\xc3\\xa9\" hidden=8"), std::string::npos)
       << text;
@@ -110,8 +122,11 @@ TEST(PlanText, AHandWrittenPlanReadsAsWritten) {
   EXPECT_EQ(s.compute[0].owed_after, Owed::kAttnTp);
   EXPECT_EQ(s.departs.value->owed, Owed::kAttnTp);
   ASSERT_EQ(line.end.steps.size(), 1u);
-  EXPECT_EQ(line.end.steps[0], (Step{.kind = StepKind::kAllReduceAddNorm, .operand = Operand::kValue,
-                                     .group = Group::kAttnTp, .owed_before = Owed::kAttnTp, .width = 8}));
+  EXPECT_EQ(line.end.steps[0], (Step{.kind = StepKind::kAllReduceAddNorm,
+                                     .operand = Operand::kValue,
+                                     .group = Group::kAttnTp,
+                                     .owed_before = Owed::kAttnTp,
+                                     .width = 8}));
 }
 
 // kHandWritten with line `number` (1-based) replaced by `line`.
@@ -130,17 +145,23 @@ struct BadText {
 };
 
 std::vector<BadText> BadTexts() {
-  const std::string h = "plan tiny hidden=8 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no pp=1 split=- pp_rank=0";
+  const std::string h =
+      "plan tiny hidden=8 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no pp=1 split=- "
+      "pp_rank=0";
   return {
       {"empty", "", "t:1: no plan here; expected a line 'plan MODEL ...'"},
       {"only comments", "# nothing\n\n", "t:1: no plan here; expected a line 'plan MODEL ...'"},
       {"not a plan", "line ordinary\n", "t:1: expected 'plan' or 'line', got 'line'"},
       {"huge number", WithLine(2, h + " layers=0..99999999999999999999"),
        "t:2: last layer 99999999999999999999 is out of range (0..1000000000)"},
-      {"just over the cap", WithLine(2, h + " layers=0..1000000001"), "t:2: last layer 1000000001 is out of range (0..1000000000)"},
+      {"just over the cap", WithLine(2, h + " layers=0..1000000001"),
+       "t:2: last layer 1000000001 is out of range (0..1000000000)"},
       {"negative", WithLine(7, "    entry start-residual value full w=-8"), "t:7: width '-8' is not a number"},
       {"not a number", WithLine(7, "    entry start-residual value full w=8x"), "t:7: width '8x' is not a number"},
-      {"zero tp", WithLine(2, "plan tiny hidden=8 streams=1 bytes=4 tp=0 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no pp=1 split=- pp_rank=0 layers=0..1"),
+      {"zero tp",
+       WithLine(2,
+                "plan tiny hidden=8 streams=1 bytes=4 tp=0 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no pp=1 "
+                "split=- pp_rank=0 layers=0..1"),
        "t:2: tp 0 is out of range (1..1000000000)"},
       {"unknown key", WithLine(7, "    entry start-residual value full w=8 colour=red"),
        "t:7: unknown key 'colour'; expected: owes, w"},
@@ -165,7 +186,8 @@ std::vector<BadText> BadTexts() {
       {"unknown owed", WithLine(10, "    compute compute input full owes=-->dp w=8"),
        "t:10: unknown owed sum 'dp'; expected one of: -, attn_tp, tp"},
       {"unknown kind", WithLine(4, "  stage 0 layer 0 transformer"),
-       "t:4: unknown stage kind 'transformer'; expected one of: attention, mixer, dense-ffn, sparse-ffn, no-op, linear"},
+       "t:4: unknown stage kind 'transformer'; expected one of: attention, mixer, dense-ffn, sparse-ffn, no-op, "
+       "linear"},
       {"bad yes/no", WithLine(4, "  stage 0 layer 0 attention gathers_input=maybe"),
        "t:4: gathers_input=maybe must be yes or no"},
       {"owes without value", WithLine(5, "    arrives value=none owes=tp residual=none"),
@@ -185,9 +207,13 @@ std::vector<BadText> BadTexts() {
        "t:5: a tab or carriage return at column 1; use spaces and \\n line ends"},
       {"carriage return", WithLine(3, "line ordinary\r"),
        "t:3: a tab or carriage return at column 14; use spaces and \\n line ends"},
-      {"variant twice", std::string(kHandWritten) + std::string(kHandWritten.substr(kHandWritten.find("line ordinary"))),
+      {"variant twice",
+       std::string(kHandWritten) + std::string(kHandWritten.substr(kHandWritten.find("line ordinary"))),
        "t:15: the plan has this batch variant twice"},
-      {"model missing", WithLine(2, "plan hidden=8 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no pp=1 split=- pp_rank=0 layers=0..1"),
+      {"model missing",
+       WithLine(2,
+                "plan hidden=8 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no pp=1 "
+                "split=- pp_rank=0 layers=0..1"),
        "t:2: expected the model name after 'plan', got 'hidden=8'"},
       {"unclosed quote", WithLine(2, "plan \"tiny " + h.substr(10) + " layers=0..1"),
        "t:2: the model name \"tiny has no closing quote"},
@@ -195,9 +221,15 @@ std::vector<BadText> BadTexts() {
        "t:2: the model name \"ti\\q\" has a bad escape; write a byte as \\xHH"},
       {"bad layers", WithLine(2, h + " layers=4"), "t:2: layers=4 must be FIRST..LAST"},
       {"backwards layers", WithLine(2, h + " layers=4..1"), "t:2: layers=4..1 ends before it starts"},
-      {"bad split", WithLine(2, "plan tiny hidden=8 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no pp=2 split=1+ pp_rank=0 layers=0..1"),
+      {"bad split",
+       WithLine(2,
+                "plan tiny hidden=8 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no pp=2 "
+                "split=1+ pp_rank=0 layers=0..1"),
        "t:2: split '' is not a number"},
-      {"invalid config", WithLine(2, "plan tiny hidden=8 streams=1 bytes=4 tp=4 attn_dp=3 dense_tp=2 moe=tp reduction=ar scattered=no pp=1 split=- pp_rank=0 layers=0..1"),
+      {"invalid config",
+       WithLine(2,
+                "plan tiny hidden=8 streams=1 bytes=4 tp=4 attn_dp=3 dense_tp=2 moe=tp reduction=ar scattered=no pp=1 "
+                "split=- pp_rank=0 layers=0..1"),
        "t:2: tp=4 is not divisible by attn_dp=3; attn_dp must divide tp (divisors of 4: 1, 2, 4)"},
       {"line without variant", WithLine(3, "line"), "t:3: expected 'line VARIANT' (ordinary or input-scattered)"},
       {"unknown variant", WithLine(3, "line special"),
@@ -239,8 +271,9 @@ TEST(PlanText, StepCountsAreCapped) {
 TEST(PlanText, StageRankAndSplitCountsAreCapped) {
   std::string stages;
   for (int i = 0; i <= 10'000; ++i) {
-    stages += "  stage 0 layer 0 no-op\n    arrives value=none residual=full\n    runs input=none residual=full\n"
-              "    departs value=none residual=full\n";
+    stages +=
+        "  stage 0 layer 0 no-op\n    arrives value=none residual=full\n    runs input=none residual=full\n"
+        "    departs value=none residual=full\n";
   }
   std::string text(kHandWritten);
   text.insert(text.find("  stage 0"), stages);
@@ -256,8 +289,11 @@ TEST(PlanText, StageRankAndSplitCountsAreCapped) {
 
   std::string split = "1";
   for (int i = 0; i < 1024; ++i) split += "+1";
-  p = PipelineFromText(WithLine(2, "plan tiny hidden=8 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar "
-                                   "scattered=no pp=2 split=" + split + " pp_rank=0 layers=0..1"), "t");
+  p = PipelineFromText(WithLine(2,
+                                "plan tiny hidden=8 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar "
+                                "scattered=no pp=2 split=" +
+                                    split + " pp_rank=0 layers=0..1"),
+                       "t");
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().message, "t:2: split= names more than 1024 ranks");
 }
@@ -265,9 +301,9 @@ TEST(PlanText, StageRankAndSplitCountsAreCapped) {
 // Hostile input: every prefix of a real plan and the plan with any one line
 // dropped reads back, or is a Malformed error naming a line; never a crash.
 TEST(PlanText, EveryTruncationAndDroppedLineIsAnErrorOrAPlan) {
-  Expected<Pipeline> bound = BindPipeline(CatalogueModel("deepseek-v2-lite").value(),
-                                          {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2},
-                                          {.verify = false});
+  Expected<Pipeline> bound =
+      BindPipeline(CatalogueModel("deepseek-v2-lite").value(),
+                   {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2}, {.verify = false});
   ASSERT_TRUE(bound.ok());
   const std::string text = ToText(*bound);
   auto check = [](std::string_view t, std::string_view what) {

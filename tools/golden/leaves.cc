@@ -13,7 +13,9 @@ std::string Text(bool b) { return b ? "yes" : "no"; }
 std::string Text(int v) { return std::to_string(v); }
 std::string Text(const std::string& s) { return s; }
 template <class E>
-std::string Text(E e) requires std::is_enum_v<E> { return std::string(Name(e)); }
+std::string Text(E e) requires std::is_enum_v<E> {
+  return std::string(Name(e));
+}
 std::string Text(Rows r) { return std::string(Name(r)); }
 std::string Text(const std::vector<int>& v) { return v.empty() ? "-" : fmt::format("{}", fmt::join(v, "+")); }
 

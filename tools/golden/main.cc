@@ -3,9 +3,9 @@
 //   golden              bind every scenario and rewrite the corpus files
 //   golden --check      compare the corpus with what the binder binds now
 //   golden --dir DIR    the corpus folder (default: the source tree's)
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,7 +20,7 @@ using namespace seam;
 using namespace seam::golden;
 namespace fs = std::filesystem;
 
-constexpr size_t kShown = 5;       // differing leaves printed per scenario
+constexpr size_t kShown = 5;         // differing leaves printed per scenario
 constexpr int kScenariosShown = 20;  // differing scenarios printed per subject
 
 std::vector<Recorded> BindSubject(const Subject& s) {

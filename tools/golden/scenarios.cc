@@ -15,8 +15,9 @@ namespace {
 // A model of the given layers, named after its subject, declared stage by stage.
 Model Stack(const std::string& name, int hidden, int streams, std::vector<std::vector<StageDecl>> layers) {
   const int n = static_cast<int>(layers.size());
-  return {.name = name, .num_layers = n, .hidden = hidden, .residual_streams = streams,
-          .layer = [layers](int i) { return layers[static_cast<size_t>(i)]; }};
+  return {.name = name, .num_layers = n, .hidden = hidden, .residual_streams = streams, .layer = [layers](int i) {
+            return layers[static_cast<size_t>(i)];
+          }};
 }
 
 std::vector<std::vector<StageDecl>> Repeat(int n, const std::vector<StageDecl>& layer) {
@@ -33,11 +34,16 @@ std::vector<Subject> SeedShapes() {
   constexpr UpdateKind kHc = UpdateKind::kHyperConnection;
   return {
       {"decoder-af-reducing", "[A F] x 4, attentions that complete their own sum (an output transform)",
-       [] { return Stack("decoder-af-reducing", 64, 1, Repeat(4, {kReducing, kDense})); }},
+       [] {
+         return Stack("decoder-af-reducing", 64, 1, Repeat(4, {kReducing, kDense}));
+       }},
       {"decoder-ae-reducing", "[A E] x 4, attentions that complete their own sum (an output transform)",
-       [] { return Stack("decoder-ae-reducing", 64, 1, Repeat(4, {kReducing, kSparse})); }},
-      {"decoder-hc", "[A F] [A F] [A E] [A E], every stage a hyper-connection update (2 streams), attentions "
-                     "that complete their own sum",
+       [] {
+         return Stack("decoder-ae-reducing", 64, 1, Repeat(4, {kReducing, kSparse}));
+       }},
+      {"decoder-hc",
+       "[A F] [A F] [A E] [A E], every stage a hyper-connection update (2 streams), attentions "
+       "that complete their own sum",
        [] {
          const StageDecl a = AttentionStage({.sum = AttentionSum::kReducesItself, .update = kHc});
          const StageDecl f = DenseFfnStage({.update = kHc});
@@ -56,9 +62,13 @@ std::vector<Subject> SeedShapes() {
          return m;
        }},
       {"appends-aeaf", "single-stage appends A E A F (the residual sliced once, never twice)",
-       [] { return Stack("appends-aeaf", 64, 1, {{kPartial}, {kSparse}, {kPartial}, {kDense}}); }},
+       [] {
+         return Stack("appends-aeaf", 64, 1, {{kPartial}, {kSparse}, {kPartial}, {kDense}});
+       }},
       {"appends-aea", "single-stage appends A E A (ends on an attention after an FFN on its own rows)",
-       [] { return Stack("appends-aea", 64, 1, {{kPartial}, {kSparse}, {kPartial}}); }},
+       [] {
+         return Stack("appends-aea", 64, 1, {{kPartial}, {kSparse}, {kPartial}});
+       }},
       {"nas-mixed", "NAS-style layers [A F] [A .] [. F] [L F]: attention-only, attention-free, linear",
        [] {
          return Stack("nas-mixed", 64, 1,
@@ -115,16 +125,17 @@ const std::vector<Subject>& Subjects() {
 std::vector<ParallelConfig> BaseConfigs() {
   const MoeMode a2a = MoeMode::kA2a;
   return {
-      Config(1, 1, 1),
-      Config(2, 1, 2), Config(4, 1, 4), Config(8, 1, 8),                          // TP
-      Config(2, 1, 2, a2a), Config(4, 1, 4, a2a), Config(8, 1, 8, a2a),           // a2a MoE
-      Config(2, 1, 2, {}, true), Config(4, 1, 4, {}, true), Config(8, 1, 8, {}, true),  // input-scattered
-      Config(4, 1, 1), Config(2, 1, 1, {}, true), Config(4, 1, 4, a2a, true),     // fully DP dense; rejections
-      Config(2, 2, 2), Config(2, 2, 2, a2a),                                      // attention DP, attn_tp 1
-      Config(4, 2, 4), Config(4, 2, 2), Config(4, 2, 1), Config(4, 2, 1, a2a), Config(4, 2, 4, a2a),
-      Config(4, 4, 4), Config(4, 4, 1, a2a),
-      Config(8, 2, 4), Config(8, 2, 1, a2a), Config(8, 4, 2), Config(8, 4, 8, a2a),
-      Config(8, 8, 8), Config(8, 8, 1, a2a),
+      Config(1, 1, 1),           Config(2, 1, 2),           Config(4, 1, 4),
+      Config(8, 1, 8),                                                                   // TP
+      Config(2, 1, 2, a2a),      Config(4, 1, 4, a2a),      Config(8, 1, 8, a2a),        // a2a MoE
+      Config(2, 1, 2, {}, true), Config(4, 1, 4, {}, true), Config(8, 1, 8, {}, true),   // input-scattered
+      Config(4, 1, 1),           Config(2, 1, 1, {}, true), Config(4, 1, 4, a2a, true),  // fully DP dense; rejections
+      Config(2, 2, 2),           Config(2, 2, 2, a2a),                                   // attention DP, attn_tp 1
+      Config(4, 2, 4),           Config(4, 2, 2),           Config(4, 2, 1),
+      Config(4, 2, 1, a2a),      Config(4, 2, 4, a2a),      Config(4, 4, 4),
+      Config(4, 4, 1, a2a),      Config(8, 2, 4),           Config(8, 2, 1, a2a),
+      Config(8, 4, 2),           Config(8, 4, 8, a2a),      Config(8, 8, 8),
+      Config(8, 8, 1, a2a),
   };
 }
 

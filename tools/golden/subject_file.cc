@@ -33,9 +33,11 @@ std::string PlansKey(const Pipeline& ranks) {
 std::string Escape(std::string_view text) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      default: out += c;
+    }
   }
   return out;
 }
@@ -110,7 +112,9 @@ class FileReader {
         continue;
       }
       const FileLine& head = lines_[i];
-      if (!head.text.starts_with("scenario ")) Fail(head.number, fmt::format("expected 'scenario NAME', got '{}'", head.text));
+      if (!head.text.starts_with("scenario ")) {
+        Fail(head.number, fmt::format("expected 'scenario NAME', got '{}'", head.text));
+      }
       size_t end = i + 1;
       while (end < lines_.size() && !lines_[end].text.starts_with("scenario ")) ++end;
       out_.push_back(ReadScenario(head, i + 1, end));

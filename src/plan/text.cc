@@ -535,7 +535,7 @@ Expected<Pipeline> PipelineFromText(std::string_view text, std::string_view file
     Pipeline ranks;
     while (!r.AtEnd()) {
       const std::string_view next = r.Peek(0);
-      if (next != "plan") r.Fail(r.Take(), fmt::format("expected 'plan' or 'line', got '{}'", next));
+      if (next != "plan") r.Fail(r.Take(), fmt::format("expected a line 'plan MODEL ...', got '{}'", next));
       if (ranks.size() == kMaxRanks) r.Fail(r.Take(), fmt::format("more than {} plans", kMaxRanks));
       ranks.push_back(PlanReader(r).ReadPlan());
     }

@@ -280,11 +280,16 @@ TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {
 TEST_F(Cli, DiffWithAMalformedFileExitsTwo) {
   const std::string good = PlanFile("plan.json", {"llama", "--tp", "2"});
   const std::string bad = PathOf("broken.json");
-  WriteText(bad, "not json");
+  WriteText(bad, "{not json");
   const Result r = Run({"diff", good, bad});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "seam: " + bad + ": the plan is not valid JSON\n");
+  // Without a leading '{' the file is read as the text form.
+  WriteText(bad, "not json");
+  const Result text = Run({"diff", good, bad});
+  EXPECT_EQ(text.code, 2);
+  EXPECT_EQ(text.err, "seam: " + bad + ":1: expected a line 'plan MODEL ...', got 'not'\n");
 }
 
 // ---- failed checks: exit 1 ----

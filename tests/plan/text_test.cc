@@ -151,7 +151,7 @@ std::vector<BadText> BadTexts() {
   return {
       {"empty", "", "t:1: no plan here; expected a line 'plan MODEL ...'"},
       {"only comments", "# nothing\n\n", "t:1: no plan here; expected a line 'plan MODEL ...'"},
-      {"not a plan", "line ordinary\n", "t:1: expected 'plan' or 'line', got 'line'"},
+      {"not a plan", "line ordinary\n", "t:1: expected a line 'plan MODEL ...', got 'line'"},
       {"huge number", WithLine(2, h + " layers=0..99999999999999999999"),
        "t:2: last layer 99999999999999999999 is out of range (0..1000000000)"},
       {"just over the cap", WithLine(2, h + " layers=0..1000000001"),

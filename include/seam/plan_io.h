@@ -1,8 +1,10 @@
 // seam/plan_io.h — a plan as text: a table for people, JSON for tools (it
-// reads back to an equal Plan), Graphviz dot, and a structural diff.
+// reads back to an equal Plan), a compact text form for people and files that
+// also reads back, Graphviz dot, and a structural diff.
 //
 //   std::cout << ToTable(plan);
 //   Expected<Plan> back = PlanFromJson(ToJson(plan));   // *back == plan
+//   Expected<Plan> same = PlanFromText(ToText(plan));   // *same == plan
 //   for (const std::string& d : Diff(a, b)) std::cout << d << "\n";
 #pragma once
 
@@ -30,6 +32,38 @@ Expected<Plan> PlanFromJson(std::string_view text);
 // {"seam_pipeline": 1, "ranks": [plan, ...]}. The reader takes either.
 std::string ToJson(const Pipeline& ranks);
 Expected<Pipeline> PipelineFromJson(std::string_view text);
+
+// The compact text form: every fact of the plan, one line per step,
+// indentation (spaces) for structure; blank lines and lines starting with #
+// are skipped. A pipeline is its ranks' plans one after another.
+//
+//   plan llama hidden=64 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no
+//        pp=1 split=- pp_rank=0 layers=0..4          (one line)
+//   line ordinary                                    (a batch variant)
+//     receive STEP                                   (from_pp, later ranks)
+//     stage 1 layer 0 dense-ffn [key=value ...]      (declared facts that differ from a bare declaration:
+//                                                     attention_sum gathers_input update read gather_width
+//                                                     top_k a2a window kv_heads ffn_width)
+//       arrives value=full owes=attn_tp residual=full  (value=none: a written stream; residual=none:
+//                                                     the stack entry; update=hyper-connection)
+//       runs input=full residual=full                (none: a no-op's input)
+//       entry STEP   compute STEP   exit STEP        (one line each, in this order)
+//       departs value=full owes=tp residual=full
+//     end final                                      (or send)
+//       arrives BOUNDARY
+//       step STEP
+//
+// STEP is KIND[(GROUP)] OPERAND ROWS [owes=OWED] w=WIDTH, e.g.
+// "rs(attn_tp) value attn->slice owes=attn_tp->- w=64": ROWS and OWED are one
+// name when a step keeps them, "before->after" when it changes them; owes= is
+// left out when nothing is owed on either side. Enum names are the JSON ones.
+std::string ToText(const Plan& plan);
+std::string ToText(const Pipeline& ranks);
+// Reads without verifying. A malformed line is a Malformed error
+// "<file>:<line>: what was expected"; `first_line` numbers the first line of
+// `text` (for a plan embedded in a larger file).
+Expected<Pipeline> PipelineFromText(std::string_view text, std::string_view file = "plan", int first_line = 1);
+Expected<Plan> PlanFromText(std::string_view text, std::string_view file = "plan");
 
 // The differences between two plans, one line each, empty when equal.
 std::vector<std::string> Diff(const Plan& a, const Plan& b);

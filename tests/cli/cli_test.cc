@@ -155,7 +155,7 @@ TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
       {{"plan", "llama", "--pp", "2", "--pp-split", "1+2"},
        "the layer split 1+2 covers 3 layers but the model has 4; the counts must add up to the model's layers"},
       {{"plan", "llama", "--pp-split", "1+x"}, "--pp-split 1+x is not a list of layer counts like 1+3 or 2,2"},
-      {{"plan", "llama", "--format", "yaml"}, "--format: unknown format 'yaml'; expected one of: table, json, dot"},
+      {{"plan", "llama", "--format", "yaml"}, "--format: unknown format 'yaml'; expected one of: table, json, text, dot"},
       {{"plan", "llama", "--tp", "0"}, "tp=0 must be at least 1"},
       {{"plan", "nemotron-h", "--tp", "2", "--input-scattered"},
        "stage 0 (mixer, layer 0): a mixer cannot gather its own input from the slice on input-scattered batches "
@@ -359,11 +359,16 @@ TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {
 TEST_F(Cli, DiffWithAMalformedFileExitsTwo) {
   const std::string good = PlanFile("plan.json", {"llama", "--tp", "2"});
   const std::string bad = PathOf("broken.json");
-  WriteText(bad, "not json");
+  WriteText(bad, "{not json");
   const Result r = Run({"diff", good, bad});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "seam: " + bad + ": the plan is not valid JSON\n");
+  // Without a leading '{' the file is read as the text form.
+  WriteText(bad, "not json");
+  const Result text = Run({"diff", good, bad});
+  EXPECT_EQ(text.code, 2);
+  EXPECT_EQ(text.err, "seam: " + bad + ":1: expected a line 'plan MODEL ...', got 'not'\n");
 }
 
 // ---- failed checks: exit 1 ----

@@ -16,9 +16,13 @@
 namespace seam::cli {
 namespace {
 
+// A plan file in either form: JSON when its first non-blank character is
+// '{', else the compact text form (whose errors already name path:line).
 Expected<Pipeline> LoadPlans(const std::string& path) {
   Expected<std::string> text = ReadWholeFile(path);
   if (!text) return text.error();
+  const size_t first = text->find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || (*text)[first] != '{') return PipelineFromText(*text, path);
   Expected<Pipeline> plans = PipelineFromJson(*text);
   if (!plans) return Malformed(fmt::format("{}: {}", path, plans.error().message));
   return plans;
@@ -29,10 +33,13 @@ int Print(const Pipeline& plans, const std::string& format) {
     std::cout << ToTable(plans);
   } else if (format == "json") {
     std::cout << ToJson(plans);
+  } else if (format == "text") {
+    std::cout << ToText(plans);
   } else if (format == "dot") {
     std::cout << ToDot(plans);
   } else {
-    return Fail(InvalidArgument(fmt::format("--format: unknown format '{}'; expected one of: table, json, dot", format)));
+    return Fail(
+        InvalidArgument(fmt::format("--format: unknown format '{}'; expected one of: table, json, text, dot", format)));
   }
   return kOk;
 }

@@ -17,12 +17,13 @@ int main(int argc, char** argv) {
                        "plan the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*plan_cmd, plan.flags);
   plan_cmd->add_option("--layers", plan.layers, "keep only the first N of the model's layers");
-  plan_cmd->add_option("--format", plan.format, "table, json or dot")->capture_default_str();
+  plan_cmd->add_option("--format", plan.format, "table, json, text or dot")->capture_default_str();
 
   FileArgs show;
-  CLI::App* show_cmd = app.add_subcommand("show", "read a JSON plan, verify it and print it");
-  show_cmd->add_option("file", show.first, "a plan written by `seam plan --format json`")->required();
-  show_cmd->add_option("--format", show.format, "table, json or dot")->capture_default_str();
+  CLI::App* show_cmd = app.add_subcommand("show", "read a plan (JSON or text), verify it and print it");
+  show_cmd->add_option("file", show.first, "a plan written by `seam plan --format json` or `--format text`")
+      ->required();
+  show_cmd->add_option("--format", show.format, "table, json, text or dot")->capture_default_str();
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "run the plan on simulated ranks and compare with the unsharded reference");
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--jobs", sweep.jobs, "worker threads (default: one per hardware thread)");
 
   FileArgs diff;
-  CLI::App* diff_cmd = app.add_subcommand("diff", "compare two JSON plans; exit 1 when they differ");
+  CLI::App* diff_cmd = app.add_subcommand("diff", "compare two plans (JSON or text); exit 1 when they differ");
   diff_cmd->add_option("first", diff.first)->required();
   diff_cmd->add_option("second", diff.second)->required();
 

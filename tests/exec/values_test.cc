@@ -127,8 +127,18 @@ TEST(ValuesAcrossCuts, ARankHoldingOnlyNoOpLayersPassesTheRowsOnUnchanged) {
   }
 }
 
+// The sweep's configurations that bind the stacks run here; the one that
+// only shows what input-scattered batches reject (a2a MoE) has nothing to run.
+std::vector<SweepConfig> RunnableSweepConfigs() {
+  std::vector<SweepConfig> out;
+  for (const SweepConfig& c : DefaultSweepConfigs()) {
+    if (!(c.cfg.input_scattered && c.cfg.moe == MoeMode::kA2a)) out.push_back(c);
+  }
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(SweepGrid, ValuesAcrossCuts,
-                         ::testing::Combine(::testing::ValuesIn(DefaultSweepConfigs()),
+                         ::testing::Combine(::testing::ValuesIn(RunnableSweepConfigs()),
                                             ::testing::Values(Dtype::kF32, Dtype::kBf16)),
                          [](const auto& i) {
                            return TestName(std::get<0>(i.param).name + "_" + std::string(Name(std::get<1>(i.param))));

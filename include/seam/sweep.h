@@ -50,7 +50,8 @@ struct SweepCounts {
   int64_t violations = 0;
   // What each invariant compared. Invariants 1-3 and 6-10 replay every step
   // of every plan (uncut and each rank of each cut); 4 compares every stage
-  // of every cut with its uncut binding, exempting what a cut may change;
+  // of every cut with its uncut binding, counting what differs at the cut
+  // and what is handed on beyond it;
   // 5 compares every cut's outcome with the uncut stack's, and where both
   // reject, the stage and rule they name.
   int64_t plans_verified = 0;

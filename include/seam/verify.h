@@ -49,22 +49,29 @@ std::vector<Violation> Verify(const Plan& plan);
 // up slice for slice (invariant 3).
 std::vector<Violation> VerifyPipeline(const Pipeline& ranks);
 
-// Invariant 4, exactly: every part of every stage binds as it does uncut,
-// except what a cut changes by definition: the entry of a stage whose
-// arrival differs (from_pp's gathered slices, or a difference handed on),
-// and the exit of a stage whose downstream is the handoff (a sending rank's
-// last stage, or one followed on its rank only by always-partial attentions)
-// or whose residual differs. Compute is always compared.
+// Invariant 4, exactly: every part of every stage binds as it does uncut.
+// Two kinds of part may differ. "At the cut", by definition: the entry of a
+// receiving rank's first stages (from_pp gathered what arrives) and the exit
+// of a stage whose downstream is the handoff (a sending rank's last stage,
+// or one followed on its rank only by always-partial attentions); replay,
+// policy and bytes check those on the cut plan. "Handed on": an entry whose
+// arrival differs, or an exit whose residual rows differ, because of a
+// difference further up; these are the exempt parts. Compute and the rows a
+// stage computes on are always equal.
 struct CutCoverage {
-  int64_t stages = 0;         // stage bindings compared
-  int64_t exempt_stages = 0;  // of which an entry or exit was allowed to differ
-  int64_t parts = 0;          // entries, computes and exits compared
-  int64_t exempt_parts = 0;   // of which allowed to differ
+  int64_t stages = 0;            // stage bindings compared
+  int64_t parts = 0;             // their entries, computes and exits
+  int64_t at_cut_stages = 0;     // stage bindings with a part that differs at the cut
+  int64_t at_cut_parts = 0;      // parts that differ at the cut
+  int64_t handed_on_stages = 0;  // stage bindings with a part that differs handed on (exempt)
+  int64_t handed_on_parts = 0;   // parts that differ handed on (exempt)
   CutCoverage& operator+=(const CutCoverage& o) {
     stages += o.stages;
-    exempt_stages += o.exempt_stages;
     parts += o.parts;
-    exempt_parts += o.exempt_parts;
+    at_cut_stages += o.at_cut_stages;
+    at_cut_parts += o.at_cut_parts;
+    handed_on_stages += o.handed_on_stages;
+    handed_on_parts += o.handed_on_parts;
     return *this;
   }
 };

@@ -8,6 +8,7 @@
 #include "bind/rank.h"
 #include "bind/rules.h"
 #include "seam/pipeline.h"
+#include "seam/sharding.h"
 #include "seam/verify.h"
 
 namespace seam {
@@ -97,6 +98,9 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   if (pp_rank < 0 || pp_rank >= cfg.pp) {
     return InvalidArgument(fmt::format("pp_rank={} is outside pp={}", pp_rank, cfg.pp));
   }
+  // What `seam run` can execute is what seam binds: the library refuses a
+  // sharding the model or the canonical reduction cannot take.
+  if (Status s = CheckSharding(model, cfg); !s.ok()) return s.error();
   const LayerRange range = (*ranges)[static_cast<size_t>(pp_rank)];
   if (options.built) {
     if (Status s = bind::CheckBuiltStages(model, range, *options.built, pp_rank); !s.ok()) return s.error();

@@ -118,13 +118,17 @@ void CheckPairs(const Plan& sender, const Plan& receiver, std::vector<Violation>
 
 // Invariant 4, exactly. A stage binds as a function of what arrives, its
 // declaration, the configuration and what lies after it on its rank. A cut
-// changes only two of those: the receiver's first stage arrives with what
-// from_pp gathers, and a stage on a sending rank that is the rank's last or
-// is followed on the rank only by always-partial attentions has the handoff
-// downstream (its exit looks across the cut by definition). A difference
-// may travel on only through what a stage hands on: an entry may differ only
-// when its arrival does, an exit only when its downstream or the residual it
-// runs with does. Compute never differs. Everything else is compared.
+// changes only two of those, by definition: the receiver's first stage
+// arrives with what from_pp gathers, and a stage on a sending rank that is
+// the rank's last or is followed on the rank only by always-partial
+// attentions has the handoff downstream. Those parts are "at the cut": they
+// may differ, and replay, policy and bytes check them on the cut plan as on
+// any plan. A difference may travel on only through what a stage hands on:
+// an entry may differ only when its arrival does, an exit only when its
+// downstream or the residual rows it runs with do; those further
+// differences are "handed on", the exempt ones. Compute and the rows a stage
+// computes on never differ. Every part is compared; equal parts count as
+// compared whatever was allowed.
 class CutComparer {
  public:
   CutComparer(const LinePlan& uncut, std::vector<Violation>& out, CutCoverage& coverage)
@@ -133,17 +137,20 @@ class CutComparer {
   void Rank(const Plan& plan, const LinePlan& line) {
     const int rank = plan.header().pp_rank;
     const bool sends = line.end.kind == EndKind::kSend;
-    bool may_differ = rank > 0;  // what the rank's first stage arrives with
+    Difference arrival = rank > 0 ? Difference::kAtCut : Difference::kNone;  // what from_pp brings
     const std::vector<bool> looks_across = LooksAcross(line.stages, sends);
     for (size_t i = 0; i < line.stages.size(); ++i) {
       const StagePlan& s = line.stages[i];
       const StagePlan* u = UncutStage(s.index);
       if (u == nullptr) return Fail(rank, line.variant, s.index, "the uncut plan has no such stage");
-      may_differ = Stage(rank, line.variant, s, *u, may_differ, looks_across[i]);
+      arrival = Stage(rank, line.variant, s, *u, arrival, looks_across[i]);
     }
   }
 
  private:
+  // Why a part may differ from its uncut binding.
+  enum class Difference { kNone, kAtCut, kHandedOn };
+
   const StagePlan* UncutStage(int index) const {
     for (const StagePlan& u : uncut_.stages) {
       if (u.index == index) return &u;
@@ -165,36 +172,52 @@ class CutComparer {
     return out;
   }
 
-  // Compares one stage; returns whether what it hands on may differ.
-  bool Stage(int rank, Variant v, const StagePlan& s, const StagePlan& u, bool arrival_may_differ, bool looks_across) {
-    int exempt = 0;
+  // Compares one stage; returns why what it hands on may differ.
+  Difference Stage(int rank, Variant v, const StagePlan& s, const StagePlan& u, Difference arrival,
+                   bool looks_across) {
     if (!(s.decl == u.decl) || s.layer != u.layer) Fail(rank, v, s.index, "declares another stage than uncut");
+    if (!(s.compute == u.compute) || s.input != u.input) {
+      Fail(rank, v, s.index, fmt::format("compute '{}' on {} vs uncut '{}' on {}", ShortString(s.compute),
+                                         RowsText(s.input), ShortString(u.compute), RowsText(u.input)));
+    }
     const bool arrives_differs = !(s.arrives == u.arrives);
-    if (arrives_differs && !arrival_may_differ) {
+    if (arrives_differs && arrival == Difference::kNone) {
       Fail(rank, v, s.index, fmt::format("arrives {} vs uncut {}", ShortString(s.arrives), ShortString(u.arrives)));
     }
-    if (arrives_differs && arrival_may_differ) {
-      ++exempt;
-    } else if (!(s.entry == u.entry) || s.input != u.input || s.residual != u.residual) {
+    const bool entry_differs = !(s.entry == u.entry) || s.residual != u.residual;
+    if (entry_differs && !arrives_differs) {
       Fail(rank, v, s.index, fmt::format("entry '{}' vs uncut '{}'", ShortString(s.entry), ShortString(u.entry)));
     }
-    if (!(s.compute == u.compute)) {
-      Fail(rank, v, s.index, fmt::format("compute '{}' vs uncut '{}'", ShortString(s.compute), ShortString(u.compute)));
-    }
-    const bool exit_may_differ = s.decl.kind == StageKind::kNoOp ? arrival_may_differ && arrives_differs
-                                                                 : looks_across || s.residual != u.residual;
-    if (exit_may_differ) {
-      ++exempt;
-    } else if (!(s.exit == u.exit) || !(s.departs == u.departs)) {
-      Fail(rank, v, s.index, fmt::format("exit '{}' departing {} vs uncut '{}' departing {}", ShortString(s.exit),
-                                         ShortString(s.departs), ShortString(u.exit), ShortString(u.departs)));
-    }
+    const Difference entry = entry_differs && arrives_differs ? arrival : Difference::kNone;
+    const Difference exit = ExitDifference(rank, v, s, u, arrives_differs ? arrival : Difference::kNone, looks_across);
+    Count(entry, exit);
+    return exit;
+  }
+
+  // Why the exit and what the stage hands on may differ, failing when they
+  // differ for no reason. A no-op hands on what it was handed.
+  Difference ExitDifference(int rank, Variant v, const StagePlan& s, const StagePlan& u, Difference arrival,
+                            bool looks_across) {
+    if (s.exit == u.exit && s.departs == u.departs) return Difference::kNone;
+    if (s.decl.kind == StageKind::kNoOp && arrival != Difference::kNone) return arrival;
+    if (looks_across) return Difference::kAtCut;
+    if (s.residual != u.residual) return Difference::kHandedOn;
+    Fail(rank, v, s.index, fmt::format("exit '{}' departing {} vs uncut '{}' departing {}", ShortString(s.exit),
+                                       ShortString(s.departs), ShortString(u.exit), ShortString(u.departs)));
+    return Difference::kNone;
+  }
+
+  void Count(Difference entry, Difference exit) {
+    const auto is = [&](Difference d) { return static_cast<int>(entry == d) + static_cast<int>(exit == d); };
     ++coverage_.stages;
     coverage_.parts += 3;
-    coverage_.exempt_parts += exempt;
-    if (exempt > 0) ++coverage_.exempt_stages;
-    return exit_may_differ;
+    coverage_.at_cut_parts += is(Difference::kAtCut);
+    coverage_.handed_on_parts += is(Difference::kHandedOn);
+    if (is(Difference::kAtCut) > 0) ++coverage_.at_cut_stages;
+    if (is(Difference::kHandedOn) > 0) ++coverage_.handed_on_stages;
   }
+
+  static std::string RowsText(const std::optional<Rows>& rows) { return rows ? std::string(Name(*rows)) : "nothing"; }
 
   void Fail(int rank, Variant v, int stage, std::string what) {
     out_.push_back(At(rank, v, stage, "binding", Invariant::kAwayFromCut, "binds differently than uncut: " + what));

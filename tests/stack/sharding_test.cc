@@ -34,6 +34,17 @@ Model LlamaWith(int heads, int kv_heads, int head_dim, int intermediate) {
   return m;
 }
 
+// The library binds only what the executor runs: Bind and BindPipeline
+// make the same check as `seam plan` and `seam run`.
+TEST(Sharding, TheBinderRefusesWhatTheExecutorCannotRun) {
+  const Expected<Pipeline> p = BindPipeline(LlamaModel(2), {.tp = 3});
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().message, ErrorOf(LlamaModel(2), {.tp = 3}));
+  const Expected<Plan> one = Bind(LlamaModel(2), {.tp = 16});
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.error().message, ErrorOf(LlamaModel(2), {.tp = 16}));
+}
+
 TEST(Sharding, AttentionHeadsMustSplitOverAttentionTp) {
   EXPECT_EQ(ErrorOf(LlamaModel(2), {.tp = 3}),
             "num_attention_heads = 8 does not split over attn_tp = 3 (tp 3 / attn_dp 1); attn_tp must divide 8: 1, "

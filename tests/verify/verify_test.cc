@@ -228,5 +228,59 @@ TEST(CompareWithUncut, CatchesAStageAwayFromTheCutThatBindsDifferently) {
             "residual slice->attn' departing written, residual attn");
 }
 
+// A tp-2 llama cut after its first layer: the sender's FFN completes its
+// sum before the handoff (uncut it leaves it to the next attention) and the
+// receiver's attention has nothing left to complete. Those two parts differ
+// at the cut; nothing is handed on beyond it.
+TEST(CompareWithUncut, CountsThePartsThatDifferAtTheCut) {
+  const Plan uncut = testing::MustBind(LlamaModel(2), {.tp = 2});
+  const Pipeline cut = MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}));
+  CutCoverage c;
+  EXPECT_TRUE(CompareWithUncut(uncut, cut, &c).empty());
+  EXPECT_EQ(c.stages, 4);
+  EXPECT_EQ(c.parts, 12);
+  EXPECT_EQ(c.at_cut_stages, 2);
+  EXPECT_EQ(c.at_cut_parts, 2);
+  EXPECT_EQ(c.handed_on_stages, 0);
+  EXPECT_EQ(c.handed_on_parts, 0);
+}
+
+// Under attention DP with an a2a MoE the receiver gathers the residual to
+// the attention rows where uncut it stays on the slice: the difference is
+// handed on to stages after the receiver's first, and counted exempt.
+TEST(CompareWithUncut, CountsTheDifferencesHandedOnBeyondTheCut) {
+  const Plan uncut = testing::MustBind(DeepseekModel(4, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
+  const Pipeline cut = MustBindPipeline(DeepseekModel(4, 64, 3), kCutCfg);
+  CutCoverage c;
+  EXPECT_TRUE(CompareWithUncut(uncut, cut, &c).empty()) << Describe(CompareWithUncut(uncut, cut));
+  EXPECT_EQ(c.stages, 8);
+  EXPECT_GT(c.handed_on_parts, 0);
+  EXPECT_LT(c.handed_on_stages, c.stages);
+}
+
+TEST(CompareWithUncut, CatchesAStageThatComputesOnOtherRows) {
+  const Plan uncut = testing::MustBind(LlamaModel(2), {.tp = 2});
+  Pipeline cut = MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}));
+  cut[1] = EditedRank(cut[1], [](LinePlan& l) { l.stages[0].input = Rows::FromAxes(false, true); });
+  const std::vector<Violation> v = CompareWithUncut(uncut, cut);
+  ASSERT_EQ(v.size(), 1u) << Describe(v);
+  EXPECT_EQ(Describe(v[0]),
+            "rank 1 ordinary stage 2 binding: invariant 4 (stages away from a cut bind as they do uncut): binds "
+            "differently than uncut: compute 'compute full owes attn_tp' on slice vs uncut 'compute full owes attn_tp' "
+            "on full");
+}
+
+// An entry may differ only where what arrives differs.
+TEST(CompareWithUncut, CatchesAnEntryThatDiffersWhereItsArrivalDoesNot) {
+  const Plan uncut = testing::MustBind(LlamaModel(2), {.tp = 2});
+  Pipeline cut = MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}));
+  cut[1] = EditedRank(cut[1], [](LinePlan& l) { l.stages[1].entry.pop_back(); });
+  const std::vector<Violation> v = CompareWithUncut(uncut, cut);
+  ASSERT_EQ(v.size(), 1u) << Describe(v);
+  EXPECT_EQ(Describe(v[0]),
+            "rank 1 ordinary stage 3 binding: invariant 4 (stages away from a cut bind as they do uncut): binds "
+            "differently than uncut: entry '' vs uncut 'ar+add+norm(attn_tp) full'");
+}
+
 }  // namespace
 }  // namespace seam

@@ -10,7 +10,6 @@
 #include "seam/hf_config.h"
 #include "seam/plan_io.h"
 #include "seam/rebind.h"
-#include "seam/sharding.h"
 #include "seam/verify.h"
 
 namespace seam::cli {
@@ -91,7 +90,6 @@ int RunPlan(const PlanArgs& a) {
   Expected<Model> model = ChooseModel(a.model, a.hf_config, a.layers);
   if (!model) return Fail(model.error());
   const Model& m = *model;
-  if (Status s = CheckSharding(m, *cfg); !s.ok()) return Fail(s.error());
   Expected<Pipeline> plans = BindPipeline(m, *cfg, {.verify = true});
   if (!plans) return Fail(plans.error());
   return Print(*plans, a.format);

@@ -150,6 +150,9 @@ class Plan {
 double BytesPerToken(const Step& s, const PlanHeader& h);
 double BytesPerToken(const StagePlan& s, const PlanHeader& h);
 double BytesPerToken(const LinePlan& line, const PlanHeader& h);
+// Bytes as a person reads them: whole numbers in full (never 1.6e+06), a
+// fraction (a share of rows that does not divide evenly) to two places.
+std::string BytesText(double bytes);
 
 // One plan per pipeline rank, in rank order.
 using Pipeline = std::vector<Plan>;

@@ -49,9 +49,7 @@ StagePlan BindStage(Cursor& cur, const Context& ctx, const StageRef& s, const bi
 }
 
 LinePlan BindLine(const std::vector<StageRef>& stages, const Context& ctx, const RankSpan& span) {
-  const std::optional<StageRef>& after = span.neighbours.after;
-  const std::vector<bind::Downstream> down =
-      bind::DownstreamOf(stages, span.end, after ? &after->decl : nullptr);
+  const std::vector<bind::Downstream> down = bind::DownstreamOf(stages, span.end);
   LinePlan line{.variant = ctx.variant};
   Cursor cur(ctx.cfg, ctx.widths, span.first ? bind::StackArrival(ctx) : Boundary{});
   if (!span.first) {

@@ -78,11 +78,10 @@ bool WritesAtHandoff(const StageDecl& d, const ParallelConfig& cfg) {
   return RunsOnItsSlice(d, cfg) || d.update == UpdateKind::kHyperConnection;
 }
 
-std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages, EndKind end,
-                                     const StageDecl* neighbour) {
+std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages, EndKind end) {
   std::vector<Downstream> out(stages.size());
   // What follows the stage being visited, scanning backwards.
-  Downstream after{.end = end, .neighbour = end == EndKind::kSend ? neighbour : nullptr};
+  Downstream after{.end = end};
   for (size_t i = stages.size(); i-- > 0;) {
     out[i] = after;
     const StageDecl& d = stages[i].decl;

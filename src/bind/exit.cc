@@ -97,7 +97,7 @@ void ExitFfn(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstre
 // slice it sends moves half the bytes of an all-reduce here; otherwise (and
 // for a non-additive update) it completes it at its exit.
 void ExitMixer(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstream& down) {
-  const StageDecl* reader = down.reader();
+  const StageDecl* reader = down.next;
   if (cur.value()->owed != Owed::kNothing && !Hyper(d)) {
     const bool handoff = down.next == nullptr && down.end == EndKind::kSend;
     const bool carries = reader != nullptr && IsAttentionLike(*reader) && ctx.cfg.attn_dp == 1 &&

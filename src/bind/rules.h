@@ -49,12 +49,10 @@ struct Downstream {
   const StageDecl* next = nullptr;       // null: the rank's stages end here
   bool only_partial_attentions = false;  // >= 1 stages follow, all always-partial attentions
   EndKind end = EndKind::kFinalNorm;     // how the rank ends
-  const StageDecl* neighbour = nullptr;  // with a send: the next rank's first stage
-  // The stage that reads next: on this rank, or across the handoff.
-  const StageDecl* reader() const { return next != nullptr ? next : neighbour; }
 };
-std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages, EndKind end,
-                                     const StageDecl* neighbour);
+// A stage never looks past the handoff: what the next rank's first stage
+// needs is from_pp's to provide, so both ranks bind as if cut anywhere.
+std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages, EndKind end);
 
 // The arrival at the stack entry for this batch variant.
 Boundary StackArrival(const Context& ctx);

@@ -19,7 +19,7 @@ std::string EdgeLabel(const Boundary& b) {
 std::string StageLabel(const StagePlan& s, const PlanHeader& h) {
   return fmt::format("{} {} (layer {})\\ninput {}, residual {}\\n{} B/token", s.index, Name(s.decl.kind), s.layer,
                      s.input ? Name(*s.input) : "-", s.residual ? Name(*s.residual) : "-",
-                     fmt::format("{:.6g}", BytesPerToken(s, h)));
+                     BytesText(BytesPerToken(s, h)));
 }
 
 std::string NodeId(int rank, std::string_view variant, std::string_view what) {

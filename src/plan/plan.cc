@@ -1,5 +1,10 @@
 #include "seam/plan.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+
 #include "core/enum_text.h"
 
 namespace seam {
@@ -48,6 +53,12 @@ double BytesPerToken(const StagePlan& s, const PlanHeader& h) {
     for (const Step& step : *steps) total += BytesPerToken(step, h);
   }
   return total;
+}
+
+std::string BytesText(double bytes) {
+  const double whole = std::round(bytes);
+  if (whole == bytes && std::abs(bytes) < 9.0e15) return fmt::format("{}", static_cast<int64_t>(whole));
+  return fmt::format("{:.2f}", bytes);
 }
 
 double BytesPerToken(const LinePlan& line, const PlanHeader& h) {

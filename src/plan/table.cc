@@ -17,7 +17,7 @@ std::string Arrow(std::string_view a, std::string_view b) {
   return a == b ? std::string(a) : fmt::format("{} -> {}", a, b);
 }
 
-std::string Bytes(double b) { return b == 0 ? "0" : fmt::format("{:.6g}", b); }
+std::string Bytes(double b) { return BytesText(b); }
 
 Row StepRow(const Step& s, std::string_view side, const PlanHeader& h) {
   return {"", "", "", "", std::string(side), std::string(Name(s.kind)), std::string(Name(s.operand)),

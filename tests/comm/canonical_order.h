@@ -25,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "seam/layout.h"
 #include "seam/tensor.h"
 
 namespace seam::testing {
@@ -132,6 +133,19 @@ class BlockSums {
   int blocks_;
   uint32_t seed_;
 };
+
+// One or two rows per member, none empty, so every member sums something
+// and a row sent to the wrong member lands at another offset.
+inline std::vector<RowSpan> UnequalSpans(int n) {
+  std::vector<RowSpan> spans;
+  int at = 0;
+  for (int i = 0; i < n; ++i) {
+    const int rows = i % 2 == 0 ? 2 : 1;
+    spans.push_back({at, at + rows});
+    at += rows;
+  }
+  return spans;
+}
 
 inline bool DiffersInRow(const Tensor& a, const Tensor& b, int row) {
   return std::memcmp(a.row(row), b.row(row), static_cast<size_t>(a.cols()) * sizeof(float)) != 0;

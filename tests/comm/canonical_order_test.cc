@@ -20,6 +20,7 @@ namespace seam {
 namespace {
 
 using testing::BlockSums;
+using testing::UnequalSpans;
 
 // Elements per row: enough that every row has one whose bits a wrong order changes.
 constexpr int kCols = 32;
@@ -33,18 +34,6 @@ std::vector<RankGroup> GroupsOf(int n) {
     shuffled.ranks.push_back((i * 3 + 1) % n);  // a permutation for n = 2, 4, 8
   }
   return {in_order, shuffled};
-}
-
-// One or two rows per member, none empty, so every member sums something.
-std::vector<RowSpan> UnequalSpans(int n) {
-  std::vector<RowSpan> spans;
-  int at = 0;
-  for (int i = 0; i < n; ++i) {
-    const int rows = i % 2 == 0 ? 2 : 1;
-    spans.push_back({at, at + rows});
-    at += rows;
-  }
-  return spans;
 }
 
 struct Case {

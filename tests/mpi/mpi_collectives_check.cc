@@ -21,17 +21,7 @@ namespace seam {
 namespace {
 
 using testing::BlockSums;
-
-std::vector<RowSpan> UnequalSpans(int n) {
-  std::vector<RowSpan> spans;
-  int at = 0;
-  for (int i = 0; i < n; ++i) {
-    const int rows = i % 2 == 0 ? 2 : 1;
-    spans.push_back({at, at + rows});
-    at += rows;
-  }
-  return spans;
-}
+using testing::UnequalSpans;
 
 // The first element whose bits differ, or "" when none does.
 std::string FirstDifference(const Tensor& got, const Tensor& expected) {

@@ -90,6 +90,18 @@ TEST(PlanTable, ByteTotalsAgreeWithBytesPerToken) {
   EXPECT_EQ(BytesPerToken(*p.line(Variant::kOrdinary), p.header()), 1024.0);
 }
 
+// A real model's totals run past a million bytes: printed whole, never in
+// exponent form; a fraction (rows that do not divide evenly) to two places.
+TEST(PlanTable, BytesArePrintedWhole) {
+  EXPECT_EQ(BytesText(1655808.0), "1655808");
+  EXPECT_EQ(BytesText(0.0), "0");
+  EXPECT_EQ(BytesText(21845.3333), "21845.33");
+  const Plan p = MustBind(StackOf("AF", 1 << 16), {.tp = 8});  // 2^16 wide: millions of bytes
+  const std::string table = ToTable(p);
+  EXPECT_EQ(table.find("e+"), std::string::npos) << table;
+  EXPECT_NE(table.find(BytesText(BytesPerToken(*p.line(Variant::kOrdinary), p.header()))), std::string::npos);
+}
+
 // Input-scattered llama on tp=2 (ar): each attention reduce-scatters its
 // input onto the slice (1/2 x 256 = 128) and gathers its QKV input back (128);
 // layer 0's FFN completes its sum with an rs (128), gathers the residual (128)

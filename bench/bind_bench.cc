@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "seam/bind.h"
+#include "seam/checked.h"
 
 namespace {
 
@@ -18,7 +18,7 @@ const std::string kNemotronH = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-
 
 void Run(benchmark::State& state, const seam::Model& model, const seam::ParallelConfig& cfg) {
   for (auto _ : state) {
-    seam::Expected<seam::Plan> plan = seam::Bind(model, cfg, 0, {.verify = true});
+    seam::Expected<seam::Plan> plan = seam::BindChecked(model, cfg, 0);
     if (!plan) state.SkipWithError(plan.error().message.c_str());
     benchmark::DoNotOptimize(plan);
   }

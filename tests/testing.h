@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/model.h"
 
 namespace seam::testing {
@@ -35,7 +36,7 @@ inline Model StackOf(std::string_view letters, int hidden = 64) {
 
 // Binds with the verifier on; a rejection or a violation fails the test.
 inline Plan MustBind(const Model& m, const ParallelConfig& cfg) {
-  Expected<Plan> p = Bind(m, cfg, 0, {.verify = true});
+  Expected<Plan> p = BindChecked(m, cfg, 0);
   if (!p) throw std::runtime_error("bind failed: " + p.error().message);
   return *std::move(p);
 }
@@ -60,7 +61,7 @@ namespace seam::testing {
 
 // Binds every pipeline rank with the verifier on (handoffs included).
 inline Pipeline MustBindPipeline(const Model& m, const ParallelConfig& cfg) {
-  Expected<Pipeline> p = BindPipeline(m, cfg, {.verify = true});
+  Expected<Pipeline> p = BindPipelineChecked(m, cfg);
   if (!p) throw std::runtime_error("bind failed: " + p.error().message);
   return *std::move(p);
 }

@@ -21,12 +21,8 @@
 
 namespace seam {
 
+// Bind returns the plan it binds; to verify it too, see seam/checked.h.
 struct BindOptions {
-#ifdef NDEBUG
-  bool verify = false;  // release builds trust the binder; tests turn this on
-#else
-  bool verify = true;   // debug builds check every plan they bind
-#endif
   // Complete a sum, add and norm as one fused step where nothing moves in
   // between; false binds the three as separate steps (the same bits).
   bool fuse = true;
@@ -40,8 +36,7 @@ struct BindOptions {
 Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank = 0,
                     const BindOptions& options = {});
 
-// Every rank's plan, in rank order; with `verify` the handoffs between them
-// are checked too.
+// Every rank's plan, in rank order.
 Expected<Pipeline> BindPipeline(const Model& model, const ParallelConfig& cfg, const BindOptions& options = {});
 
 }  // namespace seam

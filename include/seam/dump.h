@@ -16,7 +16,9 @@
 #include <string>
 
 #include "seam/batch.h"
-#include "seam/exec.h"
+#include "seam/model.h"
+#include "seam/tensor.h"
+#include "seam/weights.h"
 
 namespace seam {
 

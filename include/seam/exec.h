@@ -1,4 +1,4 @@
-// seam/exec.h — running bound plans on numbers, and the unsharded reference.
+// seam/exec.h — running bound plans on numbers (the reference: seam/reference.h).
 //
 // RunPlans interprets every rank's plan step by step on one thread per rank
 // (or records the calls without data), with the pipeline transport of the
@@ -20,20 +20,11 @@
 #include "seam/comm.h"
 #include "seam/model.h"
 #include "seam/plan.h"
+#include "seam/reference.h"
 #include "seam/weights.h"
 
 namespace seam {
 
-// How a run rounds and sums: its storage dtype, the order a MoE sums its
-// experts in (per K-block for TP-MoE, per expert for a2a), and the number
-// of canonical K-blocks every row-parallel product is split into
-// (CanonicalKBlocks: 8, or tp where that is larger).
-struct RunNumerics {
-  Dtype dtype = Dtype::kF32;
-  MoeMode moe_order = MoeMode::kTp;
-  int k_blocks = 8;
-};
-RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype);
 
 // What a configuration needs to run: a model with sizes, sharded as
 // CheckSharding accepts (the same check `seam plan` makes).
@@ -70,11 +61,5 @@ RunOutput AssembleRun(const Model& m, const ParallelConfig& cfg, const Batch& b,
 // What RunPlans checks before it runs: a runnable configuration, the
 // weights' shapes, one plan per pipeline rank.
 Status CheckRun(const Model& m, const Pipeline& plans, const Weights& w, const RunOptions& options);
-
-// The final hidden states of the unsharded model, one token at a time.
-// `routes`, when given, receives per token (in batch order) the experts
-// every MoE stage chose for it, stage after stage.
-Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n,
-                              std::vector<std::vector<int>>* routes = nullptr);
 
 }  // namespace seam

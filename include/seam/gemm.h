@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "seam/tensor.h"
+#include "seam/tree_sum.h"  // how GemmBlocks' parts are summed
 
 namespace seam {
 
@@ -30,13 +31,5 @@ Tensor Gemm(const Tensor& x, const Tensor& w);
 // blocks forms the subtree of that sum, so the tree over the ranks' subtrees
 // has the bits of the whole.
 std::vector<Tensor> GemmBlocks(const Tensor& x, const Tensor& w, int blocks);
-
-// Sums tensors of equal shape by the fixed binary tree over their order:
-// pairs (0,1), (2,3), ... then pairs of those sums. The count must be a
-// power of two.
-Tensor TreeSum(std::span<const Tensor> parts);
-// The same tree over `parts[i][0..len)`, written to out[0..len): for parts
-// that sit in one receive buffer (the MPI backend's reduce-scatter).
-void TreeSumInto(std::span<const float* const> parts, size_t len, float* out);
 
 }  // namespace seam

@@ -9,7 +9,6 @@
 #include "bind/rules.h"
 #include "seam/pipeline.h"
 #include "seam/sharding.h"
-#include "seam/verify.h"
 
 namespace seam {
 namespace {
@@ -120,10 +119,6 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   Plan plan({.model = model.name, .hidden = model.hidden, .residual_streams = model.residual_streams,
              .config = resolved, .pp_rank = pp_rank, .first_layer = range.first, .last_layer = range.last},
             std::move(lines));
-  if (options.verify) {
-    const std::vector<Violation> violations = Verify(plan);
-    if (!violations.empty()) return FailedCheck("the bound plan breaks its invariants:\n" + Describe(violations));
-  }
   return plan;
 }
 
@@ -133,10 +128,6 @@ Expected<Pipeline> BindPipeline(const Model& model, const ParallelConfig& cfg, c
     Expected<Plan> plan = Bind(model, cfg, r, options);
     if (!plan) return plan.error();
     ranks.push_back(*std::move(plan));
-  }
-  if (options.verify) {
-    const std::vector<Violation> violations = VerifyPipeline(ranks);
-    if (!violations.empty()) return FailedCheck("the bound pipeline breaks its invariants:\n" + Describe(violations));
   }
   return ranks;
 }

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/enum_text.h"
-#include "seam/gemm.h"
+#include "seam/tree_sum.h"
 
 namespace seam {
 

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "mpi/wait.h"
-#include "seam/gemm.h"
+#include "seam/tree_sum.h"
 #include "seam/mpi.h"
 
 namespace seam {

@@ -1,5 +1,7 @@
 // Running one rank of the plans per MPI process, and collecting the output
 // on rank 0.
+#include "seam/mpi.h"
+
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -7,7 +9,6 @@
 
 #include "mpi/bytes.h"
 #include "mpi/wait.h"
-#include "seam/mpi.h"
 
 namespace seam {
 namespace {

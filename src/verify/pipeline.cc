@@ -1,10 +1,10 @@
 // Checks across pipeline ranks: handoffs pair up (invariant 3), and stages
 // away from a cut bind as they do uncut (invariant 4).
+#include "seam/verify.h"
+
 #include <fmt/format.h>
 
-
 #include "seam/pipeline.h"
-#include "seam/verify.h"
 
 namespace seam {
 namespace {

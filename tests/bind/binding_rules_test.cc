@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/sharding.h"
 #include "seam/pipeline.h"
 #include "seam/verify.h"
@@ -267,7 +268,7 @@ TEST(PlanShape, EveryCatalogueModelBindsCleanlyOrIsRejectedByARuleAcrossTheGrid)
               for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
                 const ParallelConfig cfg{.tp = tp, .attn_dp = dp, .dense_tp = dense, .moe = moe,
                                          .input_scattered = scattered, .reduction = r};
-                const Expected<Plan> p = Bind(m, cfg, 0, {.verify = true});
+                const Expected<Plan> p = BindChecked(m, cfg, 0);
                 if (p.ok()) {
                   ++bound;
                   continue;

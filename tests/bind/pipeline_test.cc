@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/pipeline.h"
 #include "seam/verify.h"
 #include "testing.h"
@@ -66,8 +67,8 @@ TEST(LayerSplit, APipelineRankWithOnlyNoOpStagesPassesTheStateOn) {
 
 TEST(NeighbourDeclarations, ARankThatBuiltItsDeclaredStagesBinds) {
   const Model m = DeepseekModel(4, 64, 3);
-  BindOptions o{.verify = true, .built = std::vector{m.layer(1), m.layer(2), m.layer(3)}};
-  EXPECT_TRUE(Bind(m, Cut({.tp = 2}, {1, 3}), 1, o).ok());
+  BindOptions o{.built = std::vector{m.layer(1), m.layer(2), m.layer(3)}};
+  EXPECT_TRUE(BindChecked(m, Cut({.tp = 2}, {1, 3}), 1, o).ok());
 }
 
 TEST(NeighbourDeclarations, ABuiltStageThatDisagreesWithTheDeclarationFunctionNamesTheFirstDifferingFact) {

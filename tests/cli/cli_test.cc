@@ -11,6 +11,7 @@
 #include "process_testing.h"
 
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/plan_io.h"
 
 namespace seam {
@@ -40,7 +41,7 @@ class Cli : public testing::InTempDir {
 Plan Bound(const std::string& model, const ParallelConfig& cfg) {
   Expected<Model> m = CatalogueModel(model);
   if (!m) throw std::runtime_error(m.error().message);
-  Expected<Plan> p = Bind(*m, cfg, 0, {.verify = true});
+  Expected<Plan> p = BindChecked(*m, cfg, 0);
   if (!p) throw std::runtime_error(p.error().message);
   return *std::move(p);
 }
@@ -423,9 +424,8 @@ TEST_F(Cli, PlanWithAPipelineSplitPrintsEveryRankAndTheHandoff) {
   const Result r = Run({"plan", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--pp", "2",
                         "--pp-split", "1+3"});
   ASSERT_EQ(r.code, 0) << r.err;
-  Expected<Pipeline> p = BindPipeline(CatalogueModel("deepseek-v2-lite").value(),
-                                      {.tp = 4, .attn_dp = 2, .dense_tp = 1, .pp = 2, .pp_split = {1, 3}},
-                                      {.verify = true});
+  Expected<Pipeline> p = BindPipelineChecked(CatalogueModel("deepseek-v2-lite").value(),
+                                             {.tp = 4, .attn_dp = 2, .dense_tp = 1, .pp = 2, .pp_split = {1, 3}});
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(r.out, ToTable(*p));
   EXPECT_NE(r.out.find("deepseek-v2-lite on pipeline rank 0 of 2 (layers 0..0)\n"), std::string::npos) << r.out;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/exec.h"
 #include "testing.h"
 
@@ -36,7 +37,7 @@ struct Ran {
 // Binds (verified), runs on threads, and returns the final hidden states.
 inline Ran MustRun(const Model& m, const ParallelConfig& cfg, const Weights& w, const Batch& b, Dtype d,
                    Backend backend = Backend::kThreads) {
-  Expected<Pipeline> plans = BindPipeline(m, cfg, {.verify = true});
+  Expected<Pipeline> plans = BindPipelineChecked(m, cfg);
   if (!plans) throw std::runtime_error("bind: " + plans.error().message);
   Expected<RunOutput> out = RunPlans(m, *plans, w, b, {.dtype = d, .backend = backend});
   if (!out) throw std::runtime_error("run: " + out.error().message);

@@ -10,8 +10,8 @@
 #include <functional>
 #include <map>
 
-#include "exec/stages.h"
-#include "exec/streams.h"
+#include "numerics/stages.h"
+#include "numerics/streams.h"
 #include "exec_testing.h"
 
 namespace seam {

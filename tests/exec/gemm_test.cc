@@ -18,7 +18,7 @@
 // The test's own statement of the contract must not be contracted either.
 #pragma GCC optimize("fp-contract=off")
 
-#include "exec/gemm_internal.h"
+#include "tensor/gemm_internal.h"
 
 namespace seam {
 namespace {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/plan_io.h"
 #include "testing.h"
 
@@ -54,7 +55,7 @@ std::vector<Case> CataloguePlans() {
   for (const CatalogueEntry& e : Catalogue()) {
     const Model m = e.make();
     for (const NamedConfig& c : Grid()) {
-      Expected<Plan> p = Bind(m, c.cfg, 0, {.verify = true});
+      Expected<Plan> p = BindChecked(m, c.cfg, 0);
       const std::string name = e.name + " " + c.name;
       if (!p) {
         EXPECT_NE(p.error().code, ErrorCode::kFailedCheck) << name << ": " << p.error().message;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/plan_io.h"
 #include "testing.h"
 
@@ -155,7 +156,7 @@ TEST(PlanTable, EveryStepIsOneRow) {
 }
 
 TEST(PlanTable, NoOpStageGetsAPassOnRow) {
-  Expected<Plan> p = Bind(StackOf("ANF"), {.tp = 2}, 0, {.verify = true});
+  Expected<Plan> p = BindChecked(StackOf("ANF"), {.tp = 2}, 0);
   ASSERT_TRUE(p.ok()) << p.error().message;
   const std::string table = ToTable(*p);
   EXPECT_EQ(CountMatches(table, std::regex(R"( +1 +1 +no-op +\S+ +- +\(passes the pending add on\) +0)")), 1)

@@ -31,7 +31,7 @@ TEST(PlanText, EveryCataloguePipelineReadsBackToAnEqualPipeline) {
   for (const CatalogueEntry& e : Catalogue()) {
     const Model m = e.make();
     for (const ParallelConfig& cfg : kConfigs) {
-      Expected<Pipeline> p = BindPipeline(m, cfg, {.verify = false});
+      Expected<Pipeline> p = BindPipeline(m, cfg);
       if (!p) continue;
       const std::string text = ToText(*p);
       Expected<Pipeline> back = PipelineFromText(text);
@@ -303,7 +303,7 @@ TEST(PlanText, StageRankAndSplitCountsAreCapped) {
 TEST(PlanText, EveryTruncationAndDroppedLineIsAnErrorOrAPlan) {
   Expected<Pipeline> bound =
       BindPipeline(CatalogueModel("deepseek-v2-lite").value(),
-                   {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2}, {.verify = false});
+                   {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2});
   ASSERT_TRUE(bound.ok());
   const std::string text = ToText(*bound);
   auto check = [](std::string_view t, std::string_view what) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/files.h"
 #include "seam/model.h"
 
@@ -524,7 +525,7 @@ TEST(HfConfig, EveryRealModelButGptOssBindsAtTp8AttnDp4DenseTp1A2aPp2) {
   models.push_back(MustImport(Zaya1Config()));
   for (const Model& m : models) {
     if (m.name == "gpt-oss") continue;
-    Expected<Pipeline> plans = BindPipeline(m, kWide, {.verify = true});
+    Expected<Pipeline> plans = BindPipelineChecked(m, kWide);
     ASSERT_TRUE(plans.ok()) << m.name << ": " << plans.error().message;
     ASSERT_EQ(plans->size(), 2U) << m.name;
     EXPECT_EQ(plans->back().header().last_layer, m.num_layers) << m.name;
@@ -536,7 +537,7 @@ TEST(HfConfig, EveryRealModelButGptOssBindsAtTp8AttnDp4DenseTp1A2aPp2) {
 
 TEST(HfConfig, GptOssIsRejectedWithA2aNamingTheRuleAndBindsWithTpMoe) {
   const Model m = MustLoad("gpt-oss-20b.json");
-  Expected<Pipeline> a2a = BindPipeline(m, kWide, {.verify = true});
+  Expected<Pipeline> a2a = BindPipelineChecked(m, kWide);
   ASSERT_FALSE(a2a.ok());
   EXPECT_EQ(a2a.error().code, ErrorCode::kUnsupported);
   EXPECT_EQ(a2a.error().message,
@@ -544,7 +545,7 @@ TEST(HfConfig, GptOssIsRejectedWithA2aNamingTheRuleAndBindsWithTpMoe) {
             "dispatch/combine in the model); use --moe tp");
   ParallelConfig tp_moe = kWide;
   tp_moe.moe = MoeMode::kTp;
-  Expected<Pipeline> plans = BindPipeline(m, tp_moe, {.verify = true});
+  Expected<Pipeline> plans = BindPipelineChecked(m, tp_moe);
   EXPECT_TRUE(plans.ok()) << plans.error().message;
 }
 
@@ -552,7 +553,7 @@ TEST(HfConfig, TheMixerModelsRejectInputScatteredBatches) {
   const ParallelConfig scattered{.tp = 8, .input_scattered = true, .pp = 2};  // input-scattered needs attn_dp 1
   for (const std::string file : {"nemotron-h-56b.json", "nemotron-3-nano-30b-a3b.json", "qwen3-next-80b-a3b.json"}) {
     SCOPED_TRACE(file);
-    Expected<Pipeline> plans = BindPipeline(MustLoad(file), scattered, {.verify = true});
+    Expected<Pipeline> plans = BindPipelineChecked(MustLoad(file), scattered);
     ASSERT_FALSE(plans.ok());
     EXPECT_EQ(plans.error().message,
               "stage 0 (mixer, layer 0): a mixer cannot gather its own input from the slice on input-scattered "

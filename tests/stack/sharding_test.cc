@@ -192,7 +192,7 @@ TEST(Sharding, EveryAcceptedPlanMovesWholeBytesPerToken) {
                                      .input_scattered = tp > 1 && dp == 1, .reduction = Reduction::kRsRsv,
                                      .pp = 2};
             if (!Validate(cfg).ok() || !CheckSharding(m, cfg).ok()) continue;
-            Expected<Pipeline> plans = BindPipeline(m, cfg, {.verify = false});
+            Expected<Pipeline> plans = BindPipeline(m, cfg);
             if (!plans) continue;
             ++accepted;
             for (const Plan& p : *plans) {

@@ -56,7 +56,7 @@ TEST(WellFormed, EveryCatalogueModelBindsAWellFormedPlanWithTheFewestBytes) {
     const Model m = e.make();
     for (ParallelConfig cfg : {ParallelConfig{.tp = 2}, kA2a, ParallelConfig{.tp = 8, .attn_dp = 8, .reduction = Reduction::kRsRsv}}) {
       if (!MoeDispatchesA2a(m)) cfg.moe = MoeMode::kTp;
-      const Expected<Pipeline> p = BindPipeline(m, Cut(cfg, {2, m.num_layers - 2}), {.verify = false});
+      const Expected<Pipeline> p = BindPipeline(m, Cut(cfg, {2, m.num_layers - 2}));
       ASSERT_TRUE(p.ok()) << e.name << ": " << p.error().message;
       EXPECT_EQ(Describe(VerifyPipeline(*p)), "") << e.name << " " << Describe(cfg);
       EXPECT_TRUE(CompareWithBinder(*p).empty()) << e.name;

@@ -217,7 +217,7 @@ std::vector<Scenario> ScenariosOf(const std::string& subject, int layers) {
 }
 
 Expected<Pipeline> BindScenario(const Model& model, const Scenario& s) {
-  return BindPipeline(model, s.cfg, {.verify = false});
+  return BindPipeline(model, s.cfg);
 }
 
 std::string FileName(const Subject& s) { return s.name + ".plans"; }

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/files.h"
 #include "seam/hf_config.h"
 #include "seam/plan_io.h"
@@ -90,7 +91,7 @@ int RunPlan(const PlanArgs& a) {
   Expected<Model> model = ChooseModel(a.model, a.hf_config, a.layers);
   if (!model) return Fail(model.error());
   const Model& m = *model;
-  Expected<Pipeline> plans = BindPipeline(m, *cfg, {.verify = true});
+  Expected<Pipeline> plans = BindPipelineChecked(m, *cfg);
   if (!plans) return Fail(plans.error());
   return Print(*plans, a.format);
 }

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/dump.h"
 #include "seam/exec.h"
 #include "seam/matrix.h"
@@ -63,7 +64,7 @@ Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg, Dt
   const Model& m = loaded->model;
   if (!a.weights.empty()) dtype = loaded->dtype;
   if (Status s = CheckRunnable(m, cfg); !s.ok()) return s.error();
-  Expected<Pipeline> plans = BindPipeline(m, cfg, {.verify = true, .fuse = !a.unfused});
+  Expected<Pipeline> plans = BindPipelineChecked(m, cfg, {.fuse = !a.unfused});
   if (!plans) return plans.error();
   Expected<Batch> batch = RandomBatch(a.tokens, a.requests, m.dims->vocab, a.seed);
   if (!batch) return batch.error();

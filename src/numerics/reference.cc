@@ -1,12 +1,14 @@
 // The reference: the model unsharded, one token at a time, with the same
 // kernels the ranks use (every stage held whole), so a row's arithmetic is
 // the ranks' arithmetic and only the batching differs.
+#include "seam/reference.h"
+
 #include <map>
 #include <memory>
 
-#include "exec/stages.h"
-#include "exec/streams.h"
-#include "seam/exec.h"
+#include "numerics/stages.h"
+#include "numerics/streams.h"
+#include "seam/sharding.h"
 
 namespace seam {
 namespace {
@@ -111,6 +113,8 @@ class ReferenceStage {
 };
 
 }  // namespace
+
+RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype) { return {dtype, cfg.moe, CanonicalKBlocks(cfg)}; }
 
 Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n,
                               std::vector<std::vector<int>>* routes) {

@@ -1,4 +1,4 @@
-#include "exec/streams.h"
+#include "numerics/streams.h"
 
 #include <cmath>
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "seam/bind.h"
+#include "seam/checked.h"
 #include "seam/pipeline.h"
 
 namespace seam {
@@ -98,7 +99,7 @@ Expected<std::vector<MatrixRow>> RunMatrix(const Model& m, const std::vector<Mat
       out.note = s.error().message;
       continue;
     }
-    Expected<Pipeline> plans = BindPipeline(m, c.cfg, {.verify = true, .fuse = c.fuse});
+    Expected<Pipeline> plans = BindPipelineChecked(m, c.cfg, {.fuse = c.fuse});
     if (!plans) {
       out.note = plans.error().message;
       continue;

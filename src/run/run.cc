@@ -1,17 +1,16 @@
 // Running every rank's plan on threads (or recording it), and checking a
 // configuration can run: sizes to run with, and a sharding both `plan` and
 // `run` accept (seam/sharding.h).
+#include "seam/exec.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
 
-#include "exec/interpreter.h"
-#include "seam/exec.h"
+#include "run/interpreter.h"
 #include "seam/sharding.h"
 
 namespace seam {
-
-RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype) { return {dtype, cfg.moe, CanonicalKBlocks(cfg)}; }
 
 Status CheckRunnable(const Model& m, const ParallelConfig& cfg) {
   if (!m.dims) return InvalidArgument(fmt::format("model '{}' has no sizes to run with", m.name));

@@ -1,4 +1,4 @@
-#include "exec/stages.h"
+#include "numerics/stages.h"
 
 #include <cmath>
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "exec/stages.h"
+#include "numerics/stages.h"
 #include "seam/batch.h"
 #include "seam/comm.h"
 #include "seam/plan.h"

@@ -2,7 +2,7 @@
 // only way to their numbers is the collective that completes them, so a plan
 // that reads, adds, sends or gathers a partial sum fails here instead of
 // computing with it.
-#include "exec/interpreter.h"
+#include "run/interpreter.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <memory>
 #include <variant>
 
-#include "exec/streams.h"
+#include "numerics/streams.h"
 #include "seam/owed_sum.h"
 
 namespace seam::exec {

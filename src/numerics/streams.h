@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "exec/stages.h"
+#include "numerics/stages.h"
 
 namespace seam::exec {
 

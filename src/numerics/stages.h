@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "seam/exec.h"
+#include "seam/reference.h"
 #include "seam/kernels.h"
 #include "seam/model.h"
 #include "seam/weights.h"

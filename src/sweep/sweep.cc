@@ -74,7 +74,7 @@ class Checker {
 
   void Run(int max_pp) {
     const Model& model = subject_.model;
-    const Expected<Plan> uncut = Bind(model, config_.cfg, 0, {.verify = false});
+    const Expected<Plan> uncut = Bind(model, config_.cfg, 0);
     if (uncut) Verified("uncut", *uncut);
     if (!uncut) ++out_.counts.rejected_uncut;
     for (const std::vector<int>& split : LayerSplits(model.num_layers, max_pp)) {
@@ -83,7 +83,7 @@ class Checker {
       cfg.pp = static_cast<int>(split.size());
       cfg.pp_split = split;
       const std::string where = fmt::format("cut {}", fmt::join(split, "+"));
-      const Expected<Pipeline> cut = BindPipeline(model, cfg, {.verify = false});
+      const Expected<Pipeline> cut = BindPipeline(model, cfg);
       ++out_.counts.cut_outcomes;
       if (uncut.ok() != cut.ok()) {
         Violate(where, fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): {}",

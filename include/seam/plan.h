@@ -18,6 +18,7 @@
 
 #include "seam/layout.h"
 #include "seam/stage.h"
+#include "seam/step_kind.h"
 
 namespace seam {
 
@@ -25,31 +26,6 @@ namespace seam {
 enum class Variant {
   kOrdinary,
   kInputScattered,  // each layer's input is a TP partial sum; attention gathers its slice
-};
-
-// The buffer a step acts on.
-enum class Operand {
-  kValue,     // the output a stage hands on, until it is added
-  kResidual,  // the residual stream
-  kInput,     // the normed input a stage computes on
-};
-
-enum class StepKind {
-  kAllReduce,         // complete a sum in place
-  kReduceScatter,     // complete a sum onto a finer slice of rows
-  kReduceScatterV,    // the same with variable rows per DP group (attn_tp = 1)
-  kAllGather,         // gather rows back over a group
-  kDispatch,          // a2a MoE: send rows to the ranks owning their experts
-  kCombine,           // a2a MoE: bring the expert outputs back, summed
-  kSlice,             // take this rank's rows locally (no communication)
-  kStartResidual,     // the stack entry: the input becomes the residual
-  kAdd,               // residual update with the value (the value is consumed)
-  kNorm,              // read: input = norm(residual)
-  kAllReduceAddNorm,  // fused all-reduce + add + norm (same bits as unfused)
-  kCompute,           // the stage itself: input -> value
-  kLeave,             // no work: the owed sum is handed to the next reader
-  kSend,              // to the next pipeline rank: this rank's slice of the attention rows
-  kRecv,              // from the previous pipeline rank: the slice its counterpart sent
 };
 
 struct Step {
@@ -63,8 +39,6 @@ struct Step {
   int width = 0;  // elements per token of the buffer the step acts on
   bool operator==(const Step&) const = default;
 };
-
-bool IsCollective(StepKind k);
 
 // The value in flight at a boundary: a stage's output not yet added.
 struct ValueFacts {
@@ -161,7 +135,6 @@ std::string_view Name(Variant v);
 std::string_view Name(EndKind k);
 Expected<EndKind> ParseEndKind(std::string_view text);
 std::string_view Name(Operand o);
-std::string_view Name(StepKind k);
 Expected<Variant> ParseVariant(std::string_view text);
 Expected<Operand> ParseOperand(std::string_view text);
 Expected<StepKind> ParseStepKind(std::string_view text);

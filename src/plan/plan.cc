@@ -19,32 +19,22 @@ const LinePlan* Plan::line(Variant v) const {
   return nullptr;
 }
 
-bool IsCollective(StepKind k) {
-  switch (k) {
-    case StepKind::kAllReduce:
-    case StepKind::kReduceScatter:
-    case StepKind::kReduceScatterV:
-    case StepKind::kAllGather:
-    case StepKind::kDispatch:
-    case StepKind::kCombine:
-    case StepKind::kAllReduceAddNorm:
-    case StepKind::kSend:
-    case StepKind::kRecv: return true;
-    default: return false;
-  }
-}
-
 double BytesPerToken(const Step& s, const PlanHeader& h) {
-  if (!IsCollective(s.kind) || !s.group) return 0.0;  // a group-less collective is the verifier's to report
+  const Traffic traffic = Spec(s.kind).traffic;
+  if (traffic == Traffic::kNone || !s.group) return 0.0;  // a group-less collective is the verifier's to report
   const int n = GroupSize(h.config, *s.group);
   const double share = static_cast<double>(n - 1) / n;
   // The logical buffer: the ungathered side for a sum, the gathered side for a gather.
   const Rows rows = s.kind == StepKind::kAllGather ? s.rows_out : s.rows_in;
   const double buffer = s.width * h.element_bytes * RowFraction(h.config, rows);
-  if (s.kind == StepKind::kSend) return buffer;  // point to point: the whole slice
-  if (s.kind == StepKind::kRecv) return 0.0;     // counted where it is sent
-  const bool all_reduce = s.kind == StepKind::kAllReduce || s.kind == StepKind::kAllReduceAddNorm;
-  return (all_reduce ? 2.0 : 1.0) * share * buffer;
+  switch (traffic) {
+    case Traffic::kNone:
+    case Traffic::kAtTheSender: return 0.0;
+    case Traffic::kWhole: return buffer;
+    case Traffic::kShare: return share * buffer;
+    case Traffic::kAllReduce: return 2.0 * share * buffer;
+  }
+  return 0.0;
 }
 
 double BytesPerToken(const StagePlan& s, const PlanHeader& h) {
@@ -86,27 +76,6 @@ std::string_view Name(Operand o) {
   return "?";
 }
 
-std::string_view Name(StepKind k) {
-  switch (k) {
-    case StepKind::kAllReduce: return "ar";
-    case StepKind::kReduceScatter: return "rs";
-    case StepKind::kReduceScatterV: return "rsv";
-    case StepKind::kAllGather: return "ag";
-    case StepKind::kDispatch: return "a2a-dispatch";
-    case StepKind::kCombine: return "a2a-combine";
-    case StepKind::kSlice: return "slice";
-    case StepKind::kStartResidual: return "start-residual";
-    case StepKind::kAdd: return "add";
-    case StepKind::kNorm: return "norm";
-    case StepKind::kAllReduceAddNorm: return "ar+add+norm";
-    case StepKind::kCompute: return "compute";
-    case StepKind::kLeave: return "leave";
-    case StepKind::kSend: return "send";
-    case StepKind::kRecv: return "recv";
-  }
-  return "?";
-}
-
 Expected<Variant> ParseVariant(std::string_view text) {
   return ParseEnum(text, std::array{Variant::kOrdinary, Variant::kInputScattered}, "batch variant");
 }
@@ -115,14 +84,6 @@ Expected<Operand> ParseOperand(std::string_view text) {
   return ParseEnum(text, std::array{Operand::kValue, Operand::kResidual, Operand::kInput}, "operand");
 }
 
-Expected<StepKind> ParseStepKind(std::string_view text) {
-  return ParseEnum(text,
-                   std::array{StepKind::kAllReduce, StepKind::kReduceScatter, StepKind::kReduceScatterV,
-                              StepKind::kAllGather, StepKind::kDispatch, StepKind::kCombine,
-                              StepKind::kSlice, StepKind::kStartResidual, StepKind::kAdd,
-                              StepKind::kNorm, StepKind::kAllReduceAddNorm, StepKind::kCompute,
-                              StepKind::kLeave, StepKind::kSend, StepKind::kRecv},
-                   "step");
-}
+Expected<StepKind> ParseStepKind(std::string_view text) { return ParseEnum(text, kStepKinds, "step"); }
 
 }  // namespace seam

@@ -13,6 +13,14 @@
 namespace seam::verify {
 namespace {
 
+std::string OperandsText(const Operands& ops) {
+  std::vector<std::string_view> names;
+  for (Operand o : {Operand::kValue, Operand::kResidual, Operand::kInput}) {
+    if (ops.Has(o)) names.push_back(Name(o));
+  }
+  return fmt::format("{}", fmt::join(names, " or "));
+}
+
 class Checker {
  public:
   Checker(const Plan& plan, std::vector<Violation>& out) : plan_(plan), cfg_(plan.config()), out_(out) {}
@@ -246,20 +254,23 @@ class Checker {
     const bool untouched = s.owed_before == Owed::kNothing && s.owed_after == Owed::kNothing;
     const bool same_rows = s.rows_in == s.rows_out;
     const Rows axes = s.group ? AxesOf(cfg_, *s.group) : Rows::Full();
+    const StepSpec& spec = Spec(s.kind);
+    if (!spec.operands.Has(s.operand)) {
+      return fmt::format("{} does not act on the {}; it acts on the {}", spec.name, Name(s.operand),
+                         OperandsText(spec.operands));
+    }
     switch (s.kind) {
       case StepKind::kAllReduce:
       case StepKind::kAllReduceAddNorm:
-        if (s.operand != Operand::kValue) return "a sum acts on the value";
         if (!same_rows) return "an all-reduce keeps its rows; a reduce-scatter would change them";
         return completes ? "" : "an all-reduce completes an owed sum";
       case StepKind::kReduceScatter:
-        if (s.operand != Operand::kValue) return "a sum acts on the value";
         if (!s.group || s.rows_out != s.rows_in.With(axes) || same_rows) {
           return "a reduce-scatter lands on its rows sharded over its group's axes";
         }
         return completes ? "" : "a reduce-scatter completes an owed sum";
       case StepKind::kReduceScatterV:
-        if (s.operand != Operand::kValue || s.group != Group::kTp) return "a reduce-scatterv sums the value over tp";
+        if (s.group != Group::kTp) return "a reduce-scatterv sums the value over tp";
         if (s.rows_in != Rows::Full() || s.rows_out != Rows::Attention(cfg_)) {
           return "a reduce-scatterv returns the full rows to the attention rows";
         }
@@ -273,20 +284,16 @@ class Checker {
         if (same_rows || !s.rows_in.Covers(s.rows_out)) return "a slice takes finer rows";
         return s.owed_before == s.owed_after ? "" : "a slice keeps the owed sum as it is";
       case StepKind::kLeave:
-        if (s.operand != Operand::kValue || !same_rows) return "a leave hands the value on as it is";
+        if (!same_rows) return "a leave hands the value on as it is";
         if (s.owed_before == Owed::kNothing || s.owed_after != s.owed_before) return "a leave hands an owed sum on";
         return s.group == GroupOf(s.owed_before) ? "" : "a leave names the group the sum is owed over";
       case StepKind::kStartResidual:
       case StepKind::kAdd:
-      case StepKind::kNorm: {
-        const Operand want = s.kind == StepKind::kStartResidual ? Operand::kValue : Operand::kResidual;
-        if (s.operand != want) return fmt::format("it acts on the {}", Name(want));
+      case StepKind::kNorm:
         if (!same_rows) return "it keeps its rows";
         return untouched ? "" : "it runs on complete values only";
-      }
       case StepKind::kSend:
       case StepKind::kRecv:
-        if (s.operand == Operand::kInput) return "the transport carries the value and the residual";
         if (!same_rows) return "the transport keeps its rows";
         return untouched ? "" : "the transport carries complete values only";
       case StepKind::kDispatch:

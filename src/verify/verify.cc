@@ -39,10 +39,7 @@ std::string Facts(const std::optional<ValueFacts>& v) {
 
 std::string RowsText(const std::optional<Rows>& r) { return r ? std::string(Name(*r)) : "none"; }
 
-bool Completes(StepKind k) {
-  return k == StepKind::kAllReduce || k == StepKind::kReduceScatter || k == StepKind::kReduceScatterV ||
-         k == StepKind::kAllReduceAddNorm;
-}
+bool Completes(StepKind k) { return Spec(k).completes; }
 
 class Walker {
  public:

@@ -4,7 +4,10 @@
 // bound plan one way and asserts the exact violation.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <functional>
+#include <optional>
 
 #include "seam/bind.h"
 #include "seam/rebind.h"
@@ -284,6 +287,57 @@ TEST(CompareWithBinder, CatchesAValidPlanThatSeamDoesNotBind) {
   const std::vector<std::string> diff = CompareWithBinder({other});
   ASSERT_FALSE(diff.empty());
   EXPECT_EQ(diff.front(), "ordinary stage 1 exit[0]: (none) != add residual slice -> slice, owes - -> -, width 64");
+}
+
+
+// The first step of `kind` in the pipeline, wherever it sits: a rank's
+// receive, a stage's entry, compute or exit, or its end.
+struct Found {
+  size_t rank;
+  Plan edited;
+};
+std::optional<Found> WithOperand(const Pipeline& ranks, StepKind kind, Operand operand) {
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    std::vector<LinePlan> lines = ranks[r].lines();
+    std::vector<std::vector<Step>*> lists{&lines[0].receive, &lines[0].end.steps};
+    for (StagePlan& s : lines[0].stages) lists.insert(lists.end(), {&s.entry, &s.compute, &s.exit});
+    for (std::vector<Step>* steps : lists) {
+      for (Step& step : *steps) {
+        if (step.kind != kind) continue;
+        step.operand = operand;
+        return Found{r, Plan(ranks[r].header(), lines)};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Each step kind's row of seam/step_kind.h says which buffers it acts on;
+// a step on any other is malformed, whatever else is right about it.
+TEST(WellFormed, EachStepKindActsOnlyOnTheOperandsItsSpecificationAllows) {
+  const std::vector<Pipeline> plans{
+      MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1})),
+      MustBindPipeline(LlamaModel(2), Cut({.tp = 4, .attn_dp = 2, .reduction = Reduction::kRs}, {1, 1})),
+      MustBindPipeline(LlamaModel(2), Cut({.tp = 8, .attn_dp = 8, .reduction = Reduction::kRsRsv}, {1, 1})),
+      BindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}), {.fuse = false}).value(),
+  };
+  int checked = 0;
+  for (const StepSpec& spec : kStepSpecs) {
+    for (Operand wrong : {Operand::kValue, Operand::kResidual, Operand::kInput}) {
+      if (spec.operands.Has(wrong)) continue;
+      std::optional<Found> f;
+      for (const Pipeline& p : plans) {
+        if (!f) f = WithOperand(p, spec.kind, wrong);
+      }
+      ASSERT_TRUE(f.has_value()) << "no " << spec.name << " step in the plans";
+      const std::string report = Of(Verify(f->edited), Invariant::kWellFormed);
+      EXPECT_NE(report.find(fmt::format("{} does not act on the {}; it acts on the ", spec.name, Name(wrong))),
+                std::string::npos)
+          << spec.name << " on the " << Name(wrong) << ":\n" << report;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 8 * 2 + 2 * 1);  // eight kinds act on one buffer; send and recv on two
 }
 
 }  // namespace

@@ -1,0 +1,100 @@
+// seam/step_kind.h — the kinds of step a plan is made of, in one table.
+//
+// Each row states a kind's name (as plans print and parse it), whether it
+// moves data between ranks, how its bytes are counted, whether it completes
+// an owed sum and which buffers it may act on. The enum, Name, the parser
+// and every predicate below are generated from the rows, so a new kind is a
+// new row here (and what the binder, verifier and interpreter do with it).
+//
+//   if (Spec(step.kind).completes) ...
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace seam {
+
+// The buffer a step acts on.
+enum class Operand {
+  kValue,     // the output a stage hands on, until it is added
+  kResidual,  // the residual stream
+  kInput,     // the normed input a stage computes on
+};
+
+// How a step's bytes per token are counted from its logical buffer (the
+// ungathered side for a sum, the gathered side for a gather).
+enum class Traffic {
+  kNone,         // local work: nothing moves
+  kAllReduce,    // 2 (n-1)/n of the buffer
+  kShare,        // (n-1)/n of the buffer: reduce-scatter, all-gather, all-to-all
+  kWhole,        // point to point: the whole buffer
+  kAtTheSender,  // a receive: counted where it was sent
+};
+
+// Which operands a kind may act on, as a set.
+struct Operands {
+  bool value = false;
+  bool residual = false;
+  bool input = false;
+  constexpr bool Has(Operand o) const {
+    return o == Operand::kValue ? value : o == Operand::kResidual ? residual : input;
+  }
+};
+inline constexpr Operands kValueOnly{.value = true};
+inline constexpr Operands kResidualOnly{.residual = true};
+inline constexpr Operands kValueOrResidual{.value = true, .residual = true};
+inline constexpr Operands kAnyOperand{.value = true, .residual = true, .input = true};
+
+// X(enumerator, name, traffic, completes an owed sum, operands)
+#define SEAM_STEP_KINDS(X)                                                                                 \
+  X(kAllReduce, "ar", Traffic::kAllReduce, true, kValueOnly)       /* complete a sum in place */           \
+  X(kReduceScatter, "rs", Traffic::kShare, true, kValueOnly)       /* complete it onto finer rows */       \
+  X(kReduceScatterV, "rsv", Traffic::kShare, true, kValueOnly)     /* the same, rows per DP group */       \
+  X(kAllGather, "ag", Traffic::kShare, false, kAnyOperand)         /* gather rows back over a group */     \
+  X(kDispatch, "a2a-dispatch", Traffic::kShare, false, kAnyOperand) /* a2a MoE: rows to their experts */   \
+  X(kCombine, "a2a-combine", Traffic::kShare, false, kAnyOperand)  /* a2a MoE: expert outputs back */      \
+  X(kSlice, "slice", Traffic::kNone, false, kAnyOperand)           /* take this rank's rows locally */     \
+  X(kStartResidual, "start-residual", Traffic::kNone, false, kValueOnly) /* the input becomes residual */  \
+  X(kAdd, "add", Traffic::kNone, false, kResidualOnly)             /* residual += value (consumed) */      \
+  X(kNorm, "norm", Traffic::kNone, false, kResidualOnly)           /* input = norm(residual) */            \
+  X(kAllReduceAddNorm, "ar+add+norm", Traffic::kAllReduce, true, kValueOnly) /* fused, same bits */       \
+  X(kCompute, "compute", Traffic::kNone, false, kAnyOperand)       /* the stage itself: input -> value */  \
+  X(kLeave, "leave", Traffic::kNone, false, kValueOnly)            /* the owed sum goes to the reader */   \
+  X(kSend, "send", Traffic::kWhole, false, kValueOrResidual)       /* this rank's slice to the next */     \
+  X(kRecv, "recv", Traffic::kAtTheSender, false, kValueOrResidual) /* the slice from the previous */
+
+enum class StepKind {
+#define SEAM_ENUMERATOR(kind, name, traffic, completes, operands) kind,
+  SEAM_STEP_KINDS(SEAM_ENUMERATOR)
+#undef SEAM_ENUMERATOR
+};
+
+struct StepSpec {
+  StepKind kind;
+  std::string_view name;
+  Traffic traffic;
+  bool completes;    // it completes the owed sum of the value it acts on
+  Operands operands;  // the buffers it may act on
+  // It moves data between ranks (and so names a group).
+  constexpr bool collective() const { return traffic != Traffic::kNone; }
+};
+
+inline constexpr std::array kStepSpecs{
+#define SEAM_SPEC(kind, name, traffic, completes, operands) StepSpec{StepKind::kind, name, traffic, completes, operands},
+    SEAM_STEP_KINDS(SEAM_SPEC)
+#undef SEAM_SPEC
+};
+
+constexpr const StepSpec& Spec(StepKind k) { return kStepSpecs[static_cast<size_t>(k)]; }
+
+// Every kind, in the table's order (for parsers and exhaustive tests).
+inline constexpr std::array kStepKinds = [] {
+  std::array<StepKind, kStepSpecs.size()> out{};
+  for (size_t i = 0; i < out.size(); ++i) out[i] = kStepSpecs[i].kind;
+  return out;
+}();
+
+constexpr std::string_view Name(StepKind k) { return Spec(k).name; }
+constexpr bool IsCollective(StepKind k) { return Spec(k).collective(); }
+
+}  // namespace seam

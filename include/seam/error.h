@@ -1,12 +1,16 @@
 // seam/error.h — the error vocabulary: Error, Status and Expected<T>.
 //
-// Errors the user or the configuration caused come back as values; they say
+// Everything that can fail for a reason outside the program comes back as a
+// value: Status or Expected<T>, carrying an Error whose code says whose the
+// failure is (bad input, a failed check, a deadline) and whose message says
 // what is wrong and what would work instead. Broken internal invariants are
 // reported with SEAM_CHECK, which throws InternalError with file:line (a bug
-// in seam, never a user mistake).
+// in seam, never a user mistake). Inside one module a failure deep in a
+// rank's body or a parser may travel as a thrown Failure; the module's
+// boundary catches it and returns its Error (docs/errors.md).
 //
-//   Expected<ParallelConfig> cfg = ...;
-//   if (!cfg) { std::cerr << cfg.error().message; return 2; }
+//   SEAM_RETURN_IF_ERROR(CheckSharding(model, cfg));
+//   SEAM_ASSIGN_OR_RETURN(Pipeline plans, BindPipeline(model, cfg));
 #pragma once
 
 #include <stdexcept>
@@ -20,7 +24,9 @@ enum class ErrorCode {
   kInvalidArgument,  // a flag or size that cannot work (tp not divisible, ...)
   kUnsupported,      // a combination the binder rejects (names stage and rule)
   kMalformed,        // a file that does not parse or misses fields
-  kFailedCheck,      // a plan that violates an invariant
+  kFailedCheck,      // a plan that violates an invariant, or a run that disagrees with its reference
+  kDeadlineExceeded,  // a rank did not reach a collective within the run's timeout
+  kInternal,          // a bug in seam met at a boundary that reports rather than throws
 };
 
 struct Error {
@@ -32,10 +38,17 @@ struct Error {
   std::string rule;
 };
 
+// The exit status a command reports for an error of this code: 1 a failed
+// check, 2 bad input (flags, sizes, files, what the binder rejects), 3 a
+// deadline exceeded, 4 an internal error. 0 is success.
+int ExitStatusOf(ErrorCode code);
+
 Error InvalidArgument(std::string message);
 Error Unsupported(std::string message);
 Error Malformed(std::string message);
 Error FailedCheck(std::string message);
+Error DeadlineExceeded(std::string message);
+Error Internal(std::string message);
 
 // A success or an Error; [[nodiscard]] so a failure cannot be dropped.
 class [[nodiscard]] Status {
@@ -74,6 +87,18 @@ class [[nodiscard]] Expected {
   std::variant<T, Error> v_;
 };
 
+// A failure thrown inside a module (from deep in a rank's body, a parser),
+// caught at the module's boundary and returned as the Error it carries.
+class Failure : public std::exception {
+ public:
+  explicit Failure(Error error) : error_(std::move(error)) {}
+  const Error& error() const { return error_; }
+  const char* what() const noexcept override { return error_.message.c_str(); }
+
+ private:
+  Error error_;
+};
+
 // Thrown only for broken internal invariants (bugs), never for user input.
 class InternalError : public std::logic_error {
  public:
@@ -84,6 +109,22 @@ class InternalError : public std::logic_error {
                             const std::string& detail);
 
 }  // namespace seam
+
+// Returns the error of a failed Status from the enclosing function (which
+// returns Status or Expected<T>).
+#define SEAM_RETURN_IF_ERROR(expr)                                                  \
+  do {                                                                              \
+    if (::seam::Status seam_status_ = (expr); !seam_status_.ok()) return seam_status_.error(); \
+  } while (false)
+
+// Declares or assigns `lhs` from an Expected's value, or returns its error.
+#define SEAM_ASSIGN_OR_RETURN(lhs, expr) SEAM_ASSIGN_OR_RETURN_AT(SEAM_CONCAT_(seam_expected_, __LINE__), lhs, expr)
+#define SEAM_ASSIGN_OR_RETURN_AT(tmp, lhs, expr) \
+  auto tmp = (expr);                             \
+  if (!tmp) return tmp.error();                  \
+  lhs = std::move(tmp).value()
+#define SEAM_CONCAT_(a, b) SEAM_CONCAT_INNER_(a, b)
+#define SEAM_CONCAT_INNER_(a, b) a##b
 
 #define SEAM_CHECK(cond, detail)                                   \
   do {                                                             \

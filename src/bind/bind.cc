@@ -89,7 +89,7 @@ std::vector<StageRef> WithNeighbours(const std::vector<StageRef>& stages, const 
 }  // namespace
 
 Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, const BindOptions& options) {
-  if (Status s = CheckModel(model); !s.ok()) return s.error();
+  SEAM_RETURN_IF_ERROR(CheckModel(model));
   Expected<std::vector<LayerRange>> ranges = SplitLayers(cfg, model.num_layers);
   if (!ranges) return ranges.error();
   if (pp_rank < 0 || pp_rank >= cfg.pp) {
@@ -97,10 +97,10 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   }
   // What `seam run` can execute is what seam binds: the library refuses a
   // sharding the model or the canonical reduction cannot take.
-  if (Status s = CheckSharding(model, cfg); !s.ok()) return s.error();
+  SEAM_RETURN_IF_ERROR(CheckSharding(model, cfg));
   const LayerRange range = (*ranges)[static_cast<size_t>(pp_rank)];
   if (options.built) {
-    if (Status s = bind::CheckBuiltStages(model, range, *options.built, pp_rank); !s.ok()) return s.error();
+    SEAM_RETURN_IF_ERROR(bind::CheckBuiltStages(model, range, *options.built, pp_rank));
   }
   const std::vector<StageRef> stages = StagesOf(model, range.first, range.last);
   const RankSpan span{.first = pp_rank == 0,

@@ -33,7 +33,7 @@ Status CheckUpdate(const StageRef& s, const StageRef& first) {
 }
 
 Status CheckStackStage(const StageRef& s, const StageRef& first, const ParallelConfig& cfg) {
-  if (Status st = CheckUpdate(s, first); !st.ok()) return st;
+  SEAM_RETURN_IF_ERROR(CheckUpdate(s, first));
   if (s.decl.kind == StageKind::kSparseFfn && !s.decl.a2a && cfg.moe == MoeMode::kA2a) {
     return Reject(s, "this MoE has no all-to-all dispatch path", "a2a MoE needs a dispatch/combine in the model",
                   "use --moe tp");
@@ -91,10 +91,10 @@ Status CheckStages(const std::vector<StageRef>& stages, int first_own, int last_
   for (const StageRef& s : stages) {
     if (s.decl.kind == StageKind::kNoOp) continue;
     if (first == nullptr) first = &s;
-    if (Status st = CheckStackStage(s, *first, cfg); !st.ok()) return st;
+    SEAM_RETURN_IF_ERROR(CheckStackStage(s, *first, cfg));
     const bool own = s.index >= first_own && s.index <= last_own;
     if (own && cfg.input_scattered) {
-      if (Status st = CheckInputScattered(s, cfg); !st.ok()) return st;
+      SEAM_RETURN_IF_ERROR(CheckInputScattered(s, cfg));
     }
   }
   return Status::Ok();

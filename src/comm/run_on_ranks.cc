@@ -13,27 +13,37 @@ Status RunOnRanks(Backend backend, int size, const std::function<void(int rank, 
   comm::ThreadWorld world(size, timeout_seconds);
   std::mutex mu;
   int failed = -1;
-  std::string failure;
+  Error failure;
+  // The first rank to fail is reported, with its error's code (a deadline
+  // is not a failed check); the others are ended.
+  auto Record = [&](int rank, const Error& e) {
+    world.Abort(rank, e.message);
+    const std::lock_guard<std::mutex> lock(mu);
+    if (failed < 0) {
+      failed = rank;
+      failure = e;
+    }
+  };
   auto body = [&](int rank) {
     std::unique_ptr<Comm> c = backend == Backend::kThreads ? world.CommFor(rank) : MakeRecordComm(rank);
     try {
       fn(rank, *c);
     } catch (const comm::RankAborted&) {
       // Another rank failed first; its failure is the one reported.
+    } catch (const Failure& e) {
+      Record(rank, e.error());
+    } catch (const InternalError& e) {
+      Record(rank, Internal(e.what()));
     } catch (const std::exception& e) {
-      world.Abort(rank, e.what());
-      const std::lock_guard<std::mutex> lock(mu);
-      if (failed < 0) {
-        failed = rank;
-        failure = e.what();
-      }
+      // A rank's runtime check: the plan or the run is not what it claims.
+      Record(rank, FailedCheck(e.what()));
     }
   };
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) threads.emplace_back(body, r);
   for (std::thread& t : threads) t.join();
-  if (failed >= 0) return FailedCheck(fmt::format("rank {} failed: {}", failed, failure));
+  if (failed >= 0) return Error{failure.code, fmt::format("rank {} failed: {}", failed, failure.message)};
   return Status::Ok();
 }
 

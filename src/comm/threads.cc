@@ -75,7 +75,7 @@ struct ThreadWorld::State {
     while (!done()) {
       if (aborted) throw RankAborted(AbortMessage());
       if (std::chrono::duration<double>(Clock::now() - start).count() > timeout_seconds) {
-        throw std::runtime_error(fmt::format("rank {} waited more than {:.3g} s for {}", me, timeout_seconds, what));
+        throw Failure(DeadlineExceeded(fmt::format("rank {} waited more than {:.3g} s for {}", me, timeout_seconds, what)));
       }
       cv.wait_for(lock, std::chrono::milliseconds(20));
     }

@@ -8,7 +8,7 @@
 namespace seam {
 
 Expected<std::vector<LayerRange>> SplitLayers(const ParallelConfig& cfg, int layers) {
-  if (Status s = Validate(cfg); !s.ok()) return s.error();
+  SEAM_RETURN_IF_ERROR(Validate(cfg));
   std::vector<int> counts = cfg.pp_split;
   if (counts.empty()) {
     if (cfg.pp > layers) {

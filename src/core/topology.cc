@@ -85,14 +85,14 @@ DenseWidth DenseWidthOf(const ParallelConfig& cfg) {
 }
 
 Status Validate(const ParallelConfig& cfg) {
-  if (Status s = PositiveSizes(cfg); !s.ok()) return s;
+  SEAM_RETURN_IF_ERROR(PositiveSizes(cfg));
   if (cfg.tp % cfg.attn_dp != 0) {
     return InvalidArgument(fmt::format(
         "tp={} is not divisible by attn_dp={}; attn_dp must divide tp (divisors of {}: {})", cfg.tp,
         cfg.attn_dp, cfg.tp, Divisors(cfg.tp)));
   }
-  if (Status s = DenseWidthFits(cfg); !s.ok()) return s;
-  if (Status s = InputScatteredFits(cfg); !s.ok()) return s;
+  SEAM_RETURN_IF_ERROR(DenseWidthFits(cfg));
+  SEAM_RETURN_IF_ERROR(InputScatteredFits(cfg));
   return PipelineFits(cfg);
 }
 

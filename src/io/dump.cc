@@ -52,13 +52,13 @@ Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype d
   if (ec) return InvalidArgument(fmt::format("cannot create {}: {}", dir, ec.message()));
   const StDtype weight_dtype = dtype == Dtype::kBf16 ? StDtype::kBf16 : StDtype::kF32;
   if (m.name == "llama") {
-    if (Status s = WriteLlama(dir, m, w, dtype, seed); !s.ok()) return s;
+    SEAM_RETURN_IF_ERROR(WriteLlama(dir, m, w, dtype, seed));
   } else {
     std::vector<StTensor> tensors;
     for (const auto& [name, t] : w.all()) tensors.push_back(Floats(name, t, weight_dtype, t.rows() == 1));
-    if (Status s = WriteSafetensors(dir + "/weights.safetensors", tensors, {{"model", m.name}}); !s.ok()) return s;
+    SEAM_RETURN_IF_ERROR(WriteSafetensors(dir + "/weights.safetensors", tensors, {{"model", m.name}}));
   }
-  if (Status s = WriteInputs(dir + "/inputs.safetensors", b); !s.ok()) return s;
+  SEAM_RETURN_IF_ERROR(WriteInputs(dir + "/inputs.safetensors", b));
   return WriteSafetensors(dir + "/outputs.safetensors",
                           {Floats("last_hidden_state", hidden, StDtype::kF32, false),
                            Floats("reference_last_hidden_state", reference, StDtype::kF32, false)},
@@ -76,7 +76,7 @@ Expected<LoadedModel> LoadLlama(const std::string& dir) {
     if (name != "lm_head.weight") tensors.emplace(name, std::move(t));
   }
   LoadedModel out{m, Weights(std::move(tensors)), c->dtype};
-  if (Status s = CheckWeights(out.model, out.weights); !s.ok()) return s.error();
+  SEAM_RETURN_IF_ERROR(CheckWeights(out.model, out.weights));
   return out;
 }
 

@@ -268,7 +268,7 @@ std::vector<std::string> LlamaWeightNames(int layers) {
 }
 
 Status WriteLlamaCheckpoint(const std::string& dir, const LlamaCheckpoint& c) {
-  if (Status s = CheckForWrite(c); !s.ok()) return s;
+  SEAM_RETURN_IF_ERROR(CheckForWrite(c));
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return InvalidArgument(fmt::format("cannot create {}: {}", dir, ec.message()));

@@ -442,7 +442,7 @@ Status WriteSafetensors(const std::string& path, const std::vector<StTensor>& te
                         const std::map<std::string, std::string>& metadata) {
   std::set<std::string> seen;
   for (const StTensor& t : tensors) {
-    if (Status s = CheckTensor(t, seen); !s.ok()) return s;
+    SEAM_RETURN_IF_ERROR(CheckTensor(t, seen));
     seen.insert(t.name);
   }
 

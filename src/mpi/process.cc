@@ -95,7 +95,7 @@ Status MpiProcess::Agree(const Status& mine, double timeout_seconds) const {
   try {
     all = mpi::AllGatherBytes(out, MPI_COMM_WORLD, timeout_seconds, "the ranks' setup");
   } catch (const mpi::PeerTimeout& e) {
-    Abort(fmt::format("rank {} stopped waiting: {}", rank_, e.what()), 1, timeout_seconds);
+    Abort(fmt::format("rank {} stopped waiting: {}", rank_, e.what()), ExitStatusOf(e.error().code), timeout_seconds);
   }
   int first = -1;
   bool same = true;

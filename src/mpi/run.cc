@@ -53,7 +53,7 @@ RankOutput Decode(const mpi::Bytes& bytes) {
 
 Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pipeline& plans, const Weights& w,
                                   const Batch& b, const RunOptions& options, const MpiOptions& mpi) {
-  if (Status s = CheckRun(m, plans, w, options); !s.ok()) return s.error();
+  SEAM_RETURN_IF_ERROR(CheckRun(m, plans, w, options));
   const ParallelConfig& cfg = plans.front().config();
   if (WorldSize(cfg) != p.size()) {
     return InvalidArgument(fmt::format("the job has {} MPI process{} but the configuration has tp x pp = {} x {} = {} "
@@ -72,7 +72,8 @@ Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pip
     // waited for. A rank that waited longest may wait on a rank that is
     // itself waiting: the grace lets the rank waiting on the silent one say
     // so before the job ends.
-    p.Abort(fmt::format("rank {} stopped waiting: {}", p.rank(), e.what()), 1, mpi.timeout_seconds);
+    p.Abort(fmt::format("rank {} stopped waiting: {}", p.rank(), e.what()), ExitStatusOf(e.error().code),
+            mpi.timeout_seconds);
   } catch (const std::exception& e) {
     // Every other rank is ended with this one: no rank waits for it in vain.
     p.Abort(fmt::format("rank {} failed: {}", p.rank(), e.what()), 1);

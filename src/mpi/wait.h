@@ -10,12 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "seam/error.h"
+
 namespace seam::mpi {
 
 // A wait that ran out: the rank waited on did not answer in time.
-class PeerTimeout : public std::runtime_error {
+class PeerTimeout : public Failure {
  public:
-  using std::runtime_error::runtime_error;
+  explicit PeerTimeout(std::string message) : Failure(DeadlineExceeded(std::move(message))) {}
 };
 
 // Waits for every request until `timeout_seconds` pass. `peers[i]` names the

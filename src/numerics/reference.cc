@@ -118,7 +118,7 @@ RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype) { return {dtype, 
 
 Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n,
                               std::vector<std::vector<int>>* routes) {
-  if (Status s = CheckWeights(m, w); !s.ok()) return s.error();
+  SEAM_RETURN_IF_ERROR(CheckWeights(m, w));
   std::vector<ReferenceStage> stages;
   for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
     if (s.decl.kind != StageKind::kNoOp) stages.emplace_back(s, m, w, n);

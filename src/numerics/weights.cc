@@ -149,12 +149,12 @@ Status StageSpecs(const StageRef& s, const Model& m, std::vector<WeightSpec>& ou
     }
     case StageKind::kDenseFfn: {
       const int width = FfnWidthOf(s.decl, d);
-      if (Status st = need(width > 0, "FFN width"); !st.ok()) return st;
+      SEAM_RETURN_IF_ERROR(need(width > 0, "FFN width"));
       AddFfn(out, p, width, hidden, d.activation);
       break;
     }
     case StageKind::kSparseFfn:
-      if (Status st = need(d.experts >= s.decl.top_k && d.moe_intermediate > 0, "experts"); !st.ok()) return st;
+      SEAM_RETURN_IF_ERROR(need(d.experts >= s.decl.top_k && d.moe_intermediate > 0, "experts"));
       AddMoe(out, p, hidden, d);
       break;
     case StageKind::kLinear: AddLinear(out, p + ".linear.weight", hidden, hidden); break;
@@ -187,7 +187,7 @@ Expected<std::vector<WeightSpec>> WeightSpecs(const Model& m) {
   if (d.vocab < 1) return InvalidArgument(fmt::format("model '{}' has vocab {}", m.name, d.vocab));
   std::vector<WeightSpec> out = {{kEmbeddingName, d.vocab, m.hidden, WeightKind::kEmbedding}};
   for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
-    if (Status st = StageSpecs(s, m, out); !st.ok()) return st.error();
+    SEAM_RETURN_IF_ERROR(StageSpecs(s, m, out));
   }
   if (m.residual_streams > 1) AddLinear(out, kStreamHeadName, m.residual_streams, m.residual_streams * m.hidden);
   out.push_back({kFinalNormName, 1, m.hidden, WeightKind::kNorm});

@@ -20,8 +20,8 @@ Status CheckRunnable(const Model& m, const ParallelConfig& cfg) {
 Status CheckRun(const Model& m, const Pipeline& plans, const Weights& w, const RunOptions& /*options*/) {
   SEAM_CHECK(!plans.empty(), "no plans to run");
   const ParallelConfig& cfg = plans.front().config();
-  if (Status s = CheckRunnable(m, cfg); !s.ok()) return s;
-  if (Status s = CheckWeights(m, w); !s.ok()) return s;
+  SEAM_RETURN_IF_ERROR(CheckRunnable(m, cfg));
+  SEAM_RETURN_IF_ERROR(CheckWeights(m, w));
   if (static_cast<int>(plans.size()) != cfg.pp) return InvalidArgument("one plan per pipeline rank is needed");
   return Status::Ok();
 }
@@ -56,7 +56,7 @@ RunOutput AssembleRun(const Model& m, const ParallelConfig& cfg, const Batch& b,
 
 Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
                              const RunOptions& options) {
-  if (Status s = CheckRun(m, plans, w, options); !s.ok()) return s.error();
+  SEAM_RETURN_IF_ERROR(CheckRun(m, plans, w, options));
   const ParallelConfig& cfg = plans.front().config();
   std::vector<RankOutput> ranks(static_cast<size_t>(WorldSize(cfg)));
   const auto start = std::chrono::steady_clock::now();

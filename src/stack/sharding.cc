@@ -54,7 +54,7 @@ std::string LayerField(const StageRef& s, std::string_view field) {
 Status StageSplits(const StageRef& s, const ModelDims& d, const ParallelConfig& cfg, const Groups& g) {
   switch (s.decl.kind) {
     case StageKind::kAttention: {
-      if (Status st = Splits("num_attention_heads", d.heads, g.attn_tp); !st.ok()) return st;
+      SEAM_RETURN_IF_ERROR(Splits("num_attention_heads", d.heads, g.attn_tp));
       if (d.mla.kv_lora > 0) return Status::Ok();  // MLA's latent is whole on every rank
       const bool own = s.decl.kv_heads > 0;
       const std::string field = own ? LayerField(s, "key/value heads") : "num_key_value_heads";
@@ -70,7 +70,7 @@ Status StageSplits(const StageRef& s, const ModelDims& d, const ParallelConfig& 
       return Splits("intermediate_size", d.intermediate, g.dense_tp);
     case StageKind::kSparseFfn:
       if (cfg.moe == MoeMode::kA2a) return Status::Ok();  // each expert is whole on the rank that owns it
-      if (Status st = Splits("moe_intermediate_size", d.moe_intermediate, g.tp); !st.ok()) return st;
+      SEAM_RETURN_IF_ERROR(Splits("moe_intermediate_size", d.moe_intermediate, g.tp));
       if (d.shared_intermediate > 0) return Splits("the shared expert width", d.shared_intermediate, g.tp);
       return Status::Ok();
     case StageKind::kLinear:
@@ -94,7 +94,7 @@ Status StageBlocks(const StageRef& s, const ModelDims& d, int k) {
     case StageKind::kMixer: return IntoBlocks("the mixer width", d.mixer_heads * d.mixer_head_dim, k);
     case StageKind::kDenseFfn: return IntoBlocks("the dense FFN width", FfnWidthOf(s.decl, d), k);
     case StageKind::kSparseFfn:
-      if (Status st = IntoBlocks("the expert width", d.moe_intermediate, k); !st.ok()) return st;
+      SEAM_RETURN_IF_ERROR(IntoBlocks("the expert width", d.moe_intermediate, k));
       if (d.shared_intermediate > 0) return IntoBlocks("the shared expert width", d.shared_intermediate, k);
       return Status::Ok();
     case StageKind::kLinear:
@@ -109,11 +109,11 @@ Status CheckSharding(const Model& m, const ParallelConfig& cfg) {
   const std::vector<StageRef> stages = m.dims ? StagesOf(m, 0, m.num_layers) : std::vector<StageRef>{};
   const Groups groups = GroupsOf(cfg);
   for (const StageRef& s : stages) {
-    if (Status st = StageSplits(s, *m.dims, cfg, groups); !st.ok()) return st;
+    SEAM_RETURN_IF_ERROR(StageSplits(s, *m.dims, cfg, groups));
   }
-  if (Status st = CheckSumGroups(cfg); !st.ok()) return st;
+  SEAM_RETURN_IF_ERROR(CheckSumGroups(cfg));
   for (const StageRef& s : stages) {
-    if (Status st = StageBlocks(s, *m.dims, CanonicalKBlocks(cfg)); !st.ok()) return st;
+    SEAM_RETURN_IF_ERROR(StageBlocks(s, *m.dims, CanonicalKBlocks(cfg)));
   }
   return Status::Ok();
 }

@@ -143,6 +143,7 @@ TEST(Comm, AFailingRankFailsTheRunNamingItWithoutAHang) {
     comm.AllReduce(All(4), Filled(rank, 2, 2));  // the others wait for rank 2
   });
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kFailedCheck);
   EXPECT_EQ(s.error().message, "rank 2 failed: bad input on this rank");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
@@ -155,7 +156,21 @@ TEST(Comm, ARankThatNeverArrivesTimesOutTheOthers) {
       },
       0.2);
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kDeadlineExceeded);  // a timeout is not a failed check
   EXPECT_EQ(s.error().message, "rank 0 failed: rank 0 waited more than 0.2 s for the group's members to arrive");
+}
+
+TEST(Comm, ABugOnARankIsAnInternalErrorNotAFailedCheck) {
+  const Status s = RunOnRanks(
+      Backend::kThreads, 2,
+      [&](int rank, Comm& comm) {
+        SEAM_CHECK(rank != 1, "a broken invariant");
+        comm.Barrier(All(2));
+      },
+      5.0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kInternal);
+  EXPECT_TRUE(s.error().message.starts_with("rank 1 failed: internal error at ")) << s.error().message;
 }
 
 TEST(Comm, AMemberSendingAnotherShapeThanExpectedFailsTheRun) {

@@ -12,11 +12,13 @@
 
 namespace seam::cli {
 
-// Exit codes: 0 ok, 1 a failed check, 2 bad input (flags, sizes, files,
-// combinations the binder rejects).
+// Exit codes (ExitStatusOf in seam/error.h): 0 ok, 1 a failed check, 2 bad
+// input (flags, sizes, files, combinations the binder rejects), 3 a deadline
+// exceeded, 4 an internal error.
 constexpr int kOk = 0;
 constexpr int kFailedCheck = 1;
 constexpr int kBadInput = 2;
+constexpr int kInternalError = 4;
 
 // The parallel flags of DESIGN §8, as typed on the command line.
 struct ParallelFlags {

@@ -46,7 +46,7 @@ int Print(const Pipeline& plans, const std::string& format) {
 
 }  // namespace
 
-int ExitCodeOf(const Error& e) { return e.code == ErrorCode::kFailedCheck ? kFailedCheck : kBadInput; }
+int ExitCodeOf(const Error& e) { return ExitStatusOf(e.code); }
 
 int Fail(const Error& e) {
   std::cerr << "seam: " << e.message << "\n";

@@ -54,7 +54,7 @@ Expected<ParallelConfig> ToConfig(const ParallelFlags& f) {
     cfg.pp_split = *split;
     if (!f.pp_given) cfg.pp = static_cast<int>(split->size());
   }
-  if (Status s = Validate(cfg); !s.ok()) return s.error();
+  SEAM_RETURN_IF_ERROR(Validate(cfg));
   return cfg;
 }
 

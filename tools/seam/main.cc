@@ -80,6 +80,6 @@ int main(int argc, char** argv) {
     return RunDiff(diff);
   } catch (const seam::InternalError& e) {
     std::cerr << "seam: " << e.what() << "\n";
-    return kFailedCheck;
+    return kInternalError;
   }
 }

@@ -39,7 +39,7 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, Dtype dtype, const ParallelConf
   if (!m) return m.error();
   const Model& model = *m;
   if (cfg != nullptr) {
-    if (Status s = CheckRunnable(model, *cfg); !s.ok()) return s.error();
+    SEAM_RETURN_IF_ERROR(CheckRunnable(model, *cfg));
   }
   Expected<Weights> w = GenerateWeights(model, a.seed, dtype);
   if (!w) return w.error();
@@ -63,7 +63,7 @@ Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg, Dt
   if (!loaded) return loaded.error();
   const Model& m = loaded->model;
   if (!a.weights.empty()) dtype = loaded->dtype;
-  if (Status s = CheckRunnable(m, cfg); !s.ok()) return s.error();
+  SEAM_RETURN_IF_ERROR(CheckRunnable(m, cfg));
   Expected<Pipeline> plans = BindPipelineChecked(m, cfg, {.fuse = !a.unfused});
   if (!plans) return plans.error();
   Expected<Batch> batch = RandomBatch(a.tokens, a.requests, m.dims->vocab, a.seed);

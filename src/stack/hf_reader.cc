@@ -1,0 +1,177 @@
+// The parts of a config.json the families share, and the text fixes the
+// reader makes before parsing.
+#include "stack/hf_reader.h"
+
+#include <algorithm>
+
+namespace seam::hf {
+
+// Python's json writes non-finite floats as bare NaN / Infinity / -Infinity
+// (nemotron-h's time_step_limit has one); nlohmann reads strict JSON. Where a
+// value may start (not in a string, not as an object key), each becomes a
+// JSON string of the same word.
+std::string QuoteNonFinite(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::vector<char> open;  // the enclosing '{' and '['
+  char last = 0;           // the last character outside strings and whitespace
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    const bool in_list = !open.empty() && open.back() == '[';
+    const bool value_here = last == 0 || last == ':' || (in_list && (last == '[' || last == ','));
+    bool replaced = false;
+    for (std::string_view word : {"-Infinity", "Infinity", "NaN"}) {
+      if (value_here && text.substr(i, word.size()) == word) {
+        out += fmt::format("\"{}\"", word);
+        i += word.size() - 1;
+        last = '"';
+        replaced = true;
+        break;
+      }
+    }
+    if (replaced) continue;
+    out += c;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') open.push_back(c);
+    if ((c == '}' || c == ']') && !open.empty()) open.pop_back();
+    last = c;
+  }
+  return out;
+}
+
+// What a key holds, for error messages: short, never a whole subtree.
+std::string Found(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "a list";
+    case json::value_t::string: {
+      std::string s = v.get<std::string>();
+      const bool cut = s.size() > 40;
+      if (cut) s.resize(40);
+      return json(s).dump(-1, ' ', false, json::error_handler_t::replace) + (cut ? "..." : "");
+    }
+    default: return v.dump();
+  }
+}
+
+Common ReadCommon(const Reader& r, const char* eps_key, double eps_default) {
+  Common c;
+  c.hidden = r.Int("hidden_size", 1, kMaxSize);
+  c.layers = r.Int("num_hidden_layers", 1, kMaxLayers);
+  c.dims.vocab = r.Int("vocab_size", 1, kMaxSize);
+  c.dims.rms_eps = r.NumberOr(eps_key, eps_default, 0, 1);
+  return c;
+}
+
+void CheckProduct(const Reader& r, const char* what, int64_t a, int64_t b) {
+  if (a * b > kMaxProduct) r.Fail(fmt::format("{} = {} * {} is more than {}", what, a, b, kMaxProduct));
+}
+
+// Llama 3's scaling is the one that changes the numbers seam computes; other
+// types (yarn, linear, dynamic) change no communication and are accepted.
+RopeScaling ReadRopeScaling(const Reader& r) {
+  if (r.Given("rope_scaling") == nullptr) return {};
+  const Reader s = r.Object("rope_scaling");
+  const std::string type = s.Given("rope_type") != nullptr ? s.String("rope_type") : s.StringOr("type", "default");
+  if (type != "llama3") return {};
+  for (const char* key : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}) {
+    if (s.Given(key) == nullptr) {
+      r.Fail(fmt::format("missing key '{}' (a llama3 rope_scaling needs factor, low_freq_factor, high_freq_factor "
+                         "and original_max_position_embeddings)",
+                         s.Path(key)));
+    }
+  }
+  RopeScaling out;
+  out.factor = s.Number("factor", 0, 1e6);
+  out.low_freq_factor = s.Number("low_freq_factor", 0, 1e6);
+  out.high_freq_factor = s.Number("high_freq_factor", 0, 1e6);
+  out.original_positions = s.Int("original_max_position_embeddings", 1, kMaxSize * 100);
+  if (out.high_freq_factor <= out.low_freq_factor) {
+    r.Fail(fmt::format("rope_scaling.high_freq_factor {} must be above rope_scaling.low_freq_factor {}",
+                       out.high_freq_factor, out.low_freq_factor));
+  }
+  return out;
+}
+
+void ReadRope(const Reader& r, ModelDims& d, double theta_default) {
+  d.rope_theta = r.NumberOr("rope_theta", theta_default, 0, 1e12);
+  d.rope_scaling = ReadRopeScaling(r);
+}
+
+// Grouped-query attention: heads, key/value heads and the head width.
+void ReadAttention(const Reader& r, int hidden, ModelDims& d, const char* heads_key, const char* kv_key,
+                   std::initializer_list<const char*> head_dim_keys) {
+  d.heads = r.Int(heads_key, 1, kMaxSize);
+  d.kv_heads = r.IntOr(kv_key, d.heads, 1, kMaxSize);
+  if (d.heads % d.kv_heads != 0) {
+    r.Fail(fmt::format("{} {} is not divisible by {} {}", heads_key, d.heads, kv_key, d.kv_heads));
+  }
+  d.head_dim = 0;
+  for (const char* key : head_dim_keys) {
+    if (r.Given(key) != nullptr) {
+      d.head_dim = r.Int(key, 1, kMaxSize);
+      break;
+    }
+  }
+  if (d.head_dim == 0) {
+    if (hidden % d.heads != 0) {
+      r.Fail(fmt::format("{} is not given and hidden_size {} is not divisible by {} {}", *head_dim_keys.begin(),
+                         hidden, heads_key, d.heads));
+    }
+    d.head_dim = hidden / d.heads;
+  }
+  CheckProduct(r, fmt::format("{} * {}", heads_key, *head_dim_keys.begin()).c_str(), d.heads, d.head_dim);
+}
+
+// Routed experts; returns top_k.
+int ReadExperts(const Reader& r, ModelDims& d, const char* experts_key, const char* top_k_key, const char* width_key) {
+  d.experts = r.Int(experts_key, 1, kMaxSize);
+  const int top_k = r.Int(top_k_key, 1, kMaxSize);
+  if (top_k > d.experts) r.Fail(fmt::format("{} {} is more than {} {}", top_k_key, top_k, experts_key, d.experts));
+  d.moe_intermediate = r.Int(width_key, 1, kMaxSize);
+  return top_k;
+}
+
+RouterScoring ReadScoring(const Reader& r, const std::string& fallback, bool sqrt_softplus) {
+  const std::string s = r.StringOr("scoring_func", fallback);
+  if (s == "softmax") return RouterScoring::kSoftmax;
+  if (s == "sigmoid") return RouterScoring::kSigmoid;
+  if (s == "sqrtsoftplus" && sqrt_softplus) return RouterScoring::kSqrtSoftplus;
+  r.Fail(fmt::format("unknown scoring_func {}; known: softmax, sigmoid{}", Found(json(s)),
+                     sqrt_softplus ? ", sqrtsoftplus" : ""));
+}
+
+int SharedWidth(const Reader& r, int shared_experts, int width) {
+  const int64_t w = int64_t{shared_experts} * width;
+  if (w > kMaxSize) {
+    r.Fail(fmt::format("the shared expert width {} * {} = {} is more than {}", shared_experts, width, w, kMaxSize));
+  }
+  return static_cast<int>(w);
+}
+
+// layer_types, when given: one string per layer (empty when absent).
+std::vector<std::string> LayerTypes(const Reader& r, int layers) {
+  std::vector<std::string> out;
+  const json* types = r.Given("layer_types");
+  if (types == nullptr) return out;
+  r.ToList("layer_types", *types);
+  if (types->size() != static_cast<size_t>(layers)) {
+    r.Fail(fmt::format("layer_types has {} entries but num_hidden_layers is {}", types->size(), layers));
+  }
+  for (size_t l = 0; l < types->size(); ++l) out.push_back(r.ToString(fmt::format("layer_types[{}]", l), (*types)[l]));
+  return out;
+}
+
+}  // namespace seam::hf

@@ -1,0 +1,67 @@
+// DeepSeek-V2/V3, Kimi-K2 and DeepSeek-V4: MLA attention and routed experts.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "seam/families.h"
+#include "stack/hf_reader.h"
+
+namespace seam::hf {
+
+// DeepSeek-V2/V3 and Kimi-K2: MLA and a MoE on every moe_layer_freq-th
+// layer from first_k_dense_replace on.
+Model Deepseek(const Reader& r, const std::string& name, bool v3) {
+  Common c = ReadCommon(r, "rms_norm_eps", 1e-6);
+  ModelDims& d = c.dims;
+  d.heads = r.Int("num_attention_heads", 1, kMaxSize);
+  d.kv_heads = d.heads;  // MLA: num_key_value_heads is unused
+  d.mla.q_lora = r.IntOr("q_lora_rank", 0, 0, kMaxSize);
+  d.mla.kv_lora = r.Int("kv_lora_rank", 1, kMaxSize);
+  d.mla.qk_nope = r.Int("qk_nope_head_dim", 1, kMaxSize);
+  d.mla.qk_rope = r.Int("qk_rope_head_dim", 1, kMaxSize);
+  d.mla.v = r.Int("v_head_dim", 1, kMaxSize);
+  d.head_dim = d.mla.v;  // the attention output is heads x v_head_dim wide
+  CheckProduct(r, "num_attention_heads * (qk_nope_head_dim + qk_rope_head_dim)", d.heads,
+               int64_t{d.mla.qk_nope} + d.mla.qk_rope);
+  CheckProduct(r, "num_attention_heads * (qk_nope_head_dim + v_head_dim)", d.heads, int64_t{d.mla.qk_nope} + d.mla.v);
+  ReadRope(r, d);
+  const int routed = r.IntOr("n_routed_experts", 0, 0, kMaxSize);  // null: a dense model
+  const int first_dense = r.IntOr("first_k_dense_replace", 0, 0, kMaxLayers);
+  const int freq = r.IntOr("moe_layer_freq", 1, 1, kMaxLayers);
+  auto sparse = [routed, first_dense, freq](int l) { return routed > 0 && l >= first_dense && l % freq == 0; };
+  bool any_dense = false;
+  for (int l = 0; l < c.layers && !any_dense; ++l) any_dense = !sparse(l);
+  d.intermediate = any_dense ? r.Int("intermediate_size", 1, kMaxSize) : r.IntOr("intermediate_size", 0, 1, kMaxSize);
+  int top_k = 1;
+  if (routed > 0) {
+    top_k = ReadExperts(r, d, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size");
+    d.shared_intermediate = SharedWidth(r, r.IntOr("n_shared_experts", 0, 0, kMaxSize), d.moe_intermediate);
+    d.renormalize = r.BoolOr("norm_topk_prob", v3);
+    d.scoring = ReadScoring(r, v3 ? "sigmoid" : "softmax", false);
+    d.correction_bias = r.StringOr("topk_method", v3 ? "noaux_tc" : "greedy") == "noaux_tc";
+    d.routed_scaling = r.NumberOr("routed_scaling_factor", v3 ? 2.5 : 1.0, 0, 1e6);
+  }
+  return MoeDecoderModel(name, c.layers, c.hidden, d, top_k, {.sparse = sparse});
+}
+
+Model DeepseekV4(const Reader& r) {
+  Common c = ReadCommon(r, "rms_norm_eps", 1e-6);
+  ModelDims& d = c.dims;
+  ReadAttention(r, c.hidden, d);
+  ReadRope(r, d);
+  const int streams = r.Int("hc_mult", 1, 64);
+  CheckProduct(r, "hc_mult * hidden_size", streams, c.hidden);
+  d.hc_sinkhorn_iters = r.IntOr("hc_sinkhorn_iters", 20, 1, 10000);
+  const int top_k = ReadExperts(r, d, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size");
+  d.shared_intermediate = SharedWidth(r, r.IntOr("n_shared_experts", 0, 0, kMaxSize), d.moe_intermediate);
+  d.renormalize = r.BoolOr("norm_topk_prob", true);
+  d.scoring = ReadScoring(r, "sqrtsoftplus", true);
+  d.correction_bias = r.StringOr("topk_method", "noaux_tc") == "noaux_tc";
+  d.routed_scaling = r.NumberOr("routed_scaling_factor", 1.0, 0, 1e6);
+  return HyperConnectionModel("deepseek-v4", c.layers, c.hidden, d, top_k, streams, /*dense_layers=*/0);
+}
+
+}  // namespace seam::hf

@@ -1,0 +1,51 @@
+// Qwen3-Next: Gated DeltaNet and full attention layers with a MoE.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "seam/families.h"
+#include "stack/hf_reader.h"
+
+namespace seam::hf {
+
+Model Qwen3Next(const Reader& r) {
+  Common c = ReadCommon(r, "rms_norm_eps", 1e-6);
+  ModelDims& d = c.dims;
+  ReadAttention(r, c.hidden, d);
+  ReadRope(r, d);
+  d.rope_fraction = r.NumberOr("partial_rotary_factor", 1.0, 0, 1);
+  d.attention_gate = true;
+  d.qk_norm = true;
+  d.mixer_heads = r.Int("linear_num_value_heads", 1, kMaxSize);
+  d.mixer_head_dim = r.Int("linear_value_head_dim", 1, kMaxSize);
+  d.mixer_state = r.Int("linear_key_head_dim", 1, kMaxSize);
+  CheckProduct(r, "linear_num_value_heads * linear_value_head_dim", d.mixer_heads, d.mixer_head_dim);
+  CheckProduct(r, "linear_num_value_heads * linear_key_head_dim", d.mixer_heads, d.mixer_state);
+  const int top_k = ReadExperts(r, d, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
+  d.shared_intermediate = r.IntOr("shared_expert_intermediate_size", 0, 0, kMaxSize);
+  d.renormalize = r.BoolOr("norm_topk_prob", true);
+  d.intermediate = r.IntOr("intermediate_size", 0, 1, kMaxSize);
+  // Every layer of seam's qwen3-next has a MoE.
+  if (const int step = r.IntOr("decoder_sparse_step", 1, 1, kMaxLayers); step != 1 && c.layers > 1) {
+    r.Fail(fmt::format("decoder_sparse_step {} makes some layers dense; seam's qwen3-next has a MoE in every layer",
+                       step));
+  }
+  if (const json* only = r.Given("mlp_only_layers"); only != nullptr && !r.ToList("mlp_only_layers", *only).empty()) {
+    r.Fail("mlp_only_layers is not empty; seam's qwen3-next has a MoE in every layer");
+  }
+  const int every = r.IntOr("full_attention_interval", 4, 1, kMaxLayers);
+  const std::vector<std::string> types = LayerTypes(r, c.layers);
+  for (size_t l = 0; l < types.size(); ++l) {
+    const char* want = (l + 1) % static_cast<size_t>(every) == 0 ? "full_attention" : "linear_attention";
+    if (types[l] != want) {
+      r.Fail(fmt::format("layer_types[{}] is {} but full_attention_interval {} makes layer {} \"{}\"", l,
+                         Found(json(types[l])), every, l, want));
+    }
+  }
+  return MixerMoeModel("qwen3-next", c.layers, c.hidden, d, top_k, every);
+}
+
+}  // namespace seam::hf

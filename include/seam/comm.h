@@ -49,7 +49,10 @@ struct CommStats {
 class Comm {
  public:
   virtual ~Comm() = default;
-  virtual std::string_view backend() const = 0;
+  virtual std::string_view backend() const = 0;  // its name, for messages
+  // Whether the collectives move data: false for a backend that only
+  // records the calls (what comes back is shaped but holds no values).
+  virtual bool moves_data() const { return true; }
   int rank() const { return rank_; }
   const CommStats& stats() const { return stats_; }
 

@@ -3,7 +3,7 @@
 // An owed sum offers the group it is owed over and one way out: completing
 // it. It has no rows, size, device or data, so nothing can be read off a
 // partial sum — a later pipeline rank reads its batch from the positions it
-// is handed (BatchOf), never from what arrives with them.
+// is handed (the Batch), never from what arrives with them.
 //
 //   OwedSum<Tensor> owed(std::move(partial), Owed::kAttnTp);
 //   Tensor full = std::move(owed).Complete([&](Tensor t, Owed g) { return comm.AllReduce(t, g); });
@@ -39,14 +39,5 @@ class OwedSum {
   T partial_;
   Owed group_;
 };
-
-// What a rank knows of its batch without looking at any hidden state.
-struct BatchShape {
-  int tokens = 0;
-  bool operator==(const BatchShape&) const = default;
-};
-
-// The batch of a pipeline rank, from the positions it is handed.
-inline BatchShape BatchOf(std::span<const int> positions) { return {static_cast<int>(positions.size())}; }
 
 }  // namespace seam

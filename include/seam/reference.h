@@ -25,7 +25,7 @@ namespace seam {
 struct RunNumerics {
   Dtype dtype = Dtype::kF32;
   MoeMode moe_order = MoeMode::kTp;
-  int k_blocks = 8;
+  int k_blocks = kDefaultKBlocks;
 };
 RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype);
 

@@ -55,10 +55,11 @@ DenseWidth DenseWidthOf(const ParallelConfig& cfg);
 // Checks sizes and combinations; the message says what would work.
 Status Validate(const ParallelConfig& cfg);
 
-// The canonical reduction (DESIGN §6) sums every owed sum by one fixed binary
+// The canonical reduction (docs/design.md §6) sums every owed sum by one fixed binary
 // tree over K-blocks; each rank of the summing group holds an aligned
 // subtree of it. The block count is 8, or the TP size where that is larger,
 // so every group has at least one block per rank.
+inline constexpr int kDefaultKBlocks = 8;
 int CanonicalKBlocks(const ParallelConfig& cfg);
 // Whether every group that may complete a sum (tp, attn_tp, dense_tp) is a
 // power of two: a binary tree has no aligned subtree for three ranks.

@@ -1,4 +1,4 @@
-// seam/verify.h — the invariants of a bound plan (DESIGN.md §5), checked by
+// seam/verify.h — the invariants of a bound plan (docs/design.md §5), checked by
 // running its steps symbolically: every step's rows, owed sums and groups are
 // replayed from the stack entry, and each disagreement is reported with the
 // stage, the side, the step and the invariant it breaks.

@@ -1,4 +1,4 @@
-// Contracts per stage kind (BINDING.md §1) on this configuration.
+// Contracts per stage kind (docs/binding.md §1) on this configuration.
 #include "bind/rules.h"
 
 namespace seam::bind {

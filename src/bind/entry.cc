@@ -1,4 +1,4 @@
-// Entry selection (BINDING.md §2): from what arrives to what the stage reads.
+// Entry selection (docs/binding.md §2): from what arrives to what the stage reads.
 //
 // Canonical completion: an owed sum completes before anything is added to
 // it. The entry picks the rows to add on (the slice whenever the residual is

@@ -1,4 +1,4 @@
-// Compute and exit selection (BINDING.md §3): what a stage hands on.
+// Compute and exit selection (docs/binding.md §3): what a stage hands on.
 #include "bind/rules.h"
 
 namespace seam::bind {

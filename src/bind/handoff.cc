@@ -1,4 +1,4 @@
-// The pipeline handoff (BINDING.md §4): to_pp completes every owed sum on the
+// The pipeline handoff (docs/binding.md §4): to_pp completes every owed sum on the
 // sender and sends one slice per attention-TP rank; from_pp receives the
 // slices and gathers them to the attention rows, declaring no sum.
 #include "bind/rules.h"

@@ -12,6 +12,7 @@ class RecordComm final : public Comm {
  public:
   explicit RecordComm(int rank) : Comm(rank) {}
   std::string_view backend() const override { return "record"; }
+  bool moves_data() const override { return false; }
 
  protected:
   std::vector<Tensor> Exchange(const RankGroup& g, std::vector<Tensor> to_each,

@@ -96,7 +96,7 @@ Status Validate(const ParallelConfig& cfg) {
   return PipelineFits(cfg);
 }
 
-int CanonicalKBlocks(const ParallelConfig& cfg) { return std::max(8, cfg.tp); }
+int CanonicalKBlocks(const ParallelConfig& cfg) { return std::max(kDefaultKBlocks, cfg.tp); }
 
 Status CheckSumGroups(const ParallelConfig& cfg) {
   const std::pair<const char*, int> groups[] = {{"tp", cfg.tp}, {"attn_tp", cfg.attn_tp()},

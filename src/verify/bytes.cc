@@ -1,7 +1,7 @@
 // Invariant 10: a plan moves the fewest bytes its stages and configuration
 // need, counted apart from the binder.
 //
-// The count follows the structure every plan shares (BINDING.md §1-§4, kept
+// The count follows the structure every plan shares (docs/binding.md §1-§4, kept
 // in docs/binding.md): where each stage adds its input into the residual,
 // where the residual lives while a stage runs, what each stage computes on
 // and which collectives its compute runs, and what a handoff carries. What

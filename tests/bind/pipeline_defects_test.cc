@@ -99,8 +99,6 @@ TEST(Defect3, ALaterRanksBatchComesFromPositionsNotFromAnOwedSumHandle) {
                 "an owed tensor cannot be read as a tensor");
   Handle owed({1.0f, 2.0f}, Owed::kAttnTp);
   EXPECT_EQ(owed.group(), Owed::kAttnTp);
-  const std::vector<int> positions = {0, 1, 2, 0, 1};
-  EXPECT_EQ(BatchOf(positions).tokens, 5);
   const std::vector<float> done = std::move(owed).Complete([](std::vector<float> v, Owed) {
     for (float& x : v) x *= 2;
     return v;

@@ -1,4 +1,4 @@
-// The worked examples of BINDING.md §5 that fit one pipeline rank, step for
+// The worked examples of docs/binding.md §5 that fit one pipeline rank, step for
 // step and byte for byte (hidden 64, fp32: a full row is 256 bytes).
 #include <gtest/gtest.h>
 

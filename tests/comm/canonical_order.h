@@ -1,4 +1,4 @@
-// The canonical order of a sum, written out from the design (DESIGN.md §6)
+// The canonical order of a sum, written out from the design (docs/design.md §6)
 // without calling the code under test, so a test can state the bits a
 // collective or a row-parallel product must give.
 //

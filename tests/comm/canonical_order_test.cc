@@ -1,5 +1,5 @@
 // The collectives on simulated ranks sum in the order the design fixes:
-// the expected bits come from canonical_order.h (written from DESIGN.md §6),
+// the expected bits come from canonical_order.h (written from docs/design.md §6),
 // never from the code under test, for per-member values chosen so that
 // any other association gives other bits. A backend that started each
 // member's tree at its own position, or summed left to right, fails here;

@@ -1,5 +1,5 @@
 // Under mpirun: the MPI backend's canonical collectives give the bits the
-// design fixes (tests/comm/canonical_order.h, written from DESIGN.md §6,
+// design fixes (tests/comm/canonical_order.h, written from docs/design.md §6,
 // not from the code under test). The job runs as tp = N (attention DP 2
 // from N = 4), and every rank sums over each of its groups (the whole TP
 // group, its attention-TP group, its attention-DP peers): an all-reduce

@@ -20,7 +20,7 @@ constexpr int kFailedCheck = 1;
 constexpr int kBadInput = 2;
 constexpr int kInternalError = 4;
 
-// The parallel flags of DESIGN §8, as typed on the command line.
+// The parallel flags of docs/design.md §8, as typed on the command line.
 struct ParallelFlags {
   int tp = 1;
   int attn_dp = 1;

@@ -1,12 +1,15 @@
 // Contracts per stage kind (docs/binding.md §1) on this configuration.
 #include "bind/rules.h"
 
+#include "seam/stage_shape.h"
+
 namespace seam::bind {
 namespace {
 
 Contract AttentionLike(const StageDecl& d, const Context& ctx, std::optional<Rows> residual) {
-  Contract c{.need = ctx.attn(), .input = ctx.attn(), .residual_to = residual.value_or(ctx.attn()),
-             .output = ctx.attn(), .owes = Owed::kAttnTp, .read = d.read};
+  const StageShape shape = ShapeOf(d, ctx.cfg);
+  Contract c{.need = shape.rows, .input = shape.rows, .residual_to = residual.value_or(ctx.attn()),
+             .output = shape.rows, .owes = shape.sum, .read = d.read};
   if (ctx.variant == Variant::kInputScattered) {
     // Input-scattered: the attention takes its slice of the completed input
     // and gathers its projected QKV itself; the residual stays on the slice.
@@ -19,8 +22,12 @@ Contract AttentionLike(const StageDecl& d, const Context& ctx, std::optional<Row
   return c;
 }
 
-Contract FfnOn(Rows rows, Rows residual, Owed owes, const StageDecl& d) {
-  return {.need = rows, .input = rows, .residual_to = residual, .output = rows, .owes = owes, .read = d.read};
+// An FFN keeps the residual on the attention rows, or on its own slice
+// when it runs on the slice.
+Contract Ffn(const StageDecl& d, const Context& ctx) {
+  const StageShape s = ShapeOf(d, ctx.cfg);
+  const Rows residual = RunsOnItsSlice(d, ctx.cfg) ? ctx.slice() : ctx.attn();
+  return {.need = s.rows, .input = s.rows, .residual_to = residual, .output = s.rows, .owes = s.sum, .read = d.read};
 }
 
 }  // namespace
@@ -30,21 +37,8 @@ Contract ContractOf(const StageDecl& d, const Context& ctx, std::optional<Rows> 
     case StageKind::kAttention:
     case StageKind::kMixer: return AttentionLike(d, ctx, residual);
     case StageKind::kDenseFfn:
-      switch (DenseWidthOf(ctx.cfg)) {
-        case DenseWidth::kTp: return FfnOn(Rows::Full(), ctx.attn(), Owed::kTp, d);
-        case DenseWidth::kAttnTp: return FfnOn(ctx.attn(), ctx.attn(), Owed::kAttnTp, d);
-        case DenseWidth::kRank: return FfnOn(ctx.slice(), ctx.slice(), Owed::kNothing, d);
-      }
-      break;
-    case StageKind::kSparseFfn:
-      if (ctx.cfg.moe == MoeMode::kA2a) return FfnOn(ctx.slice(), ctx.slice(), Owed::kNothing, d);
-      return FfnOn(Rows::Full(), ctx.attn(), Owed::kTp, d);
-    case StageKind::kLinear: {
-      // A replicated linear layer on the attention rows: its output is complete.
-      Contract c = AttentionLike(d, ctx, residual);
-      c.owes = Owed::kNothing;
-      return c;
-    }
+    case StageKind::kSparseFfn: return Ffn(d, ctx);
+    case StageKind::kLinear: return AttentionLike(d, ctx, residual);  // replicated: its output is complete
     case StageKind::kNoOp: break;
   }
   SEAM_CHECK(false, "no contract for a no-op stage");

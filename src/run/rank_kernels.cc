@@ -2,24 +2,18 @@
 
 #include <fmt/format.h>
 
+#include "seam/stage_shape.h"
+
 namespace seam::exec {
 namespace {
 
-// This rank's share of a group's width.
-Shard ShardOf(const ParallelConfig& cfg, RankCoord me, Group g) {
-  switch (g) {
-    case Group::kAttnTp: return {me.attn_tp_rank, cfg.attn_tp()};
-    case Group::kTp: return {TpRank(cfg, me), cfg.tp};
-    default: return {0, 1};
-  }
-}
-
-Shard DenseShard(const ParallelConfig& cfg, RankCoord me) {
-  switch (DenseWidthOf(cfg)) {
-    case DenseWidth::kTp: return ShardOf(cfg, me, Group::kTp);
-    case DenseWidth::kAttnTp: return ShardOf(cfg, me, Group::kAttnTp);
-    case DenseWidth::kRank: break;
-  }
+// This rank's share of the stage's weights: its position in the group
+// they are split over (seam/stage_shape.h), or all of them.
+Shard ShardOf(const StageDecl& d, const ParallelConfig& cfg, RankCoord me) {
+  const std::optional<Group> g = ShapeOf(d, cfg).shard;
+  if (g == Group::kAttnTp) return {me.attn_tp_rank, cfg.attn_tp()};
+  if (g == Group::kTp) return {TpRank(cfg, me), cfg.tp};
+  SEAM_CHECK(!g.has_value(), "weights split over a group that is neither tp nor attn_tp");
   return {0, 1};
 }
 
@@ -33,21 +27,21 @@ StageKernels Build(const RunContext& ctx, const StageRef& s, const ParallelConfi
   const Numerics& n = ctx.numerics;
   StageKernels k;
   switch (s.decl.kind) {
-    case StageKind::kAttention:
-      k.attention = std::make_unique<AttentionKernel>(s, ctx.model, ctx.weights, ShardOf(cfg, me, Group::kAttnTp), n);
-      break;
+    case StageKind::kNoOp: return k;
     case StageKind::kLinear: k.linear = std::make_unique<LinearKernel>(s, ctx.weights, n); break;
+    case StageKind::kAttention:
+      k.attention = std::make_unique<AttentionKernel>(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n);
+      break;
     case StageKind::kMixer:
-      k.mixer = std::make_unique<MixerKernel>(s, ctx.model, ctx.weights, ShardOf(cfg, me, Group::kAttnTp), n);
+      k.mixer = std::make_unique<MixerKernel>(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n);
       break;
     case StageKind::kDenseFfn:
       k.ffn = std::make_unique<FfnKernel>(ctx.weights, StagePrefix(s), DenseShape(s.decl, *ctx.model.dims),
-                                          DenseShard(cfg, me), n);
+                                          ShardOf(s.decl, cfg, me), n);
       break;
     case StageKind::kSparseFfn:
-      k.moe = std::make_unique<MoeKernel>(s, ctx.model, ctx.weights, ShardOf(cfg, me, Group::kTp), cfg.moe, n);
+      k.moe = std::make_unique<MoeKernel>(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), cfg.moe, n);
       break;
-    case StageKind::kNoOp: return k;
   }
   if (ctx.model.residual_streams > 1) k.streams = StreamsOf(ctx, StagePrefix(s), false);
   return k;

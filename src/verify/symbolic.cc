@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "seam/stage_shape.h"
+
 namespace seam::verify {
 namespace {
 
@@ -183,37 +185,9 @@ void Advance(const Step& s, State& st) {
 
 }  // namespace
 
-Rows NeedOf(const StageDecl& d, const ParallelConfig& cfg) {
-  switch (d.kind) {
-    case StageKind::kDenseFfn:
-      switch (DenseWidthOf(cfg)) {
-        case DenseWidth::kTp: return Rows::Full();
-        case DenseWidth::kAttnTp: return Rows::Attention(cfg);
-        case DenseWidth::kRank: return Rows::Slice(cfg);
-      }
-      break;
-    case StageKind::kSparseFfn: return cfg.moe == MoeMode::kA2a ? Rows::Slice(cfg) : Rows::Full();
-    default: break;
-  }
-  return Rows::Attention(cfg);
-}
+Rows NeedOf(const StageDecl& d, const ParallelConfig& cfg) { return ShapeOf(d, cfg).rows; }
 
-Owed OwesOf(const StageDecl& d, const ParallelConfig& cfg) {
-  switch (d.kind) {
-    case StageKind::kDenseFfn:
-      switch (DenseWidthOf(cfg)) {
-        case DenseWidth::kTp: return Owe(cfg, Owed::kTp);
-        case DenseWidth::kAttnTp: return Owe(cfg, Owed::kAttnTp);
-        case DenseWidth::kRank: return Owed::kNothing;  // its own rows, replicated weights
-      }
-      break;
-    case StageKind::kSparseFfn:
-      return cfg.moe == MoeMode::kA2a ? Owed::kNothing : Owe(cfg, Owed::kTp);  // a2a combine sums
-    case StageKind::kLinear: return Owed::kNothing;  // replicated
-    default: break;
-  }
-  return Owe(cfg, Owed::kAttnTp);
-}
+Owed OwesOf(const StageDecl& d, const ParallelConfig& cfg) { return Owe(cfg, ShapeOf(d, cfg).sum); }
 
 void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, State& st, const Report& report) {
   CheckGroupPresence(s, report);

@@ -1,0 +1,32 @@
+// seam/stage_shape.h — what a stage computes on and owes, per kind and
+// configuration, stated once.
+//
+// A stage reads its normed input on some rows and its output lands on the
+// same rows; where its weights are split over a group, its output is a
+// partial sum over that group. The binder's contracts, the verifier's
+// replay and the executor's kernels all read this one table; the binder
+// adds its variant rules on top (an input-scattered attention takes its
+// slice and gathers its projection itself).
+//
+//   const StageShape s = ShapeOf(decl, cfg);   // s.rows, s.sum, s.shard
+#pragma once
+
+#include <optional>
+
+#include "seam/layout.h"
+#include "seam/stage.h"
+#include "seam/topology.h"
+
+namespace seam {
+
+struct StageShape {
+  Rows rows;                   // the rows it reads its input on and its output lands on
+  Owed sum = Owed::kNothing;   // the group its output is a partial sum over (Owe() says whether
+                               // that group is big enough to owe anything)
+  std::optional<Group> shard;  // the group its weights are split over; none: replicated
+};
+
+// The shape of a stage that computes (every kind but a no-op).
+StageShape ShapeOf(const StageDecl& d, const ParallelConfig& cfg);
+
+}  // namespace seam

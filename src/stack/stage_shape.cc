@@ -1,0 +1,34 @@
+// One row per stage kind (the dense FFN's per width, the MoE's per mode).
+#include "seam/stage_shape.h"
+
+namespace seam {
+namespace {
+
+StageShape DenseFfn(const ParallelConfig& cfg) {
+  switch (DenseWidthOf(cfg)) {
+    case DenseWidth::kTp: return {Rows::Full(), Owed::kTp, Group::kTp};
+    case DenseWidth::kAttnTp: return {Rows::Attention(cfg), Owed::kAttnTp, Group::kAttnTp};
+    case DenseWidth::kRank: break;
+  }
+  return {Rows::Slice(cfg), Owed::kNothing, std::nullopt};  // its own rows, replicated weights
+}
+
+}  // namespace
+
+StageShape ShapeOf(const StageDecl& d, const ParallelConfig& cfg) {
+  switch (d.kind) {
+    case StageKind::kAttention:
+    case StageKind::kMixer: return {Rows::Attention(cfg), Owed::kAttnTp, Group::kAttnTp};  // heads split
+    case StageKind::kLinear: return {Rows::Attention(cfg), Owed::kNothing, std::nullopt};   // replicated
+    case StageKind::kDenseFfn: return DenseFfn(cfg);
+    case StageKind::kSparseFfn:
+      // a2a: each row goes to its experts' owners and the combine sums it back.
+      if (cfg.moe == MoeMode::kA2a) return {Rows::Slice(cfg), Owed::kNothing, Group::kTp};
+      return {Rows::Full(), Owed::kTp, Group::kTp};
+    case StageKind::kNoOp: break;
+  }
+  SEAM_CHECK(false, "a no-op stage computes nothing");
+  return {};
+}
+
+}  // namespace seam

@@ -13,7 +13,9 @@
 #include <set>
 #include <sstream>
 
+#include "seam/hf_config.h"
 #include "seam/safetensors.h"
+#include "stack/hf_reader.h"
 
 namespace seam {
 namespace {
@@ -71,115 +73,30 @@ std::string TensorShapeText(const Tensor& t) { return fmt::format("[{}, {}]", t.
 
 // ---- config.json ----
 
-// Reads the keys of config.json; errors name the file and the key.
-class Config {
- public:
-  Config(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
-
-  const json* Find(const char* key) const {
-    auto it = j_.find(key);
-    return it == j_.end() ? nullptr : &*it;
-  }
-  // Present and not null.
-  const json* Given(const char* key) const {
-    const json* v = Find(key);
-    return v == nullptr || v->is_null() ? nullptr : v;
-  }
-  const json& Need(const char* key) const {
-    const json* v = Find(key);
-    if (v == nullptr) throw Fail(fmt::format("missing key '{}'", key));
-    return *v;
-  }
-
-  int PositiveInt(const char* key, const json& v) const {
-    if (!v.is_number_integer()) throw Fail(fmt::format("{} must be an integer (got {})", key, v.dump()));
-    const bool in_range = v.is_number_unsigned()
-                              ? v.get<uint64_t>() >= 1 && v.get<uint64_t>() <= static_cast<uint64_t>(kIntMax)
-                              : v.get<int64_t>() >= 1 && v.get<int64_t>() <= kIntMax;
-    if (!in_range) {
-      throw Fail(fmt::format("{} must be a positive integer below 2^31 (got {})", key, v.dump()));
-    }
-    return static_cast<int>(v.get<int64_t>());
-  }
-  int PositiveInt(const char* key) const { return PositiveInt(key, Need(key)); }
-
-  double PositiveNumber(const char* key) const {
-    const json& v = Need(key);
-    if (!v.is_number()) throw Fail(fmt::format("{} must be a number (got {})", key, v.dump()));
-    const double d = v.get<double>();
-    if (!(d > 0) || !std::isfinite(d)) throw Fail(fmt::format("{} must be a positive number (got {})", key, v.dump()));
-    return d;
-  }
-
-  std::string String(const char* key, const json& v) const {
-    if (!v.is_string()) throw Fail(fmt::format("{} must be a string (got {})", key, v.dump()));
-    return v.get<std::string>();
-  }
-
-  bool OptionalBool(const char* key) const {
-    const json* v = Given(key);
-    if (v == nullptr) return false;
-    if (!v->is_boolean()) throw Fail(fmt::format("{} must be true or false (got {})", key, v->dump()));
-    return v->get<bool>();
-  }
-
-  Error Fail(const std::string& why) const { return Malformed(fmt::format("{}: {}", path_, why)); }
-
- private:
-  const json& j_;
-  std::string path_;
-};
-
 struct ConfigFacts {
   LlamaCheckpoint c;  // sizes only
   bool tied = false;
 };
 
-ConfigFacts ReadConfig(const Config& cfg) {
+// config.json through the one importer (seam/hf_config.h): its sizes, its
+// grouped-query rules and its messages. What a Llama checkpoint adds is read
+// with the importer's reader: a Llama only, SiLU, no biases, tied or not.
+ConfigFacts ReadConfig(const std::string& text, const std::string& path) {
+  Expected<Model> m = ModelFromHfConfig(text, path);
+  if (!m) throw Failure(m.error());
+  const json j = json::parse(hf::QuoteNonFinite(text));
+  const hf::Reader r(j, path);
+  const std::string model_type = r.String("model_type");
+  if (model_type != "llama") r.Fail(fmt::format("model_type is '{}'; a checkpoint is read for 'llama' only", model_type));
+  const std::string act = r.StringOr("hidden_act", "silu");
+  if (act != "silu") r.Fail(fmt::format("hidden_act is '{}'; only 'silu' is supported", act));
+  if (r.BoolOr("attention_bias", false)) r.Fail("attention_bias is true; biases are not supported");
+  if (r.BoolOr("mlp_bias", false)) r.Fail("mlp_bias is true; biases are not supported");
   ConfigFacts f;
-  const std::string model_type = cfg.String("model_type", cfg.Need("model_type"));
-  if (model_type != "llama") throw cfg.Fail(fmt::format("model_type is '{}'; expected 'llama'", model_type));
-
-  LlamaCheckpoint& c = f.c;
-  c.hidden = cfg.PositiveInt("hidden_size");
-  c.layers = cfg.PositiveInt("num_hidden_layers");
-  ModelDims& d = c.dims;
-  d.vocab = cfg.PositiveInt("vocab_size");
-  d.intermediate = cfg.PositiveInt("intermediate_size");
-  d.heads = cfg.PositiveInt("num_attention_heads");
-  d.rms_eps = cfg.PositiveNumber("rms_norm_eps");
-  d.rope_theta = cfg.PositiveNumber("rope_theta");
-  d.rope = true;
-  d.activation = Activation::kSwiGlu;
-
-  // HF's defaults: num_key_value_heads = num_attention_heads, head_dim = hidden_size / num_attention_heads.
-  const json* kv = cfg.Given("num_key_value_heads");
-  d.kv_heads = kv != nullptr ? cfg.PositiveInt("num_key_value_heads", *kv) : d.heads;
-  if (d.heads % d.kv_heads != 0) {
-    throw cfg.Fail(fmt::format("num_attention_heads {} is not divisible by num_key_value_heads {}", d.heads,
-                               d.kv_heads));
-  }
-  if (const json* hd = cfg.Given("head_dim"); hd != nullptr) {
-    d.head_dim = cfg.PositiveInt("head_dim", *hd);
-  } else {
-    if (c.hidden % d.heads != 0) {
-      throw cfg.Fail(fmt::format("head_dim is not given and hidden_size {} is not divisible by num_attention_heads {}",
-                                 c.hidden, d.heads));
-    }
-    d.head_dim = c.hidden / d.heads;
-  }
-  if (static_cast<int64_t>(d.heads) * d.head_dim > kIntMax) {
-    throw cfg.Fail(fmt::format("num_attention_heads * head_dim = {} * {} is too large", d.heads, d.head_dim));
-  }
-
-  if (const json* act = cfg.Given("hidden_act"); act != nullptr) {
-    const std::string a = cfg.String("hidden_act", *act);
-    if (a != "silu") throw cfg.Fail(fmt::format("hidden_act is '{}'; only 'silu' is supported", a));
-  }
-  if (cfg.Given("rope_scaling") != nullptr) throw cfg.Fail("rope_scaling is not supported");
-  if (cfg.OptionalBool("attention_bias")) throw cfg.Fail("attention_bias is true; biases are not supported");
-  if (cfg.OptionalBool("mlp_bias")) throw cfg.Fail("mlp_bias is true; biases are not supported");
-  f.tied = cfg.OptionalBool("tie_word_embeddings");
+  f.c.hidden = m->hidden;
+  f.c.layers = m->num_layers;
+  f.c.dims = *m->dims;
+  f.tied = r.BoolOr("tie_word_embeddings", false);
   return f;
 }
 
@@ -247,6 +164,14 @@ ordered_json ConfigJson(const LlamaCheckpoint& c) {
   j["num_hidden_layers"] = c.layers;
   j["rms_norm_eps"] = d.rms_eps;
   j["rope_theta"] = d.rope_theta;
+  if (d.rope_scaling.factor > 0) {  // the outputs were computed with it: the file must say so
+    const RopeScaling& sc = d.rope_scaling;
+    j["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", sc.factor},
+                         {"low_freq_factor", sc.low_freq_factor},
+                         {"high_freq_factor", sc.high_freq_factor},
+                         {"original_max_position_embeddings", sc.original_positions}};
+  }
   j["vocab_size"] = d.vocab;
   j["max_position_embeddings"] = 4096;
   j["hidden_act"] = "silu";
@@ -294,15 +219,11 @@ Expected<LlamaCheckpoint> ReadLlamaCheckpoint(const std::string& dir) {
   const std::string config_path = (fs::path(dir) / "config.json").string();
   Expected<std::string> text = ReadWholeFile(config_path);
   if (!text) return text.error();
-  const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Malformed(fmt::format("{}: not valid JSON", config_path));
-  if (!j.is_object()) return Malformed(fmt::format("{}: not a JSON object", config_path));
-
   ConfigFacts facts;
   try {
-    facts = ReadConfig(Config(j, config_path));
-  } catch (const Error& e) {
-    return e;
+    facts = ReadConfig(*text, config_path);
+  } catch (const Failure& e) {
+    return e.error();
   }
   LlamaCheckpoint c = std::move(facts.c);
 

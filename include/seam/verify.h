@@ -31,11 +31,27 @@ enum class Invariant {
 inline constexpr int kInvariantCount = 10;
 std::string_view InvariantText(Invariant i);
 
+// Where in a plan a violation sits.
+enum class Side {
+  kHeader,   // the plan's header, or the order of its stages
+  kReceive,  // from_pp
+  kArrival,  // what a stage arrives with
+  kEntry,
+  kCompute,
+  kExit,
+  kFinal,    // the last rank's final norm
+  kSend,     // to_pp
+  kBinding,  // a stage's binding as a whole (compared with another plan)
+  kSeam,     // a seam between two computes that holds no step
+};
+std::string_view Name(Side s);
+Side SideOf(EndKind k);  // a rank's end: its final norm or its send
+
 struct Violation {
   int pp_rank = 0;
   Variant variant = Variant::kOrdinary;
   int stage = -1;        // model-wide stage index; -1 for the final norm
-  std::string side;      // "receive", "arrival", "entry", "compute", "exit", "final", "send"
+  Side side = Side::kHeader;
   int step = -1;         // index within the side; -1 for a boundary fact
   Invariant invariant = Invariant::kResidualRowsAgree;
   std::string message;

@@ -222,24 +222,24 @@ class Count {
 // Where a step lies: its seam, and where to name it.
 struct Located {
   int stage;
-  std::string side;
+  Side side;
   int step;
   const Step* s;
 };
 
-std::vector<std::vector<Located>> SeamsOf(const LinePlan& line, std::string_view end) {
+std::vector<std::vector<Located>> SeamsOf(const LinePlan& line, Side end) {
   std::vector<std::vector<Located>> seams(1);
-  auto add = [&](int stage, std::string_view side, const std::vector<Step>& steps) {
+  auto add = [&](int stage, Side side, const std::vector<Step>& steps) {
     for (size_t i = 0; i < steps.size(); ++i) {
-      seams.back().push_back({stage, std::string(side), static_cast<int>(i), &steps[i]});
+      seams.back().push_back({stage, side, static_cast<int>(i), &steps[i]});
       if (steps[i].kind == StepKind::kCompute) seams.emplace_back();
     }
   };
-  add(-1, "receive", line.receive);
+  add(-1, Side::kReceive, line.receive);
   for (const StagePlan& s : line.stages) {
-    add(s.index, "entry", s.entry);
-    add(s.index, "compute", s.compute);
-    add(s.index, "exit", s.exit);
+    add(s.index, Side::kEntry, s.entry);
+    add(s.index, Side::kCompute, s.compute);
+    add(s.index, Side::kExit, s.exit);
   }
   add(-1, end, line.end.steps);
   return seams;
@@ -250,7 +250,7 @@ std::vector<std::vector<Located>> SeamsOf(const LinePlan& line, std::string_view
 void CheckBytes(const Plan& plan, const LinePlan& line, std::vector<Violation>& out) {
   Count count(plan, line);
   const std::vector<double> want = count.Run();
-  const std::vector<std::vector<Located>> seams = SeamsOf(line, Name(line.end.kind));
+  const std::vector<std::vector<Located>> seams = SeamsOf(line, SideOf(line.end.kind));
   if (want.size() != seams.size()) return;  // a missing compute step: invariant 8 reports it
   for (size_t k = 0; k < seams.size(); ++k) {
     double got = 0;
@@ -263,7 +263,7 @@ void CheckBytes(const Plan& plan, const LinePlan& line, std::vector<Violation>& 
       if (b > 0 && first == nullptr) first = &l;
     }
     if (std::abs(got - want[k]) <= 1e-6 * std::max(1.0, want[k])) continue;
-    const Located where = first != nullptr ? *first : seams[k].empty() ? Located{-1, "seam", -1, nullptr} : seams[k][0];
+    const Located where = first != nullptr ? *first : seams[k].empty() ? Located{-1, Side::kSeam, -1, nullptr} : seams[k][0];
     out.push_back({plan.header().pp_rank, line.variant, where.stage, where.side, where.step, Invariant::kFewestBytes,
                    fmt::format("the seam from here to the next compute moves {} bytes per token ({}) but its "
                                "stages need {}{}",

@@ -9,8 +9,8 @@
 namespace seam {
 namespace {
 
-Violation At(int pp_rank, Variant v, int stage, std::string side, Invariant inv, std::string message) {
-  return {pp_rank, v, stage, std::move(side), -1, inv, std::move(message)};
+Violation At(int pp_rank, Variant v, int stage, Side side, Invariant inv, std::string message) {
+  return {pp_rank, v, stage, side, -1, inv, std::move(message)};
 }
 
 std::vector<const Step*> StepsOfKind(const std::vector<Step>& steps, StepKind kind) {
@@ -41,7 +41,7 @@ void CheckSplit(const Pipeline& ranks, int layers, std::vector<Violation>& out) 
   if (static_cast<int>(ranks.size()) != cfg.pp || layers < 1) return;  // reported as not one pipeline
   const Expected<std::vector<LayerRange>> split = SplitLayers(cfg, layers);
   if (!split) {
-    out.push_back(At(0, Variant::kOrdinary, -1, "header", Invariant::kWellFormed,
+    out.push_back(At(0, Variant::kOrdinary, -1, Side::kHeader, Invariant::kWellFormed,
                      fmt::format("the {} layers cannot be split so: {}", layers, split.error().message)));
     return;
   }
@@ -49,7 +49,7 @@ void CheckSplit(const Pipeline& ranks, int layers, std::vector<Violation>& out) 
     const PlanHeader& h = ranks[r].header();
     const LayerRange want = (*split)[r];
     if (h.first_layer != want.first || h.last_layer != want.last) {
-      out.push_back(At(static_cast<int>(r), Variant::kOrdinary, -1, "header", Invariant::kWellFormed,
+      out.push_back(At(static_cast<int>(r), Variant::kOrdinary, -1, Side::kHeader, Invariant::kWellFormed,
                        fmt::format("the rank holds layers {}..{} but the configuration's split of {} layers gives it "
                                    "{}..{}",
                                    h.first_layer, h.last_layer - 1, layers, want.first, want.last - 1)));
@@ -66,7 +66,7 @@ void CheckStageIndices(const Pipeline& ranks, std::vector<Violation>& out) {
       const int last = line.stages.back().index;
       const int first = next->stages.front().index;
       if (first != last + 1) {
-        out.push_back(At(static_cast<int>(r + 1), line.variant, first, "header", Invariant::kWellFormed,
+        out.push_back(At(static_cast<int>(r + 1), line.variant, first, Side::kHeader, Invariant::kWellFormed,
                          fmt::format("the rank starts at stage {} but the previous rank ended with stage {}", first,
                                      last)));
       }
@@ -83,11 +83,11 @@ void CheckHeaders(const Pipeline& ranks, std::vector<Violation>& out) {
     const int rank = static_cast<int>(r);
     if (h.pp_rank != rank || h.model != h0.model || !(h.config == h0.config) ||
         static_cast<int>(ranks.size()) != h.config.pp) {
-      out.push_back(At(rank, Variant::kOrdinary, -1, "header", Invariant::kHandoff,
+      out.push_back(At(rank, Variant::kOrdinary, -1, Side::kHeader, Invariant::kHandoff,
                        "the ranks' plans are not one pipeline of the same model and configuration"));
     }
     if (h.first_layer != next_layer) {
-      out.push_back(At(rank, Variant::kOrdinary, -1, "header", Invariant::kHandoff,
+      out.push_back(At(rank, Variant::kOrdinary, -1, Side::kHeader, Invariant::kHandoff,
                        fmt::format("the rank starts at layer {} but the previous one ended before layer {}",
                                    h.first_layer, next_layer)));
     }
@@ -102,14 +102,14 @@ void CheckPairs(const Plan& sender, const Plan& receiver, std::vector<Violation>
     const LinePlan* other = receiver.line(line.variant);
     const int r = sender.header().pp_rank;
     if (other == nullptr) {
-      out.push_back(At(r + 1, line.variant, -1, "receive", Invariant::kHandoff,
+      out.push_back(At(r + 1, line.variant, -1, Side::kReceive, Invariant::kHandoff,
                        fmt::format("rank {} has no {} batches to receive", r + 1, Name(line.variant))));
       continue;
     }
     const auto sends = StepsOfKind(line.end.steps, StepKind::kSend);
     const auto recvs = StepsOfKind(other->receive, StepKind::kRecv);
     if (!SameTransport(sends, recvs)) {
-      out.push_back(At(r + 1, line.variant, -1, "receive", Invariant::kHandoff,
+      out.push_back(At(r + 1, line.variant, -1, Side::kReceive, Invariant::kHandoff,
                        fmt::format("rank {} sends {} but rank {} receives {}", r, TransportText(sends), r + 1,
                                    TransportText(recvs))));
     }
@@ -220,7 +220,7 @@ class CutComparer {
   static std::string RowsText(const std::optional<Rows>& rows) { return rows ? std::string(Name(*rows)) : "nothing"; }
 
   void Fail(int rank, Variant v, int stage, std::string what) {
-    out_.push_back(At(rank, v, stage, "binding", Invariant::kAwayFromCut, "binds differently than uncut: " + what));
+    out_.push_back(At(rank, v, stage, Side::kBinding, Invariant::kAwayFromCut, "binds differently than uncut: " + what));
   }
 
   const LinePlan& uncut_;
@@ -250,7 +250,7 @@ std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks
     for (const Plan& p : ranks) {
       const LinePlan* l = p.line(line.variant);
       if (l == nullptr) {
-        out.push_back(At(p.header().pp_rank, line.variant, -1, "header", Invariant::kAwayFromCut,
+        out.push_back(At(p.header().pp_rank, line.variant, -1, Side::kHeader, Invariant::kAwayFromCut,
                          fmt::format("the cut plan has no {} line", Name(line.variant))));
         continue;
       }
@@ -258,7 +258,7 @@ std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks
       comparer.Rank(p, *l);
     }
     if (stages != line.stages.size()) {
-      out.push_back(At(0, line.variant, -1, "header", Invariant::kAwayFromCut,
+      out.push_back(At(0, line.variant, -1, Side::kHeader, Invariant::kAwayFromCut,
                        fmt::format("the cut plans hold {} stages, the uncut plan {}", stages, line.stages.size())));
     }
   }

@@ -40,7 +40,7 @@ class Checker {
   bool Header() {
     bool ok = true;
     auto bad = [&](std::string m) {
-      Report(Variant::kOrdinary, -1, "header", -1, std::move(m));
+      Report(Variant::kOrdinary, -1, Side::kHeader, -1, std::move(m));
       ok = false;
     };
     if (Status s = Validate(cfg_); !s.ok()) bad("the configuration is invalid: " + s.error().message);
@@ -69,7 +69,7 @@ class Checker {
       for (Variant x : v) n.push_back(Name(x));
       return n.empty() ? std::string("none") : fmt::format("{}", fmt::join(n, ", "));
     };
-    Report(Variant::kOrdinary, -1, "header", -1,
+    Report(Variant::kOrdinary, -1, Side::kHeader, -1,
            fmt::format("the configuration asks for {} batches but the plan has lines for {}", names(want), names(got)));
   }
 
@@ -77,26 +77,26 @@ class Checker {
     v_ = line.variant;
     Stages(line);
     if (v_ == Variant::kInputScattered) Eligible(line);
-    for (size_t i = 0; i < line.receive.size(); ++i) Shape(-1, "receive", i, line.receive[i]);
+    for (size_t i = 0; i < line.receive.size(); ++i) Shape(-1, Side::kReceive, i, line.receive[i]);
     for (const StagePlan& s : line.stages) {
-      for (size_t i = 0; i < s.entry.size(); ++i) Shape(s.index, "entry", i, s.entry[i]);
+      for (size_t i = 0; i < s.entry.size(); ++i) Shape(s.index, Side::kEntry, i, s.entry[i]);
       Compute(s);
-      for (size_t i = 0; i < s.exit.size(); ++i) Shape(s.index, "exit", i, s.exit[i]);
+      for (size_t i = 0; i < s.exit.size(); ++i) Shape(s.index, Side::kExit, i, s.exit[i]);
     }
-    const std::string_view end = Name(line.end.kind);
+    const Side end = SideOf(line.end.kind);
     for (size_t i = 0; i < line.end.steps.size(); ++i) Shape(-1, end, i, line.end.steps[i]);
   }
 
   // Stage indices run on by one; layers run from the header's first to its
   // last without a gap; every line holds the same stages.
   void Stages(const LinePlan& line) {
-    if (line.stages.empty()) return Report(v_, -1, "header", -1, "the line has no stages");
+    if (line.stages.empty()) return Report(v_, -1, Side::kHeader, -1, "the line has no stages");
     const StagePlan& first = line.stages.front();
     if (h().pp_rank == 0 && first.index != 0) {
-      Report(v_, first.index, "header", -1, fmt::format("the first pipeline rank starts at stage {}, not 0", first.index));
+      Report(v_, first.index, Side::kHeader, -1, fmt::format("the first pipeline rank starts at stage {}, not 0", first.index));
     }
     if (first.layer != h().first_layer) {
-      Report(v_, first.index, "header", -1,
+      Report(v_, first.index, Side::kHeader, -1,
              fmt::format("the first stage is in layer {} but the header starts at layer {}", first.layer,
                          h().first_layer));
     }
@@ -104,18 +104,18 @@ class Checker {
       const StagePlan& a = line.stages[i - 1];
       const StagePlan& b = line.stages[i];
       if (b.index != a.index + 1) {
-        Report(v_, b.index, "header", -1, fmt::format("stage {} follows stage {}: stage indices run on by one", b.index,
+        Report(v_, b.index, Side::kHeader, -1, fmt::format("stage {} follows stage {}: stage indices run on by one", b.index,
                                                       a.index));
       }
       if (b.layer != a.layer && b.layer != a.layer + 1) {
-        Report(v_, b.index, "header", -1,
+        Report(v_, b.index, Side::kHeader, -1,
                fmt::format("stage {} is in layer {} after a stage in layer {}: layers run on without a gap", b.index,
                            b.layer, a.layer));
       }
     }
     const StagePlan& last = line.stages.back();
     if (last.layer != h().last_layer - 1) {
-      Report(v_, last.index, "header", -1,
+      Report(v_, last.index, Side::kHeader, -1,
              fmt::format("the last stage is in layer {} but the header ends with layer {}", last.layer,
                          h().last_layer - 1));
     }
@@ -131,7 +131,7 @@ class Checker {
       const StagePlan& b = line.stages[i];
       same = a.index == b.index && a.layer == b.layer && a.decl == b.decl;
     }
-    if (!same) Report(v_, -1, "header", -1, fmt::format("the {} line holds other stages than the {} line", Name(v_),
+    if (!same) Report(v_, -1, Side::kHeader, -1, fmt::format("the {} line holds other stages than the {} line", Name(v_),
                                                         Name(first.variant)));
   }
 
@@ -142,7 +142,7 @@ class Checker {
   // stage, no stage that hands its slice on complete.
   void Eligible(const LinePlan& line) {
     if (cfg_.tp < 2 || cfg_.attn_dp != 1) {
-      Report(v_, -1, "header", -1, "input-scattered batches need tp > 1 and attn_dp = 1");
+      Report(v_, -1, Side::kHeader, -1, "input-scattered batches need tp > 1 and attn_dp = 1");
     }
     for (const StagePlan& s : line.stages) {
       const StageDecl& d = s.decl;
@@ -151,7 +151,7 @@ class Checker {
           (d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg_) != DenseWidth::kRank) ||
           (d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kTp);
       if (!eligible || d.read == ReadKind::kAllRows) {
-        Report(v_, s.index, "header", -1,
+        Report(v_, s.index, Side::kHeader, -1,
                fmt::format("a {} of this declaration cannot run on input-scattered batches under {}", Name(d.kind),
                            Describe(cfg_)));
       }
@@ -207,28 +207,28 @@ class Checker {
       same = want[i].kind == s.compute[i].kind && want[i].operand == s.compute[i].operand;
     }
     if (!same) {
-      return Report(v_, s.index, "compute", -1,
+      return Report(v_, s.index, Side::kCompute, -1,
                     fmt::format("the {} computes '{}' but its declaration and configuration require '{}'",
                                 Name(s.decl.kind), StepsText(s.compute), ExpectText(want)));
     }
     for (size_t i = 0; i < want.size(); ++i) {
       const Step& step = s.compute[i];
       if (step.group != want[i].group) {
-        Report(v_, s.index, "compute", static_cast<int>(i),
+        Report(v_, s.index, Side::kCompute, static_cast<int>(i),
                fmt::format("{} runs over {}, not {}", Name(step.kind), step.group ? Name(*step.group) : "no group",
                            want[i].group ? Name(*want[i].group) : "no group"));
       }
       if (step.width != want[i].width) {
-        Report(v_, s.index, "compute", static_cast<int>(i),
+        Report(v_, s.index, Side::kCompute, static_cast<int>(i),
                fmt::format("{} {} is {} wide but the model makes it {}", Name(step.kind), Name(step.operand), step.width,
                            want[i].width));
       }
-      if (step.kind != StepKind::kCompute) Transitions(s.index, "compute", i, step);
+      if (step.kind != StepKind::kCompute) Transitions(s.index, Side::kCompute, i, step);
     }
   }
 
   // Entry, exit, receive and end steps: the buffer's width, then the shape.
-  void Shape(int stage, std::string_view side, size_t i, const Step& s) {
+  void Shape(int stage, Side side, size_t i, const Step& s) {
     const bool residual = (s.operand == Operand::kResidual && s.kind != StepKind::kNorm) ||
                           s.kind == StepKind::kStartResidual;
     const int want = residual ? residual_width() : value_width();
@@ -238,13 +238,13 @@ class Checker {
     }
     if (s.kind == StepKind::kCompute || s.kind == StepKind::kDispatch || s.kind == StepKind::kCombine) {
       return Report(v_, stage, side, static_cast<int>(i),
-                    fmt::format("{} belongs to a stage's compute, not its {}", Name(s.kind), side));
+                    fmt::format("{} belongs to a stage's compute, not its {}", Name(s.kind), Name(side)));
     }
     Transitions(stage, side, i, s);
   }
 
   // What each step kind does to its operand's rows and owed sum.
-  void Transitions(int stage, std::string_view side, size_t i, const Step& s) {
+  void Transitions(int stage, Side side, size_t i, const Step& s) {
     const std::string why = TransitionError(s);
     if (!why.empty()) Report(v_, stage, side, static_cast<int>(i), fmt::format("{}: {}", ShortString(s), why));
   }
@@ -305,8 +305,8 @@ class Checker {
     return "";
   }
 
-  void Report(Variant v, int stage, std::string_view side, int step, std::string message) {
-    out_.push_back({h().pp_rank, v, stage, std::string(side), step, Invariant::kWellFormed, std::move(message)});
+  void Report(Variant v, int stage, Side side, int step, std::string message) {
+    out_.push_back({h().pp_rank, v, stage, side, step, Invariant::kWellFormed, std::move(message)});
   }
 
   const Plan& plan_;

@@ -60,7 +60,7 @@ class Walker {
   // The first rank starts at the embedding; a later rank receives slices and
   // gathers them, summing nothing.
   void RunStart(State& st) {
-    Where(-1, "receive", -1);
+    Where(-1, Side::kReceive, -1);
     if (first_rank()) {
       if (!line_.receive.empty()) Report(Invariant::kHandoff, "the first pipeline rank receives from no one");
       if (line_.variant == Variant::kInputScattered) {
@@ -71,21 +71,21 @@ class Walker {
       return;
     }
     if (line_.receive.empty()) Report(Invariant::kHandoff, "a later pipeline rank receives nothing");
-    RunSteps(nullptr, line_.receive, "receive", st);
+    RunSteps(nullptr, line_.receive, Side::kReceive, st);
     for (size_t i = 0; i < line_.receive.size(); ++i) {
       if (Completes(line_.receive[i].kind)) {
-        Where(-1, "receive", static_cast<int>(i));
+        Where(-1, Side::kReceive, static_cast<int>(i));
         Report(Invariant::kHandoff, "the receiver sums what it receives");
       }
     }
-    Where(-1, "receive", -1);
+    Where(-1, Side::kReceive, -1);
     if (st.residual != Rows::Attention(cfg_) || (st.value && st.value->rows != Rows::Attention(cfg_))) {
       Report(Invariant::kHandoff, "the received slices are not gathered back to the attention rows");
     }
   }
 
   void RunStage(const StagePlan& s, State& st) {
-    Where(s.index, "arrival", -1);
+    Where(s.index, Side::kArrival, -1);
     Compare(st, s.arrives, "the stage was bound for");
     st = {s.arrives.value, s.arrives.residual, std::nullopt};
     if (s.decl.kind == StageKind::kNoOp) {
@@ -95,16 +95,16 @@ class Walker {
     } else {
       RunEntry(s, st);
     }
-    RunSteps(&s.decl, s.compute, "compute", st);
-    RunSteps(&s.decl, s.exit, "exit", st);
-    Where(s.index, "exit", -1);
+    RunSteps(&s.decl, s.compute, Side::kCompute, st);
+    RunSteps(&s.decl, s.exit, Side::kExit, st);
+    Where(s.index, Side::kExit, -1);
     Compare(st, s.departs, "the exit records");
     st = {s.departs.value, s.departs.residual, std::nullopt};
   }
 
   void RunEntry(const StagePlan& s, State& st) {
-    RunSteps(&s.decl, s.entry, "entry", st);
-    Where(s.index, "entry", -1);
+    RunSteps(&s.decl, s.entry, Side::kEntry, st);
+    Where(s.index, Side::kEntry, -1);
     if (st.residual != s.residual) {
       Report(Invariant::kResidualRowsAgree, fmt::format("the entry leaves the residual on {} but the stage runs with "
                                                         "it on {}",
@@ -118,7 +118,7 @@ class Walker {
 
   // The last rank ends on the final norm; any other rank sends every slice.
   void RunEnd(State& st) {
-    const std::string_view side = Name(line_.end.kind);
+    const Side side = SideOf(line_.end.kind);
     Where(-1, side, -1);
     const EndKind expected = last_rank() ? EndKind::kFinalNorm : EndKind::kSend;
     if (line_.end.kind != expected) {
@@ -148,7 +148,7 @@ class Walker {
     return false;
   }
 
-  void RunSteps(const StageDecl* decl, const std::vector<Step>& steps, std::string_view side, State& st) {
+  void RunSteps(const StageDecl* decl, const std::vector<Step>& steps, Side side, State& st) {
     for (size_t i = 0; i < steps.size(); ++i) {
       Where(stage_, side, static_cast<int>(i));
       Policy(steps[i]);
@@ -189,14 +189,14 @@ class Walker {
     }
   }
 
-  void Where(int stage, std::string_view side, int step) {
+  void Where(int stage, Side side, int step) {
     stage_ = stage;
     side_ = side;
     step_ = step;
   }
 
   void Report(Invariant inv, std::string message) {
-    out_.push_back({plan_.header().pp_rank, line_.variant, stage_, std::string(side_), step_, inv, std::move(message)});
+    out_.push_back({plan_.header().pp_rank, line_.variant, stage_, side_, step_, inv, std::move(message)});
   }
 
   const Plan& plan_;
@@ -205,7 +205,7 @@ class Walker {
   std::vector<Violation>& out_;
   int stage_ = -1;
   bool from_ffn_ = false;  // the value in flight is an FFN's output
-  std::string_view side_;
+  Side side_;
   int step_ = -1;
 };
 
@@ -221,9 +221,27 @@ std::vector<Violation> Verify(const Plan& plan) {
   return out;
 }
 
+Side SideOf(EndKind k) { return k == EndKind::kFinalNorm ? Side::kFinal : Side::kSend; }
+
+std::string_view Name(Side s) {
+  switch (s) {
+    case Side::kHeader: return "header";
+    case Side::kReceive: return "receive";
+    case Side::kArrival: return "arrival";
+    case Side::kEntry: return "entry";
+    case Side::kCompute: return "compute";
+    case Side::kExit: return "exit";
+    case Side::kFinal: return "final";
+    case Side::kSend: return "send";
+    case Side::kBinding: return "binding";
+    case Side::kSeam: return "seam";
+  }
+  return "?";
+}
+
 std::string Describe(const Violation& v) {
   const std::string where = v.stage < 0 ? "" : fmt::format("stage {} ", v.stage);
-  const std::string step = v.step < 0 ? v.side : fmt::format("{}[{}]", v.side, v.step);
+  const std::string step = v.step < 0 ? std::string(Name(v.side)) : fmt::format("{}[{}]", Name(v.side), v.step);
   return fmt::format("rank {} {} {}{}: invariant {} ({}): {}", v.pp_rank, Name(v.variant), where, step,
                      static_cast<int>(v.invariant), InvariantText(v.invariant), v.message);
 }

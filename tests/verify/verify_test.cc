@@ -32,7 +32,7 @@ Plan WithFinal(const Plan& p, const std::function<void(EndPlan&)>& edit) {
 // True when a violation of `inv` is reported at this stage and side.
 bool Reports(const std::vector<Violation>& v, Invariant inv, int stage, std::string_view side) {
   for (const Violation& x : v) {
-    if (x.invariant == inv && x.stage == stage && x.side == side) return true;
+    if (x.invariant == inv && x.stage == stage && Name(x.side) == side) return true;
   }
   return false;
 }

@@ -135,6 +135,13 @@ void ReadAttention(const Reader& r, int hidden, ModelDims& d, const char* heads_
   CheckProduct(r, fmt::format("{} * {}", heads_key, *head_dim_keys.begin()).c_str(), d.heads, d.head_dim);
 }
 
+Common ReadGqaDecoder(const Reader& r, double eps_default, double theta_default) {
+  Common c = ReadCommon(r, "rms_norm_eps", eps_default);
+  ReadAttention(r, c.hidden, c.dims);
+  ReadRope(r, c.dims, theta_default);
+  return c;
+}
+
 // Routed experts; returns top_k.
 int ReadExperts(const Reader& r, ModelDims& d, const char* experts_key, const char* top_k_key, const char* width_key) {
   d.experts = r.Int(experts_key, 1, kMaxSize);

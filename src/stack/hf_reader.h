@@ -151,6 +151,9 @@ void ReadRope(const Reader& r, ModelDims& d, double theta_default = 10000.0);
 void ReadAttention(const Reader& r, int hidden, ModelDims& d, const char* heads_key = "num_attention_heads",
                    const char* kv_key = "num_key_value_heads",
                    std::initializer_list<const char*> head_dim_keys = {"head_dim"});
+// The common sizes, grouped-query attention and rope of a decoder whose
+// keys follow Llama's (llama, qwen3, qwen3_moe, qwen3_next, gpt_oss).
+Common ReadGqaDecoder(const Reader& r, double eps_default, double theta_default = 10000.0);
 // Routed experts; returns top_k.
 int ReadExperts(const Reader& r, ModelDims& d, const char* experts_key, const char* top_k_key, const char* width_key);
 RouterScoring ReadScoring(const Reader& r, const std::string& fallback, bool sqrt_softplus);

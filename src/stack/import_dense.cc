@@ -12,10 +12,8 @@
 namespace seam::hf {
 
 Model Dense(const Reader& r, const std::string& name, bool qk_norm) {
-  Common c = ReadCommon(r, "rms_norm_eps", 1e-6);
+  Common c = ReadGqaDecoder(r, 1e-6);
   ModelDims& d = c.dims;
-  ReadAttention(r, c.hidden, d);
-  ReadRope(r, d);
   d.qk_norm = qk_norm;
   d.intermediate = r.Int("intermediate_size", 1, kMaxSize);
   return DenseDecoderModel(name, c.layers, c.hidden, d);

@@ -12,10 +12,8 @@
 namespace seam::hf {
 
 Model GptOss(const Reader& r) {
-  Common c = ReadCommon(r, "rms_norm_eps", 1e-5);
+  Common c = ReadGqaDecoder(r, 1e-5, 150000.0);
   ModelDims& d = c.dims;
-  ReadAttention(r, c.hidden, d);
-  ReadRope(r, d, 150000.0);
   d.attention_sinks = true;
   d.qkv_bias = r.BoolOr("attention_bias", true);
   // Experts with biases and the clamped SwiGLU (the router has a bias too).

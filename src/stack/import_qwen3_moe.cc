@@ -12,10 +12,8 @@
 namespace seam::hf {
 
 Model Qwen3Moe(const Reader& r) {
-  Common c = ReadCommon(r, "rms_norm_eps", 1e-6);
+  Common c = ReadGqaDecoder(r, 1e-6);
   ModelDims& d = c.dims;
-  ReadAttention(r, c.hidden, d);
-  ReadRope(r, d);
   d.qk_norm = true;
   const int top_k = ReadExperts(r, d, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
   d.renormalize = r.BoolOr("norm_topk_prob", false);

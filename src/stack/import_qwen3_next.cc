@@ -12,10 +12,8 @@
 namespace seam::hf {
 
 Model Qwen3Next(const Reader& r) {
-  Common c = ReadCommon(r, "rms_norm_eps", 1e-6);
+  Common c = ReadGqaDecoder(r, 1e-6);
   ModelDims& d = c.dims;
-  ReadAttention(r, c.hidden, d);
-  ReadRope(r, d);
   d.rope_fraction = r.NumberOr("partial_rotary_factor", 1.0, 0, 1);
   d.attention_gate = true;
   d.qk_norm = true;

@@ -182,6 +182,19 @@ SEAM_INLINE void PackX(const float* x, size_t ldx, int rows, int k, int mr, floa
   }
 }
 
+// One step of eight K-columns: each group's P rows of x (packed at xs) times
+// each of the NR rows of w (loaded in wv), added lane by lane.
+template <int P, int IP, int NR, class V>
+SEAM_INLINE void Accumulate(V (&acc)[IP][NR], const float* xs, const V (&wv)[NR]) {
+#pragma GCC unroll 8
+  for (int g = 0; g < IP; ++g) {
+    V xv;
+    std::memcpy(&xv, xs + g * P * 8, sizeof(V));
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) acc[g][j] = acc[g][j] + xv * wv[j];
+  }
+}
+
 // One tile: IP groups of P rows of x by NR rows of w, over kc columns. Row i
 // of x at step s is xp[s * xstep + i * 8] (packed, tail padded); w's rows are
 // ldw floats apart. The lanes of element (i, j) live at
@@ -208,13 +221,7 @@ SEAM_INLINE void Tile(const float* xp, size_t xstep, const float* w, size_t ldw,
 #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) LoadW<P>(w + static_cast<size_t>(j) * ldw + static_cast<size_t>(s) * 8, wv[j]);
     const float* xs = xp + static_cast<size_t>(s) * xstep;
-#pragma GCC unroll 8
-    for (int g = 0; g < IP; ++g) {
-      V xv;
-      std::memcpy(&xv, xs + g * P * 8, sizeof(V));
-#pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) acc[g][j] = acc[g][j] + xv * wv[j];
-    }
+    Accumulate<P, IP, NR>(acc, xs, wv);
   }
   if (const int tail = kc - full * 8; tail > 0) {
     // Lanes 0..tail-1 of one more step; the rest see +0 * +0 (see the top).
@@ -227,13 +234,7 @@ SEAM_INLINE void Tile(const float* xp, size_t xstep, const float* w, size_t ldw,
       LoadW<P>(padded, wv[j]);
     }
     const float* xs = xp + static_cast<size_t>(full) * xstep;
-#pragma GCC unroll 8
-    for (int g = 0; g < IP; ++g) {
-      V xv;
-      std::memcpy(&xv, xs + g * P * 8, sizeof(V));
-#pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) acc[g][j] = acc[g][j] + xv * wv[j];
-    }
+    Accumulate<P, IP, NR>(acc, xs, wv);
   }
 #pragma GCC unroll 8
   for (int g = 0; g < IP; ++g) {

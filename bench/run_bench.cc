@@ -66,7 +66,7 @@ BENCHMARK(BM_Run)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRea
 void BM_Reference(benchmark::State& state) {
   Fixture& f = Shared();
   for (auto _ : state) {
-    auto ref = seam::RunReference(f.model, f.weights, f.batch, {seam::Dtype::kBf16, seam::MoeMode::kTp, 8});
+    auto ref = seam::RunReference(f.model, f.weights, f.batch, {seam::Dtype::kBf16, seam::MoeSumOrder::kPerKBlock, seam::kDefaultKBlocks});
     benchmark::DoNotOptimize(ref);
   }
   state.counters["tokens/s"] = benchmark::Counter(kTokens, benchmark::Counter::kIsIterationInvariantRate);

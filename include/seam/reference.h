@@ -18,13 +18,18 @@
 
 namespace seam {
 
-// How a run rounds and sums: its storage dtype, the order a MoE sums its
-// experts in (per K-block for TP-MoE, per expert for a2a), and the number
-// of canonical K-blocks every row-parallel product is split into
+// The order a MoE's output is summed in: per canonical K-block, the routed
+// experts' products in routing order (how TP-MoE ranks, each holding a
+// K-slice of every expert, sum it), or expert by expert (how an a2a combine,
+// with every expert whole on its owner, sums it).
+enum class MoeSumOrder { kPerKBlock, kPerExpert };
+
+// How a run rounds and sums: its storage dtype, its MoE's sum order, and the
+// number of canonical K-blocks every row-parallel product is split into
 // (CanonicalKBlocks: 8, or tp where that is larger).
 struct RunNumerics {
   Dtype dtype = Dtype::kF32;
-  MoeMode moe_order = MoeMode::kTp;
+  MoeSumOrder moe_order = MoeSumOrder::kPerKBlock;
   int k_blocks = kDefaultKBlocks;
 };
 RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype);

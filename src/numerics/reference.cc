@@ -35,7 +35,8 @@ class ReferenceStage {
       case StageKind::kDenseFfn:
         ffn_ = std::make_unique<FfnKernel>(w, StagePrefix(s), DenseShape(s.decl, *m.dims), kWhole, n);
         break;
-      case StageKind::kSparseFfn: moe_ = std::make_unique<MoeKernel>(s, m, w, kWhole, n.moe_order, n); break;
+      // On one rank every expert is whole, however the run holds them.
+      case StageKind::kSparseFfn: moe_ = std::make_unique<MoeKernel>(s, m, w, kWhole, MoeMode::kA2a, n); break;
       case StageKind::kLinear: linear_ = std::make_unique<LinearKernel>(s, w, n); break;
       case StageKind::kNoOp: break;
     }
@@ -76,7 +77,7 @@ class ReferenceStage {
       case StageKind::kSparseFfn: {
         const std::vector<int> chosen = moe_->Route(x).front().experts;
         route.insert(route.end(), chosen.begin(), chosen.end());
-        out = n_.moe_order == MoeMode::kTp ? moe_->TpPartial(x) : A2aToken(x);
+        out = n_.moe_order == MoeSumOrder::kPerKBlock ? moe_->TpPartial(x) : A2aToken(x);
         break;
       }
       case StageKind::kLinear: out = linear_->Run(x); break;
@@ -114,7 +115,10 @@ class ReferenceStage {
 
 }  // namespace
 
-RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype) { return {dtype, cfg.moe, CanonicalKBlocks(cfg)}; }
+RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype) {
+  const MoeSumOrder order = cfg.moe == MoeMode::kTp ? MoeSumOrder::kPerKBlock : MoeSumOrder::kPerExpert;
+  return {dtype, order, CanonicalKBlocks(cfg)};
+}
 
 Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n,
                               std::vector<std::vector<int>>* routes) {

@@ -56,7 +56,7 @@ MatrixCase Case(const Base& b, Reduction r, const std::vector<int>& split, Dtype
 
 struct Reference {
   Weights weights;
-  std::map<std::pair<MoeMode, int>, Tensor> hidden;  // per MoE order and canonical K-block count
+  std::map<std::pair<MoeSumOrder, int>, Tensor> hidden;  // per MoE sum order and canonical K-block count
 };
 
 }  // namespace
@@ -142,8 +142,8 @@ Expected<std::vector<MatrixPair>> RunMatrixPairs(const Model& m, const MatrixOpt
     Expected<Weights> w = GenerateWeights(m, options.seed, dtype);
     if (!w) return w.error();
     std::vector<std::vector<int>> tp_routes, a2a_routes;
-    Expected<Tensor> tp = RunReference(m, *w, *batch, {dtype, MoeMode::kTp, 8}, &tp_routes);
-    Expected<Tensor> a2a = RunReference(m, *w, *batch, {dtype, MoeMode::kA2a, 8}, &a2a_routes);
+    Expected<Tensor> tp = RunReference(m, *w, *batch, {dtype, MoeSumOrder::kPerKBlock, kDefaultKBlocks}, &tp_routes);
+    Expected<Tensor> a2a = RunReference(m, *w, *batch, {dtype, MoeSumOrder::kPerExpert, kDefaultKBlocks}, &a2a_routes);
     if (!tp) return tp.error();
     if (!a2a) return a2a.error();
     MatrixPair pair{fmt::format("a2a MoE vs TP-MoE {}", Name(dtype)),

@@ -13,7 +13,6 @@
 #include <set>
 #include <sstream>
 
-#include "seam/hf_config.h"
 #include "seam/safetensors.h"
 #include "stack/hf_reader.h"
 
@@ -82,10 +81,10 @@ struct ConfigFacts {
 // grouped-query rules and its messages. What a Llama checkpoint adds is read
 // with the importer's reader: a Llama only, SiLU, no biases, tied or not.
 ConfigFacts ReadConfig(const std::string& text, const std::string& path) {
-  Expected<Model> m = ModelFromHfConfig(text, path);
-  if (!m) throw Failure(m.error());
-  const json j = json::parse(hf::QuoteNonFinite(text));
-  const hf::Reader r(j, path);
+  Expected<json> j = hf::ParseConfigJson(text, path);
+  if (!j) throw Failure(j.error());
+  const hf::Reader r(*j, path);
+  const Model m = hf::ImportModel(r);
   const std::string model_type = r.String("model_type");
   if (model_type != "llama") r.Fail(fmt::format("model_type is '{}'; a checkpoint is read for 'llama' only", model_type));
   const std::string act = r.StringOr("hidden_act", "silu");
@@ -93,9 +92,9 @@ ConfigFacts ReadConfig(const std::string& text, const std::string& path) {
   if (r.BoolOr("attention_bias", false)) r.Fail("attention_bias is true; biases are not supported");
   if (r.BoolOr("mlp_bias", false)) r.Fail("mlp_bias is true; biases are not supported");
   ConfigFacts f;
-  f.c.hidden = m->hidden;
-  f.c.layers = m->num_layers;
-  f.c.dims = *m->dims;
+  f.c.hidden = m.hidden;
+  f.c.layers = m.num_layers;
+  f.c.dims = *m.dims;
   f.tied = r.BoolOr("tie_word_embeddings", false);
   return f;
 }

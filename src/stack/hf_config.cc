@@ -50,31 +50,45 @@ std::vector<std::string> KnownModelTypes() {
   return out;
 }
 
-Expected<Model> ModelFromHfConfig(std::string_view json_text, std::string_view source) {
-  const std::string src(source);
+namespace hf {
+
+Expected<json> ParseConfigJson(std::string_view text, const std::string& source) {
   json j;
   try {
-    j = json::parse(QuoteNonFinite(json_text));
+    j = json::parse(QuoteNonFinite(text));
   } catch (const json::exception& e) {
     std::string why = e.what();
     if (const size_t end = why.find("] "); why.starts_with("[json.exception.") && end != std::string::npos) {
       why = why.substr(end + 2);
     }
-    return Malformed(fmt::format("{}: not JSON: {}", src, why));
+    return Malformed(fmt::format("{}: not JSON: {}", source, why));
   }
-  if (!j.is_object()) return Malformed(fmt::format("{}: not a JSON object; found {}", src, Found(j)));
+  if (!j.is_object()) return Malformed(fmt::format("{}: not a JSON object; found {}", source, Found(j)));
+  return j;
+}
+
+Model ImportModel(const Reader& r) {
   try {
-    const Reader r(j, src);
     const std::string type = r.String("model_type");
     for (const Family& f : Families()) {
       if (type == f.model_type) return f.build(r);
     }
-    return Malformed(fmt::format("{}: unknown model_type {}; known: {}", src, Found(json(type)),
-                                 fmt::join(KnownModelTypes(), ", ")));
+    r.Fail(fmt::format("unknown model_type {}; known: {}", Found(json(type)), fmt::join(KnownModelTypes(), ", ")));
+  } catch (const json::exception& e) {  // a get<> the checks above should have ruled out
+    r.Fail(e.what());
+  }
+}
+
+}  // namespace hf
+
+Expected<Model> ModelFromHfConfig(std::string_view json_text, std::string_view source) {
+  const std::string src(source);
+  Expected<json> j = hf::ParseConfigJson(json_text, src);
+  if (!j) return j.error();
+  try {
+    return hf::ImportModel(Reader(*j, src));
   } catch (const Failure& e) {
     return e.error();
-  } catch (const json::exception& e) {  // a get<> the checks above should have ruled out
-    return Malformed(fmt::format("{}: {}", src, e.what()));
   }
 }
 

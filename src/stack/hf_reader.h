@@ -161,6 +161,11 @@ int SharedWidth(const Reader& r, int shared_experts, int width);
 // layer_types, when given: one string per layer (empty when absent).
 std::vector<std::string> LayerTypes(const Reader& r, int layers);
 
+// config.json's text as a JSON object; errors name the source.
+Expected<json> ParseConfigJson(std::string_view text, const std::string& source);
+// The model a config describes, by its model_type (throws Failure).
+Model ImportModel(const Reader& r);
+
 // Each family's import (import_*.cc).
 Model Dense(const Reader& r, const std::string& name, bool qk_norm);  // llama, qwen3
 Model Qwen3Moe(const Reader& r);

@@ -37,19 +37,20 @@ class RankRunner {
         cfg_(plan.config()),
         comm_(comm),
         me_(CoordOf(cfg_, comm.rank())),
+        line_(line),
         kernels_(ctx, line, cfg_, me_) {}
 
-  std::optional<Tensor> Run(const LinePlan* line) {
-    if (plan_.header().pp_rank == 0) Embed(line->stages.front().arrives);
-    RunSteps(line->receive, nullptr);
-    for (const StagePlan& s : line->stages) {
+  std::optional<Tensor> Run() {
+    if (plan_.header().pp_rank == 0) Embed(line_.stages.front().arrives);
+    RunSteps(line_.receive, nullptr);
+    for (const StagePlan& s : line_.stages) {
       const StageRef& ref = ctx_.stages[static_cast<size_t>(s.index)];
       RunSteps(s.entry, &ref);
       RunSteps(s.compute, &ref);
       RunSteps(s.exit, &ref);
     }
-    RunSteps(line->end.steps, nullptr);
-    if (line->end.kind != EndKind::kFinalNorm || me_.attn_tp_rank != 0) return std::nullopt;
+    RunSteps(line_.end.steps, nullptr);
+    if (line_.end.kind != EndKind::kFinalNorm || me_.attn_tp_rank != 0) return std::nullopt;
     return std::move(input_);
   }
 
@@ -340,6 +341,7 @@ class RankRunner {
   std::optional<Value> value_;
   std::optional<Tensor> residual_;
   std::optional<Tensor> input_;
+  const LinePlan& line_;
   RankKernels kernels_;
   A2aState a2a_;
   int prepared_for_ = -1;           // the attention whose input was prepared before its gather
@@ -351,7 +353,7 @@ class RankRunner {
 std::optional<Tensor> RunRank(const RunContext& ctx, const Plan& plan, Comm& comm) {
   const LinePlan* line = plan.line(ctx.variant);
   SEAM_CHECK(line != nullptr, "the plan has no line for this batch variant");
-  return RankRunner(ctx, plan, *line, comm).Run(line);
+  return RankRunner(ctx, plan, *line, comm).Run();
 }
 
 }  // namespace seam::exec

@@ -46,7 +46,7 @@ class RankRunner {
     for (const StagePlan& s : line_.stages) {
       const StageRef& ref = ctx_.stages[static_cast<size_t>(s.index)];
       RunSteps(s.entry, &ref);
-      RunSteps(s.compute, &ref);
+      RunCompute(s.compute, ref);
       RunSteps(s.exit, &ref);
     }
     RunSteps(line_.end.steps, nullptr);
@@ -148,13 +148,13 @@ class RankRunner {
       case StepKind::kAllReduce: return AllReduce(s);
       case StepKind::kReduceScatter:
       case StepKind::kReduceScatterV: return ReduceScatter(s);
-      case StepKind::kAllGather: return AllGather(s, stage);
+      case StepKind::kAllGather: return AllGather(s);
       case StepKind::kSlice: return Slice(s);
       case StepKind::kStartResidual: return StartResidual();
       case StepKind::kAdd: return AddStep(stage);
       case StepKind::kNorm: return Norm(stage);
       case StepKind::kAllReduceAddNorm: return AllReduceAddNorm(s, stage);
-      case StepKind::kCompute: return Compute(s, *stage);
+      case StepKind::kCompute: SEAM_CHECK(false, "a compute outside its stage's compute section"); return;
       case StepKind::kLeave: return Leave();
       case StepKind::kDispatch: return Dispatch(*stage);
       case StepKind::kCombine: return Combine(*stage);
@@ -173,19 +173,13 @@ class RankRunner {
     value_ = Rounded(comm_.ReduceScatter(g, TakePartial(s.owed_before), spans));
   }
 
-  void AllGather(const Step& s, const StageRef* stage) {
+  void AllGather(const Step& s) { Put(s.operand, Gather(s, Take(s.operand))); }
+
+  Tensor Gather(const Step& s, const Tensor& mine) {
     const RankGroup g = GroupFor(*s.group);
     std::vector<int> rows_of;
     for (const RowSpan& sp : MemberSpans(g, s.rows_in)) rows_of.push_back(sp.rows());
-    Tensor mine = Take(s.operand);
-    // An attention that gathers its own input gathers what it prepared
-    // from its slice: the latents, for MLA with a query latent.
-    if (s.operand == Operand::kInput && stage != nullptr && stage->decl.kind == StageKind::kAttention &&
-        prepared_for_ != stage->index) {
-      mine = kernels_.Attention(stage->index).Prepare(mine);
-      prepared_for_ = stage->index;
-    }
-    Put(s.operand, comm_.AllGather(g, mine, rows_of));
+    return comm_.AllGather(g, mine, rows_of);
   }
 
   void Slice(const Step& s) {
@@ -262,14 +256,39 @@ class RankRunner {
     for (int r = sp.begin; r < sp.end; ++r) starts.push_back(ctx_.layout.request_start[static_cast<size_t>(r)] - sp.begin);
   }
 
-  void Compute(const Step& step, const StageRef& s) {
+  // A stage's compute section. A gather there is the stage gathering its own
+  // prepared input (the latents, for MLA with a query latent; the plan states
+  // its width): the attention prepares before it and not again after.
+  void RunCompute(const std::vector<Step>& steps, const StageRef& s) {
+    bool prepared = false;
+    for (const Step& step : steps) {
+      if (step.kind == StepKind::kAllGather) {
+        GatherPrepared(step, s);
+        prepared = true;
+      } else if (step.kind == StepKind::kCompute) {
+        Compute(step, s, prepared);
+      } else {
+        RunStep(step, &s);
+      }
+    }
+  }
+
+  void GatherPrepared(const Step& step, const StageRef& s) {
+    SEAM_CHECK(step.operand == Operand::kInput && s.decl.kind == StageKind::kAttention,
+               "only an attention gathers its own input");
+    Tensor mine = kernels_.Attention(s.index).Prepare(Take(Operand::kInput));
+    SEAM_CHECK(mine.cols() == step.width, "the prepared input is not as wide as the plan gathers");
+    input_ = Gather(step, mine);
+  }
+
+  void Compute(const Step& step, const StageRef& s, bool prepared) {
     if (s.decl.kind == StageKind::kNoOp) return;
     if (s.decl.kind == StageKind::kLinear) {
       value_ = kernels_.Linear(s.index).Run(Take(Operand::kInput));
       return;
     }
     if (s.decl.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a) return RunA2aExperts(s);
-    Tensor partial = Partial(step, s);
+    Tensor partial = Partial(step, s, prepared);
     if (step.owed_after != Owed::kNothing) {
       value_ = OwedSum<Tensor>(std::move(partial), step.owed_after);
     } else {
@@ -278,15 +297,13 @@ class RankRunner {
   }
 
   // The stage's output on this rank: a partial sum where its weights are sharded.
-  Tensor Partial(const Step& step, const StageRef& s) {
+  Tensor Partial(const Step& step, const StageRef& s, bool prepared) {
     std::vector<int> pos, starts;
     switch (s.decl.kind) {
       case StageKind::kAttention: {
         RowsMeta(step.rows_in, pos, starts);
         const AttentionKernel& k = kernels_.Attention(s.index);
         Tensor x = Take(Operand::kInput);
-        const bool prepared = prepared_for_ == s.index;
-        prepared_for_ = -1;
         return k.Run(prepared ? x : k.Prepare(x), pos, starts);
       }
       case StageKind::kMixer:
@@ -344,7 +361,6 @@ class RankRunner {
   const LinePlan& line_;
   RankKernels kernels_;
   A2aState a2a_;
-  int prepared_for_ = -1;           // the attention whose input was prepared before its gather
   std::map<int, StreamMix> mixes_;  // hyper-connections: per stage, between read and write
 };
 

@@ -1,11 +1,18 @@
 #include "bind/cursor.h"
 
+#include "seam/step_rules.h"
+
 namespace seam::bind {
 
 Cursor::Cursor(const ParallelConfig& cfg, Widths widths, Boundary start)
     : cfg_(cfg), widths_(widths), value_(start.value), residual_(start.residual) {}
 
-void Cursor::Emit(Step s) { steps_.push_back(s); }
+// Every step the binder emits fits its kind's rule; a rule broken here is a
+// binder bug, not a plan to report.
+void Cursor::Emit(Step s) {
+  SEAM_CHECK(StepRuleError(s, cfg_).empty(), StepRuleError(s, cfg_));
+  steps_.push_back(s);
+}
 
 std::vector<Step> Cursor::TakeSteps() {
   std::vector<Step> out;

@@ -14,6 +14,7 @@
 #include "run/a2a.h"
 #include "run/rank_kernels.h"
 #include "seam/owed_sum.h"
+#include "seam/step_rules.h"
 
 namespace seam::exec {
 namespace {
@@ -142,8 +143,13 @@ class RankRunner {
     for (const Step& s : steps) RunStep(s, stage);
   }
 
+  // A step runs only as its kind's rule allows (the plan was verified, so
+  // one that does not is a bug).
+  void CheckRule(const Step& s) const { SEAM_CHECK(StepRuleError(s, cfg_).empty(), StepRuleError(s, cfg_)); }
+
   // One handler per step kind.
   void RunStep(const Step& s, const StageRef* stage) {
+    CheckRule(s);
     switch (s.kind) {
       case StepKind::kAllReduce: return AllReduce(s);
       case StepKind::kReduceScatter:
@@ -262,6 +268,7 @@ class RankRunner {
   void RunCompute(const std::vector<Step>& steps, const StageRef& s) {
     bool prepared = false;
     for (const Step& step : steps) {
+      CheckRule(step);
       if (step.kind == StepKind::kAllGather) {
         GatherPrepared(step, s);
         prepared = true;

@@ -1,0 +1,75 @@
+// What each step kind does to its operand's rows and owed sum.
+#include "seam/step_rules.h"
+
+#include <fmt/format.h>
+
+namespace seam {
+namespace {
+
+std::string OperandsText(const Operands& ops) {
+  std::vector<std::string_view> names;
+  for (Operand o : {Operand::kValue, Operand::kResidual, Operand::kInput}) {
+    if (ops.Has(o)) names.push_back(Name(o));
+  }
+  return fmt::format("{}", fmt::join(names, " or "));
+}
+
+}  // namespace
+
+std::string StepRuleError(const Step& s, const ParallelConfig& cfg) {
+  const bool completes = s.owed_before != Owed::kNothing && s.owed_after == Owed::kNothing;
+  const bool untouched = s.owed_before == Owed::kNothing && s.owed_after == Owed::kNothing;
+  const bool same_rows = s.rows_in == s.rows_out;
+  const Rows axes = s.group ? AxesOf(cfg, *s.group) : Rows::Full();
+  const StepSpec& spec = Spec(s.kind);
+  if (!spec.operands.Has(s.operand)) {
+    return fmt::format("{} does not act on the {}; it acts on the {}", spec.name, Name(s.operand),
+                       OperandsText(spec.operands));
+  }
+  switch (s.kind) {
+    case StepKind::kAllReduce:
+    case StepKind::kAllReduceAddNorm:
+      if (!same_rows) return "an all-reduce keeps its rows; a reduce-scatter would change them";
+      return completes ? "" : "an all-reduce completes an owed sum";
+    case StepKind::kReduceScatter:
+      if (!s.group || s.rows_out != s.rows_in.With(axes) || same_rows) {
+        return "a reduce-scatter lands on its rows sharded over its group's axes";
+      }
+      return completes ? "" : "a reduce-scatter completes an owed sum";
+    case StepKind::kReduceScatterV:
+      if (s.group != Group::kTp) return "a reduce-scatterv sums the value over tp";
+      if (s.rows_in != Rows::Full() || s.rows_out != Rows::Attention(cfg)) {
+        return "a reduce-scatterv returns the full rows to the attention rows";
+      }
+      return s.owed_before == Owed::kTp && completes ? "" : "a reduce-scatterv completes a tp sum";
+    case StepKind::kAllGather:
+      if (!s.group || same_rows || s.rows_out != s.rows_in.Without(axes)) {
+        return "an all-gather takes its rows back over its group's axes";
+      }
+      return untouched ? "" : "an all-gather moves complete values only";
+    case StepKind::kSlice:
+      if (same_rows || !s.rows_in.Covers(s.rows_out)) return "a slice takes finer rows";
+      return s.owed_before == s.owed_after ? "" : "a slice keeps the owed sum as it is";
+    case StepKind::kLeave:
+      if (!same_rows) return "a leave hands the value on as it is";
+      if (s.owed_before == Owed::kNothing || s.owed_after != s.owed_before) return "a leave hands an owed sum on";
+      return s.group == GroupOf(s.owed_before) ? "" : "a leave names the group the sum is owed over";
+    case StepKind::kStartResidual:
+    case StepKind::kAdd:
+    case StepKind::kNorm:
+      if (!same_rows) return "it keeps its rows";
+      return untouched ? "" : "it runs on complete values only";
+    case StepKind::kSend:
+    case StepKind::kRecv:
+      if (!same_rows) return "the transport keeps its rows";
+      return untouched ? "" : "the transport carries complete values only";
+    case StepKind::kDispatch:
+    case StepKind::kCombine:
+      if (s.rows_in != Rows::Slice(cfg) || !same_rows) return "the all-to-all runs on this rank's slice";
+      return untouched ? "" : "the all-to-all moves complete values";
+    case StepKind::kCompute: return "";
+  }
+  return "";
+}
+
+}  // namespace seam

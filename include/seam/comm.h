@@ -35,13 +35,18 @@ struct RankGroup {
   bool operator==(const RankGroup&) const = default;
 };
 
+// The operations a Comm counts, in the order they print.
+enum class CommOp { kAllGather, kAllReduce, kAllToAll, kBarrier, kRecv, kReduceScatter, kSend };
+inline constexpr int kCommOps = 7;
+std::string_view Name(CommOp op);  // "all-gather", "all-reduce", ...
+
 // What one rank did: calls and elements sent per operation.
 struct CommStats {
   struct Op {
     int64_t calls = 0;
     int64_t elements_sent = 0;
   };
-  std::map<std::string, Op> ops;  // "all-reduce", "reduce-scatter", ...
+  std::map<CommOp, Op> ops;
   int64_t calls() const;
   int64_t elements_sent() const;
 };
@@ -90,10 +95,10 @@ class Comm {
   virtual Tensor DoAllGather(const RankGroup& g, const Tensor& mine, std::span<const int> rows_of);
   virtual Tensor DoAllReduce(const RankGroup& g, const Tensor& partial);  // counted as its two halves
   virtual std::vector<Tensor> DoAllToAll(const RankGroup& g, std::vector<Tensor> to_each);
-  void Count(std::string_view op, int64_t elements_sent);
+  void Count(CommOp op, int64_t elements_sent);
 
  private:
-  void Count(std::string_view op, const RankGroup& g, std::span<const Tensor> to_each);
+  void Count(CommOp op, const RankGroup& g, std::span<const Tensor> to_each);
   int rank_;
   CommStats stats_;
 };

@@ -21,32 +21,10 @@
 
 #include "seam/comm.h"
 #include "seam/exec.h"
+#include "seam/mpi_options.h"
 #include "seam/topology.h"
 
 namespace seam {
-
-enum class MpiMode { kCanonical, kNative };
-std::string_view Name(MpiMode m);
-Expected<MpiMode> ParseMpiMode(std::string_view text);
-
-// A fault to inject, for testing how a job fails: at its `at_call`-th
-// communication call rank `rank` throws, kills itself (SIGKILL) or stops
-// answering; `input` fails the rank's setup as bad input would.
-enum class FaultKind { kThrow, kKill, kHang, kInput };
-std::string_view Name(FaultKind k);
-struct Fault {
-  int rank = -1;  // -1: none
-  FaultKind kind = FaultKind::kThrow;
-  int at_call = 3;
-};
-// "RANK:KIND" or "RANK:KIND@CALL", e.g. "3:kill", "1:hang@5".
-Expected<Fault> ParseFault(std::string_view text);
-
-struct MpiOptions {
-  MpiMode mode = MpiMode::kCanonical;
-  double timeout_seconds = 60.0;  // the longest any rank waits for another
-  Fault fault;
-};
 
 // This process's place in the MPI job: MPI is initialised while it lives.
 class MpiProcess {

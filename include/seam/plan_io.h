@@ -16,6 +16,12 @@
 
 namespace seam {
 
+// The forms a plan prints in.
+enum class PlanFormat { kTable, kJson, kText, kDot };
+std::string_view Name(PlanFormat f);
+Expected<PlanFormat> ParsePlanFormat(std::string_view text);
+std::string Format(const Pipeline& ranks, PlanFormat f);
+
 std::string ToTable(const Plan& plan);
 std::string ToTable(const Pipeline& ranks);  // each rank's table in turn
 std::string ToDot(const Plan& plan);

@@ -27,13 +27,26 @@ int64_t CommStats::elements_sent() const {
   return e;
 }
 
-void Comm::Count(std::string_view op, int64_t elements_sent) {
-  CommStats::Op& o = stats_.ops[std::string(op)];
+std::string_view Name(CommOp op) {
+  switch (op) {
+    case CommOp::kAllGather: return "all-gather";
+    case CommOp::kAllReduce: return "all-reduce";
+    case CommOp::kAllToAll: return "all-to-all";
+    case CommOp::kBarrier: return "barrier";
+    case CommOp::kRecv: return "recv";
+    case CommOp::kReduceScatter: return "reduce-scatter";
+    case CommOp::kSend: return "send";
+  }
+  return "?";
+}
+
+void Comm::Count(CommOp op, int64_t elements_sent) {
+  CommStats::Op& o = stats_.ops[op];
   ++o.calls;
   o.elements_sent += elements_sent;
 }
 
-void Comm::Count(std::string_view op, const RankGroup& g, std::span<const Tensor> to_each) {
+void Comm::Count(CommOp op, const RankGroup& g, std::span<const Tensor> to_each) {
   const int me = g.IndexOf(rank_);
   int64_t sent = 0;
   for (size_t j = 0; j < to_each.size(); ++j) {
@@ -66,7 +79,7 @@ Tensor Comm::DoReduceScatter(const RankGroup& g, const Tensor& partial, std::spa
   std::vector<Tensor> to_each;
   for (const RowSpan& s : spans) to_each.push_back(partial.RowRange(s.begin, s.end));
   std::vector<Shape> expect(static_cast<size_t>(n), Shape{spans[static_cast<size_t>(me)].rows(), partial.cols()});
-  Count("reduce-scatter", g, to_each);
+  Count(CommOp::kReduceScatter, g, to_each);
   const std::vector<Tensor> parts = Exchange(g, std::move(to_each), expect);
   return TreeSum(parts);
 }
@@ -76,7 +89,7 @@ Tensor Comm::DoAllGather(const RankGroup& g, const Tensor& mine, std::span<const
   std::vector<Tensor> to_each(static_cast<size_t>(n), mine);
   std::vector<Shape> expect;
   for (int r : rows_of) expect.push_back({r, mine.cols()});
-  Count("all-gather", g, to_each);
+  Count(CommOp::kAllGather, g, to_each);
   return ConcatRows(Exchange(g, std::move(to_each), expect));
 }
 
@@ -88,25 +101,25 @@ Tensor Comm::DoAllReduce(const RankGroup& g, const Tensor& partial) {
 }
 
 std::vector<Tensor> Comm::DoAllToAll(const RankGroup& g, std::vector<Tensor> to_each) {
-  Count("all-to-all", g, to_each);
+  Count(CommOp::kAllToAll, g, to_each);
   return Exchange(g, std::move(to_each), {});
 }
 
 void Comm::Send(int peer, const Tensor& t) {
-  CommStats::Op& o = stats_.ops["send"];
+  CommStats::Op& o = stats_.ops[CommOp::kSend];
   ++o.calls;
   o.elements_sent += static_cast<int64_t>(t.size());
   SendTo(peer, t);
 }
 
 Tensor Comm::Recv(int peer, int rows, int cols) {
-  ++stats_.ops["recv"].calls;
+  ++stats_.ops[CommOp::kRecv].calls;
   return RecvFrom(peer, {rows, cols});
 }
 
 void Comm::Barrier(const RankGroup& g) {
   std::vector<Tensor> empty(static_cast<size_t>(g.size()));
-  ++stats_.ops["barrier"].calls;
+  ++stats_.ops[CommOp::kBarrier].calls;
   Exchange(g, std::move(empty), {});
 }
 

@@ -185,7 +185,7 @@ class MpiComm final : public Comm {
       }
       TreeSumInto(parts, each, out.data());
     }
-    Comm::Count("reduce-scatter", sent);
+    Comm::Count(CommOp::kReduceScatter, sent);
     return out;
   }
 
@@ -198,7 +198,7 @@ class MpiComm final : public Comm {
           "MPI_Iallreduce");
     WaitCollective(r, "an all-reduce over " + Members(g));
     const int64_t n = g.size();
-    Comm::Count("all-reduce", 2 * (n - 1) * static_cast<int64_t>(partial.size()) / n);  // what a ring sends
+    Comm::Count(CommOp::kAllReduce, 2 * (n - 1) * static_cast<int64_t>(partial.size()) / n);  // what a ring sends
     return out;
   }
 
@@ -221,7 +221,7 @@ class MpiComm final : public Comm {
       q.Send(j, mine.data(), mine.size());
     }
     q.Wait(options_.timeout_seconds, "an all-gather over " + Members(g));
-    Comm::Count("all-gather", static_cast<int64_t>(n - 1) * static_cast<int64_t>(mine.size()));
+    Comm::Count(CommOp::kAllGather, static_cast<int64_t>(n - 1) * static_cast<int64_t>(mine.size()));
     return out;
   }
 
@@ -232,7 +232,7 @@ class MpiComm final : public Comm {
     for (int j = 0; j < g.size(); ++j) sent += j == me ? 0 : static_cast<int64_t>(to_each[static_cast<size_t>(j)].size());
     std::vector<Tensor> from = ExchangeAnyShape(g, to_each, "an all-to-all over " + Members(g));
     from[static_cast<size_t>(me)] = std::move(to_each[static_cast<size_t>(me)]);
-    Comm::Count("all-to-all", sent);
+    Comm::Count(CommOp::kAllToAll, sent);
     return from;
   }
 

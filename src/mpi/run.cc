@@ -22,8 +22,8 @@ mpi::Bytes Encode(const RankOutput& r) {
     b.Floats(r.rows->data(), r.rows->size());
   }
   b.Int(static_cast<int64_t>(r.stats.ops.size()));
-  for (const auto& [name, op] : r.stats.ops) {
-    b.String(name);
+  for (const auto& [kind, op] : r.stats.ops) {
+    b.Int(static_cast<int64_t>(kind));
     b.Int(op.calls);
     b.Int(op.elements_sent);
   }
@@ -41,8 +41,9 @@ RankOutput Decode(const mpi::Bytes& bytes) {
     r.rows = std::move(t);
   }
   for (int64_t i = in.Int(); i > 0; --i) {
-    const std::string name = in.String();
-    CommStats::Op& op = r.stats.ops[name];
+    const int64_t kind = in.Int();
+    SEAM_CHECK(kind >= 0 && kind < kCommOps, "a rank's statistics name an unknown operation");
+    CommStats::Op& op = r.stats.ops[static_cast<CommOp>(kind)];
     op.calls = in.Int();
     op.elements_sent = in.Int();
   }

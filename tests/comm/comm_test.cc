@@ -205,10 +205,10 @@ TEST(Comm, TheRecordBackendCountsCallsAndElementsWithoutMovingData) {
                 stats[static_cast<size_t>(rank)] = comm.stats();
               }).ok());
   // Each rank sends its other half (2 rows x 3) to reduce, then its 2 rows to gather.
-  EXPECT_EQ(stats[0].ops.at("reduce-scatter").elements_sent, 6);
-  EXPECT_EQ(stats[0].ops.at("all-gather").elements_sent, 6);
-  EXPECT_EQ(stats[0].ops.at("send").elements_sent, 12);
-  EXPECT_EQ(stats[1].ops.at("recv").calls, 1);
+  EXPECT_EQ(stats[0].ops.at(CommOp::kReduceScatter).elements_sent, 6);
+  EXPECT_EQ(stats[0].ops.at(CommOp::kAllGather).elements_sent, 6);
+  EXPECT_EQ(stats[0].ops.at(CommOp::kSend).elements_sent, 12);
+  EXPECT_EQ(stats[1].ops.at(CommOp::kRecv).calls, 1);
   EXPECT_EQ(stats[0].calls(), 3);
   // No data moved: what came from the other rank is zeros.
   EXPECT_EQ(got[0].rows(), 4);

@@ -78,7 +78,7 @@ inline int64_t OwedSumsOf(const Plan& p, Variant v) {
 }
 
 inline int64_t ReduceScatters(const CommStats& s) {
-  auto it = s.ops.find("reduce-scatter");
+  auto it = s.ops.find(CommOp::kReduceScatter);
   return it == s.ops.end() ? 0 : it->second.calls;
 }
 

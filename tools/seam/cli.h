@@ -3,11 +3,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "seam/dump.h"
 #include "seam/exec.h"
 #include "seam/model.h"
+#include "seam/mpi_options.h"
+#include "seam/plan_io.h"
 #include "seam/topology.h"
 
 namespace seam::cli {
@@ -20,32 +25,59 @@ constexpr int kFailedCheck = 1;
 constexpr int kBadInput = 2;
 constexpr int kInternalError = 4;
 
-// The parallel flags of docs/design.md §8, as typed on the command line.
+// Every flag is parsed into its type as the command line is read: a bad
+// value is exit 2 naming the flag, before any command runs.
+
+// An option read by `parse` (text -> Expected<T>) as the command line is
+// parsed; its error becomes "FLAG: message".
+template <class T, class Parse>
+CLI::Option* AddParsed(CLI::App& cmd, const std::string& flag, T& out, Parse parse, const std::string& help) {
+  return cmd.add_option_function<std::string>(
+      flag,
+      [&out, parse, flag](const std::string& text) {
+        auto v = parse(text);
+        if (!v) throw CLI::ValidationError(flag, v.error().message);
+        out = *std::move(v);
+      },
+      help);
+}
+
+// The parallel flags of docs/design.md §8.
 struct ParallelFlags {
   int tp = 1;
   int attn_dp = 1;
   int dense_tp = 0;
-  std::string moe = "tp";
+  MoeMode moe = MoeMode::kTp;
   bool input_scattered = false;
-  std::string reduction = "ar";
+  Reduction reduction = Reduction::kAr;
   int pp = 1;
   bool pp_given = false;  // without --pp, --pp-split names the ranks
-  std::string pp_split;
+  std::vector<int> pp_split;
 };
 void AddParallelFlags(CLI::App& cmd, ParallelFlags& f);
+// The configuration the flags describe, checked once (Validate).
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f);
+void AddFormatFlag(CLI::App& cmd, PlanFormat& format);
+
+// Where `seam run` runs its ranks.
+enum class RunBackend {
+  kThreads,  // one thread per rank, data in memory
+  kRecord,   // calls and bytes only
+  kMpi,      // one process per rank, under mpirun
+};
+Expected<RunBackend> ParseRunBackend(std::string_view text);
 
 struct PlanArgs {
   std::string model;
   std::string hf_config;  // a Hugging Face config.json instead of a catalogue name
   ParallelFlags flags;
   int layers = 0;  // 0: the catalogue's depth
-  std::string format = "table";
+  PlanFormat format = PlanFormat::kTable;
 };
 struct FileArgs {
   std::string first;
   std::string second;
-  std::string format = "table";
+  PlanFormat format = PlanFormat::kTable;
 };
 
 struct RunArgs {
@@ -55,8 +87,8 @@ struct RunArgs {
   int layers = 0;
   int tokens = 32;
   int requests = 4;
-  std::string dtype = "fp32";
-  std::string backend = "threads";
+  Dtype dtype = Dtype::kF32;
+  RunBackend backend = RunBackend::kThreads;
   uint64_t seed = 1;
   std::string dump;
   std::string weights;
@@ -64,8 +96,8 @@ struct RunArgs {
   bool full = false;     // --matrix: every split under every reduction
   bool unfused = false;  // bind add+norm as separate steps
   double timeout = 60;   // seconds any rank waits for another
-  std::string mpi_mode = "canonical";
-  std::string fault;     // --backend mpi: RANK:KIND[@CALL], for testing fault handling
+  std::optional<MpiMode> mpi_mode;  // --backend mpi only
+  std::optional<Fault> fault;       // --backend mpi only: for testing fault handling
 };
 
 // A run made ready on this process: the model and weights, the plans, the batch.
@@ -75,7 +107,7 @@ struct PreparedRun {
   Pipeline plans;
   Batch batch;
 };
-Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype);
+Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg);
 
 // How a run's output is judged: bit for bit, or (MPI's native sums) within a tolerance.
 struct RunCheck {
@@ -88,7 +120,7 @@ struct RunCheck {
 int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p, const RunOutput& out,
               const RunCheck& check);
 // `seam run --backend mpi`: this process's rank of the job.
-int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype);
+int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg);
 
 struct SweepArgs {
   int max_stages = 5;

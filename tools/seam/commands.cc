@@ -28,19 +28,8 @@ Expected<Pipeline> LoadPlans(const std::string& path) {
   return plans;
 }
 
-int Print(const Pipeline& plans, const std::string& format) {
-  if (format == "table") {
-    std::cout << ToTable(plans);
-  } else if (format == "json") {
-    std::cout << ToJson(plans);
-  } else if (format == "text") {
-    std::cout << ToText(plans);
-  } else if (format == "dot") {
-    std::cout << ToDot(plans);
-  } else {
-    return Fail(
-        InvalidArgument(fmt::format("--format: unknown format '{}'; expected one of: table, json, text, dot", format)));
-  }
+int Print(const Pipeline& plans, PlanFormat format) {
+  std::cout << Format(plans, format);
   return kOk;
 }
 

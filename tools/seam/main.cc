@@ -17,13 +17,13 @@ int main(int argc, char** argv) {
                        "plan the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*plan_cmd, plan.flags);
   plan_cmd->add_option("--layers", plan.layers, "keep only the first N of the model's layers");
-  plan_cmd->add_option("--format", plan.format, "table, json, text or dot")->capture_default_str();
+  AddFormatFlag(*plan_cmd, plan.format);
 
   FileArgs show;
   CLI::App* show_cmd = app.add_subcommand("show", "read a plan (JSON or text), verify it and print it");
   show_cmd->add_option("file", show.first, "a plan written by `seam plan --format json` or `--format text`")
       ->required();
-  show_cmd->add_option("--format", show.format, "table, json, text or dot")->capture_default_str();
+  AddFormatFlag(*show_cmd, show.format);
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "run the plan on simulated ranks and compare with the unsharded reference");
@@ -34,18 +34,16 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--layers", run.layers, "keep only the first N of the model's layers");
   run_cmd->add_option("--tokens", run.tokens, "tokens in the batch")->capture_default_str();
   run_cmd->add_option("--requests", run.requests, "requests the tokens are split into")->capture_default_str();
-  run_cmd->add_option("--dtype", run.dtype, "storage dtype: fp32 or bf16")->capture_default_str();
-  run_cmd->add_option("--backend", run.backend,
-                      "threads (data), record (calls and bytes only) or mpi (one process per rank, under mpirun)")
-      ->capture_default_str();
-  run_cmd->add_option("--mpi-mode", run.mpi_mode,
-                      "with --backend mpi: canonical (bit-identical sums) or native (MPI's own collectives)")
-      ->capture_default_str();
+  AddParsed(*run_cmd, "--dtype", run.dtype, seam::ParseDtype, "storage dtype: fp32 or bf16")->default_str("fp32");
+  AddParsed(*run_cmd, "--backend", run.backend, ParseRunBackend,
+            "threads (data), record (calls and bytes only) or mpi (one process per rank, under mpirun)")
+      ->default_str("threads");
+  AddParsed(*run_cmd, "--mpi-mode", run.mpi_mode, seam::ParseMpiMode,
+            "with --backend mpi: canonical (bit-identical sums, the default) or native (MPI's own collectives)");
   run_cmd->add_option("--timeout", run.timeout, "seconds a rank waits for another before the run fails")
       ->capture_default_str();
-  run_cmd->add_option("--fault", run.fault,
-                      "with --backend mpi, to test failure handling: RANK:KIND[@CALL], KIND throw, kill, hang or "
-                      "input");
+  AddParsed(*run_cmd, "--fault", run.fault, seam::ParseFault,
+            "with --backend mpi, to test failure handling: RANK:KIND[@CALL], KIND throw, kill, hang or input");
   run_cmd->add_option("--seed", run.seed, "seed of the weights and the batch")->capture_default_str();
   run_cmd->add_option("--dump", run.dump, "write weights, inputs and outputs as safetensors into DIR");
   run_cmd->add_option("--weights", run.weights, "load a Hugging Face llama checkpoint DIR instead of generating");
@@ -66,6 +64,9 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ValidationError& e) {
+    std::cerr << "seam: " << e.what() << "\n";  // a flag's value: the message names the flag
+    return kBadInput;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::cerr << "seam: " << e.what() << "\nRun with --help for more information.\n";

@@ -24,13 +24,15 @@ std::string Bytes(int64_t elements) {
 // The model to run: a catalogue entry, a config.json, or a llama checkpoint.
 // Given a configuration, its sharding is checked before any weights are
 // generated (a real-sized config's weights take minutes and gigabytes).
-Expected<LoadedModel> ModelFor(const RunArgs& a, Dtype dtype, const ParallelConfig* cfg) {
+Expected<LoadedModel> ModelFor(const RunArgs& a, const ParallelConfig* cfg) {
   if (!a.weights.empty()) {
     if (!a.hf_config.empty()) return InvalidArgument("give --weights DIR or --hf-config PATH, not both");
     if (!a.model.empty() && a.model != "llama") {
       return InvalidArgument(fmt::format("--weights loads a llama checkpoint; the model is '{}'", a.model));
     }
-    return LoadLlama(a.weights);
+    Expected<LoadedModel> loaded = LoadLlama(a.weights);
+    if (loaded && cfg != nullptr) SEAM_RETURN_IF_ERROR(CheckRunnable(loaded->model, *cfg));
+    return loaded;
   }
   if (a.model.empty() && a.hf_config.empty()) {
     return InvalidArgument("name a model (see `seam models`), or give --hf-config PATH or --weights DIR");
@@ -41,16 +43,16 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, Dtype dtype, const ParallelConf
   if (cfg != nullptr) {
     SEAM_RETURN_IF_ERROR(CheckRunnable(model, *cfg));
   }
-  Expected<Weights> w = GenerateWeights(model, a.seed, dtype);
+  Expected<Weights> w = GenerateWeights(model, a.seed, a.dtype);
   if (!w) return w.error();
-  return LoadedModel{model, *std::move(w), dtype};
+  return LoadedModel{model, *std::move(w), a.dtype};
 }
 
 void PrintRanks(const RunOutput& out) {
   for (size_t r = 0; r < out.ranks.size(); ++r) {
     const CommStats& s = out.ranks[r];
     std::vector<std::string> ops;
-    for (const auto& [name, op] : s.ops) ops.push_back(fmt::format("{} {}", op.calls, name));
+    for (const auto& [kind, op] : s.ops) ops.push_back(fmt::format("{} {}", op.calls, Name(kind)));
     std::cout << fmt::format("  rank {}: {} collectives, {} sent ({})\n", r, s.calls(), Bytes(s.elements_sent()),
                              ops.empty() ? "none" : fmt::format("{}", fmt::join(ops, ", ")));
   }
@@ -58,12 +60,12 @@ void PrintRanks(const RunOutput& out) {
 
 }  // namespace
 
-Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype) {
-  Expected<LoadedModel> loaded = ModelFor(a, dtype, &cfg);
+// The dtype is the checkpoint's with --weights, else --dtype.
+Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg) {
+  Expected<LoadedModel> loaded = ModelFor(a, &cfg);
   if (!loaded) return loaded.error();
   const Model& m = loaded->model;
-  if (!a.weights.empty()) dtype = loaded->dtype;
-  SEAM_RETURN_IF_ERROR(CheckRunnable(m, cfg));
+  const Dtype dtype = loaded->dtype;
   Expected<Pipeline> plans = BindPipelineChecked(m, cfg, {.fuse = !a.unfused});
   if (!plans) return plans.error();
   Expected<Batch> batch = RandomBatch(a.tokens, a.requests, m.dims->vocab, a.seed);
@@ -104,8 +106,8 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
 
 namespace {
 
-int RunOnce(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype, Backend backend) {
-  Expected<PreparedRun> p = PrepareRun(a, cfg, dtype);
+int RunOnce(const RunArgs& a, const ParallelConfig& cfg, Backend backend) {
+  Expected<PreparedRun> p = PrepareRun(a, cfg);
   if (!p) return Fail(p.error());
   Expected<RunOutput> out = RunPlans(p->loaded.model, p->plans, p->loaded.weights, p->batch,
                                      {.dtype = p->dtype, .backend = backend, .timeout_seconds = a.timeout});
@@ -114,7 +116,9 @@ int RunOnce(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype, Backend ba
 }
 
 int RunGrid(const RunArgs& a) {
-  Expected<LoadedModel> loaded = ModelFor(a, Dtype::kF32, nullptr);  // each case is checked on its own
+  RunArgs fp32 = a;
+  fp32.dtype = Dtype::kF32;  // the grid runs both dtypes from fp32 weights
+  Expected<LoadedModel> loaded = ModelFor(fp32, nullptr);  // each case is checked on its own
   if (!loaded) return Fail(loaded.error());
   const Model& m = loaded->model;
   MatrixOptions options{.tokens = a.tokens, .requests = a.requests, .seed = a.seed};
@@ -163,18 +167,9 @@ int RunRun(const RunArgs& a) {
   if (a.matrix) return RunGrid(a);
   Expected<ParallelConfig> cfg = ToConfig(a.flags);
   if (!cfg) return Fail(cfg.error());
-  Expected<Dtype> dtype = ParseDtype(a.dtype);
-  if (!dtype) return Fail(InvalidArgument("--dtype: " + dtype.error().message));
-  if (a.backend == "mpi") return RunOnMpi(a, *cfg, *dtype);
-  if (!a.fault.empty() || a.mpi_mode != "canonical") {
-    return Fail(InvalidArgument("--fault and --mpi-mode go with --backend mpi"));
-  }
-  Expected<Backend> backend = ParseBackend(a.backend);
-  if (!backend) {
-    return Fail(InvalidArgument(fmt::format("--backend: unknown backend '{}'; expected one of: threads, record, mpi",
-                                            a.backend)));
-  }
-  return RunOnce(a, *cfg, *dtype, *backend);
+  if (a.backend == RunBackend::kMpi) return RunOnMpi(a, *cfg);
+  if (a.fault || a.mpi_mode) return Fail(InvalidArgument("--fault and --mpi-mode go with --backend mpi"));
+  return RunOnce(a, *cfg, a.backend == RunBackend::kRecord ? Backend::kRecord : Backend::kThreads);
 }
 
 }  // namespace seam::cli

@@ -14,7 +14,7 @@ namespace seam::cli {
 
 #ifndef SEAM_HAVE_MPI
 
-int RunOnMpi(const RunArgs&, const ParallelConfig&, Dtype) {
+int RunOnMpi(const RunArgs&, const ParallelConfig&) {
   return Fail(InvalidArgument("this seam was built without MPI; install libopenmpi-dev and openmpi-bin and rebuild "
                               "(scripts/deps libopenmpi-dev openmpi-bin)"));
 }
@@ -24,38 +24,30 @@ int RunOnMpi(const RunArgs&, const ParallelConfig&, Dtype) {
 namespace {
 
 Expected<MpiOptions> OptionsOf(const RunArgs& a) {
-  MpiOptions o{.timeout_seconds = a.timeout};
-  Expected<MpiMode> mode = ParseMpiMode(a.mpi_mode);
-  if (!mode) return InvalidArgument("--mpi-mode: " + mode.error().message);
-  o.mode = *mode;
-  if (!a.fault.empty()) {
-    Expected<Fault> f = ParseFault(a.fault);
-    if (!f) return f.error();
-    o.fault = *f;
-  }
+  MpiOptions o{.mode = a.mpi_mode.value_or(MpiMode::kCanonical), .timeout_seconds = a.timeout,
+               .fault = a.fault.value_or(Fault{})};
   if (!(a.timeout > 0)) return InvalidArgument(fmt::format("--timeout {} must be above 0 seconds", a.timeout));
   return o;
 }
 
 // The setup of this rank, with the injected bad input where asked for.
-Expected<PreparedRun> Setup(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype, const MpiOptions& o,
-                            int rank) {
+Expected<PreparedRun> Setup(const RunArgs& a, const ParallelConfig& cfg, const MpiOptions& o, int rank) {
   if (o.fault.kind == FaultKind::kInput && o.fault.rank == rank) {
     return InvalidArgument("bad input on this rank (injected by --fault)");
   }
-  return PrepareRun(a, cfg, dtype);
+  return PrepareRun(a, cfg);
 }
 
 }  // namespace
 
-int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg, Dtype dtype) {
+int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg) {
   const MpiProcess mpi(nullptr, nullptr);
   // Only rank 0 prints what every rank finds; an error of some ranks only
   // names the first of them.
   const auto fail = [&](const Error& e) { return mpi.root() ? Fail(e) : ExitCodeOf(e); };
   Expected<MpiOptions> options = OptionsOf(a);
   if (!options) return fail(options.error());
-  Expected<PreparedRun> p = Setup(a, cfg, dtype, *options, mpi.rank());
+  Expected<PreparedRun> p = Setup(a, cfg, *options, mpi.rank());
   if (Status s = mpi.Agree(p.status(), options->timeout_seconds); !s.ok()) return fail(s.error());
   Expected<RunOutput> out = RunPlansOnMpi(mpi, p->loaded.model, p->plans, p->loaded.weights, p->batch,
                                           {.dtype = p->dtype, .timeout_seconds = a.timeout}, *options);

@@ -27,18 +27,13 @@ int64_t CommStats::elements_sent() const {
   return e;
 }
 
-std::string_view Name(CommOp op) {
-  switch (op) {
-    case CommOp::kAllGather: return "all-gather";
-    case CommOp::kAllReduce: return "all-reduce";
-    case CommOp::kAllToAll: return "all-to-all";
-    case CommOp::kBarrier: return "barrier";
-    case CommOp::kRecv: return "recv";
-    case CommOp::kReduceScatter: return "reduce-scatter";
-    case CommOp::kSend: return "send";
-  }
-  return "?";
-}
+constexpr auto kCommOpNames = EnumNames<CommOp>(
+    "operation", {{CommOp::kAllGather, "all-gather"}, {CommOp::kAllReduce, "all-reduce"},
+                  {CommOp::kAllToAll, "all-to-all"}, {CommOp::kBarrier, "barrier"}, {CommOp::kRecv, "recv"},
+                  {CommOp::kReduceScatter, "reduce-scatter"}, {CommOp::kSend, "send"}});
+static_assert(kCommOpNames.rows.size() == kCommOps);
+
+std::string_view Name(CommOp op) { return kCommOpNames.Name(op); }
 
 void Comm::Count(CommOp op, int64_t elements_sent) {
   CommStats::Op& o = stats_.ops[op];
@@ -123,10 +118,10 @@ void Comm::Barrier(const RankGroup& g) {
   Exchange(g, std::move(empty), {});
 }
 
-std::string_view Name(Backend b) { return b == Backend::kThreads ? "threads" : "record"; }
+constexpr auto kBackends =
+    EnumNames<Backend>("backend", {{Backend::kThreads, "threads"}, {Backend::kRecord, "record"}});
 
-Expected<Backend> ParseBackend(std::string_view text) {
-  return ParseEnum(text, std::array{Backend::kThreads, Backend::kRecord}, "backend");
-}
+std::string_view Name(Backend b) { return kBackends.Name(b); }
+Expected<Backend> ParseBackend(std::string_view text) { return kBackends.Parse(text); }
 
 }  // namespace seam

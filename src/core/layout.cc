@@ -52,18 +52,11 @@ double RowFraction(const ParallelConfig& cfg, Rows r) {
   return f;
 }
 
-std::string_view Name(Owed o) {
-  switch (o) {
-    case Owed::kNothing: return "-";
-    case Owed::kAttnTp: return "attn_tp";
-    case Owed::kTp: return "tp";
-  }
-  return "?";
-}
+constexpr auto kOwed =
+    EnumNames<Owed>("owed sum", {{Owed::kNothing, "-"}, {Owed::kAttnTp, "attn_tp"}, {Owed::kTp, "tp"}});
 
-Expected<Owed> ParseOwed(std::string_view text) {
-  return ParseEnum(text, std::array{Owed::kNothing, Owed::kAttnTp, Owed::kTp}, "owed sum");
-}
+std::string_view Name(Owed o) { return kOwed.Name(o); }
+Expected<Owed> ParseOwed(std::string_view text) { return kOwed.Parse(text); }
 
 Owed Owe(const ParallelConfig& cfg, Owed o) {
   if (o == Owed::kNothing) return o;

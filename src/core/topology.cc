@@ -122,40 +122,19 @@ std::string Describe(const ParallelConfig& cfg) {
   return s;
 }
 
-std::string_view Name(MoeMode m) { return m == MoeMode::kTp ? "tp" : "a2a"; }
+constexpr auto kMoeModes = EnumNames<MoeMode>("MoE mode", {{MoeMode::kTp, "tp"}, {MoeMode::kA2a, "a2a"}});
+constexpr auto kReductions = EnumNames<Reduction>(
+    "boundary reduction",
+    {{Reduction::kAr, "ar"}, {Reduction::kRs, "rs"}, {Reduction::kRsv, "rsv"}, {Reduction::kRsRsv, "rs+rsv"}});
+constexpr auto kGroups = EnumNames<Group>(
+    "group", {{Group::kAttnTp, "attn_tp"}, {Group::kDp, "dp"}, {Group::kTp, "tp"}, {Group::kPp, "pp"}});
 
-std::string_view Name(Reduction r) {
-  switch (r) {
-    case Reduction::kAr: return "ar";
-    case Reduction::kRs: return "rs";
-    case Reduction::kRsv: return "rsv";
-    case Reduction::kRsRsv: return "rs+rsv";
-  }
-  return "?";
-}
-
-Expected<MoeMode> ParseMoeMode(std::string_view text) {
-  return ParseEnum(text, std::array{MoeMode::kTp, MoeMode::kA2a}, "MoE mode");
-}
-
-Expected<Reduction> ParseReduction(std::string_view text) {
-  return ParseEnum(text, std::array{Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv},
-                   "boundary reduction");
-}
-
-std::string_view Name(Group g) {
-  switch (g) {
-    case Group::kAttnTp: return "attn_tp";
-    case Group::kDp: return "dp";
-    case Group::kTp: return "tp";
-    case Group::kPp: return "pp";
-  }
-  return "?";
-}
-
-Expected<Group> ParseGroup(std::string_view text) {
-  return ParseEnum(text, std::array{Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}, "group");
-}
+std::string_view Name(MoeMode m) { return kMoeModes.Name(m); }
+std::string_view Name(Reduction r) { return kReductions.Name(r); }
+std::string_view Name(Group g) { return kGroups.Name(g); }
+Expected<MoeMode> ParseMoeMode(std::string_view text) { return kMoeModes.Parse(text); }
+Expected<Reduction> ParseReduction(std::string_view text) { return kReductions.Parse(text); }
+Expected<Group> ParseGroup(std::string_view text) { return kGroups.Parse(text); }
 
 int GroupSize(const ParallelConfig& cfg, Group g) {
   switch (g) {

@@ -21,19 +21,11 @@
 
 namespace seam {
 
-std::string_view Name(StDtype d) {
-  switch (d) {
-    case StDtype::kF32: return "F32";
-    case StDtype::kBf16: return "BF16";
-    case StDtype::kI32: return "I32";
-    case StDtype::kI64: return "I64";
-  }
-  return "?";
-}
+constexpr auto kStDtypes = EnumNames<StDtype>(
+    "dtype", {{StDtype::kF32, "F32"}, {StDtype::kBf16, "BF16"}, {StDtype::kI32, "I32"}, {StDtype::kI64, "I64"}});
 
-Expected<StDtype> ParseStDtype(std::string_view text) {
-  return ParseEnum(text, std::array{StDtype::kF32, StDtype::kBf16, StDtype::kI32, StDtype::kI64}, "dtype");
-}
+std::string_view Name(StDtype d) { return kStDtypes.Name(d); }
+Expected<StDtype> ParseStDtype(std::string_view text) { return kStDtypes.Parse(text); }
 
 size_t ItemSize(StDtype d) {
   switch (d) {

@@ -4,20 +4,13 @@
 
 namespace seam {
 
-std::string_view Name(PlanFormat f) {
-  switch (f) {
-    case PlanFormat::kTable: return "table";
-    case PlanFormat::kJson: return "json";
-    case PlanFormat::kText: return "text";
-    case PlanFormat::kDot: return "dot";
-  }
-  return "?";
-}
+constexpr auto kFormats = EnumNames<PlanFormat>("format", {{PlanFormat::kTable, "table"},
+                                                            {PlanFormat::kJson, "json"},
+                                                            {PlanFormat::kText, "text"},
+                                                            {PlanFormat::kDot, "dot"}});
 
-Expected<PlanFormat> ParsePlanFormat(std::string_view text) {
-  return ParseEnum(text, std::array{PlanFormat::kTable, PlanFormat::kJson, PlanFormat::kText, PlanFormat::kDot},
-                   "format");
-}
+std::string_view Name(PlanFormat f) { return kFormats.Name(f); }
+Expected<PlanFormat> ParsePlanFormat(std::string_view text) { return kFormats.Parse(text); }
 
 std::string Format(const Pipeline& ranks, PlanFormat f) {
   switch (f) {

@@ -59,30 +59,22 @@ double BytesPerToken(const LinePlan& line, const PlanHeader& h) {
   return total;
 }
 
-std::string_view Name(Variant v) { return v == Variant::kOrdinary ? "ordinary" : "input-scattered"; }
+namespace {
 
-std::string_view Name(EndKind k) { return k == EndKind::kFinalNorm ? "final" : "send"; }
+constexpr auto kVariants = EnumNames<Variant>(
+    "batch variant", {{Variant::kOrdinary, "ordinary"}, {Variant::kInputScattered, "input-scattered"}});
+constexpr auto kEnds = EnumNames<EndKind>("rank end", {{EndKind::kFinalNorm, "final"}, {EndKind::kSend, "send"}});
+constexpr auto kOperands = EnumNames<Operand>(
+    "operand", {{Operand::kValue, "value"}, {Operand::kResidual, "residual"}, {Operand::kInput, "input"}});
 
-Expected<EndKind> ParseEndKind(std::string_view text) {
-  return ParseEnum(text, std::array{EndKind::kFinalNorm, EndKind::kSend}, "rank end");
-}
+}  // namespace
 
-std::string_view Name(Operand o) {
-  switch (o) {
-    case Operand::kValue: return "value";
-    case Operand::kResidual: return "residual";
-    case Operand::kInput: return "input";
-  }
-  return "?";
-}
-
-Expected<Variant> ParseVariant(std::string_view text) {
-  return ParseEnum(text, std::array{Variant::kOrdinary, Variant::kInputScattered}, "batch variant");
-}
-
-Expected<Operand> ParseOperand(std::string_view text) {
-  return ParseEnum(text, std::array{Operand::kValue, Operand::kResidual, Operand::kInput}, "operand");
-}
+std::string_view Name(Variant v) { return kVariants.Name(v); }
+std::string_view Name(EndKind k) { return kEnds.Name(k); }
+std::string_view Name(Operand o) { return kOperands.Name(o); }
+Expected<Variant> ParseVariant(std::string_view text) { return kVariants.Parse(text); }
+Expected<EndKind> ParseEndKind(std::string_view text) { return kEnds.Parse(text); }
+Expected<Operand> ParseOperand(std::string_view text) { return kOperands.Parse(text); }
 
 Expected<StepKind> ParseStepKind(std::string_view text) { return ParseEnum(text, kStepKinds, "step"); }
 

@@ -9,21 +9,20 @@
 
 namespace seam {
 
-std::string_view Name(MpiMode m) { return m == MpiMode::kCanonical ? "canonical" : "native"; }
+namespace {
 
-Expected<MpiMode> ParseMpiMode(std::string_view text) {
-  return ParseEnum(text, std::array{MpiMode::kCanonical, MpiMode::kNative}, "MPI mode");
-}
+constexpr auto kModes =
+    EnumNames<MpiMode>("MPI mode", {{MpiMode::kCanonical, "canonical"}, {MpiMode::kNative, "native"}});
+constexpr auto kFaults = EnumNames<FaultKind>("fault", {{FaultKind::kThrow, "throw"},
+                                                        {FaultKind::kKill, "kill"},
+                                                        {FaultKind::kHang, "hang"},
+                                                        {FaultKind::kInput, "input"}});
 
-std::string_view Name(FaultKind k) {
-  switch (k) {
-    case FaultKind::kThrow: return "throw";
-    case FaultKind::kKill: return "kill";
-    case FaultKind::kHang: return "hang";
-    case FaultKind::kInput: return "input";
-  }
-  return "?";
-}
+}  // namespace
+
+std::string_view Name(MpiMode m) { return kModes.Name(m); }
+Expected<MpiMode> ParseMpiMode(std::string_view text) { return kModes.Parse(text); }
+std::string_view Name(FaultKind k) { return kFaults.Name(k); }
 
 Expected<Fault> ParseFault(std::string_view text) {
   const auto bad = [&] {
@@ -47,8 +46,7 @@ Expected<Fault> ParseFault(std::string_view text) {
     }
     kind = kind.substr(0, at);
   }
-  Expected<FaultKind> k =
-      ParseEnum(kind, std::array{FaultKind::kThrow, FaultKind::kKill, FaultKind::kHang, FaultKind::kInput}, "fault");
+  Expected<FaultKind> k = kFaults.Parse(kind);
   if (!k) return bad();
   f.kind = *k;
   return f;

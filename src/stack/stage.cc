@@ -60,45 +60,30 @@ bool IsAlwaysPartialAttention(const StageDecl& d) {
   return d.kind == StageKind::kAttention && d.attention_sum == AttentionSum::kAlwaysPartial;
 }
 
-std::string_view Name(StageKind k) {
-  switch (k) {
-    case StageKind::kAttention: return "attention";
-    case StageKind::kMixer: return "mixer";
-    case StageKind::kDenseFfn: return "dense-ffn";
-    case StageKind::kSparseFfn: return "sparse-ffn";
-    case StageKind::kNoOp: return "no-op";
-    case StageKind::kLinear: return "linear";
-  }
-  return "?";
-}
+namespace {
 
-std::string_view Name(AttentionSum s) {
-  return s == AttentionSum::kAlwaysPartial ? "always-partial" : "reduces-itself";
-}
+constexpr auto kStageKinds = EnumNames<StageKind>("stage kind", {{StageKind::kAttention, "attention"},
+                                                                 {StageKind::kMixer, "mixer"},
+                                                                 {StageKind::kDenseFfn, "dense-ffn"},
+                                                                 {StageKind::kSparseFfn, "sparse-ffn"},
+                                                                 {StageKind::kNoOp, "no-op"},
+                                                                 {StageKind::kLinear, "linear"}});
+constexpr auto kAttentionSums = EnumNames<AttentionSum>(
+    "attention sum", {{AttentionSum::kAlwaysPartial, "always-partial"}, {AttentionSum::kReducesItself, "reduces-itself"}});
+constexpr auto kUpdates = EnumNames<UpdateKind>(
+    "update kind", {{UpdateKind::kPlainAdd, "plain-add"}, {UpdateKind::kHyperConnection, "hyper-connection"}});
+constexpr auto kReads =
+    EnumNames<ReadKind>("read kind", {{ReadKind::kPlainNorm, "plain-norm"}, {ReadKind::kAllRows, "all-rows"}});
 
-std::string_view Name(UpdateKind u) {
-  return u == UpdateKind::kPlainAdd ? "plain-add" : "hyper-connection";
-}
+}  // namespace
 
-std::string_view Name(ReadKind r) { return r == ReadKind::kPlainNorm ? "plain-norm" : "all-rows"; }
-
-Expected<StageKind> ParseStageKind(std::string_view text) {
-  return ParseEnum(text, std::array{StageKind::kAttention, StageKind::kMixer, StageKind::kDenseFfn,
-                                    StageKind::kSparseFfn, StageKind::kNoOp, StageKind::kLinear},
-                   "stage kind");
-}
-
-Expected<AttentionSum> ParseAttentionSum(std::string_view text) {
-  return ParseEnum(text, std::array{AttentionSum::kAlwaysPartial, AttentionSum::kReducesItself},
-                   "attention sum");
-}
-
-Expected<UpdateKind> ParseUpdateKind(std::string_view text) {
-  return ParseEnum(text, std::array{UpdateKind::kPlainAdd, UpdateKind::kHyperConnection}, "update kind");
-}
-
-Expected<ReadKind> ParseReadKind(std::string_view text) {
-  return ParseEnum(text, std::array{ReadKind::kPlainNorm, ReadKind::kAllRows}, "read kind");
-}
+std::string_view Name(StageKind k) { return kStageKinds.Name(k); }
+std::string_view Name(AttentionSum s) { return kAttentionSums.Name(s); }
+std::string_view Name(UpdateKind u) { return kUpdates.Name(u); }
+std::string_view Name(ReadKind r) { return kReads.Name(r); }
+Expected<StageKind> ParseStageKind(std::string_view text) { return kStageKinds.Parse(text); }
+Expected<AttentionSum> ParseAttentionSum(std::string_view text) { return kAttentionSums.Parse(text); }
+Expected<UpdateKind> ParseUpdateKind(std::string_view text) { return kUpdates.Parse(text); }
+Expected<ReadKind> ParseReadKind(std::string_view text) { return kReads.Parse(text); }
 
 }  // namespace seam

@@ -8,11 +8,10 @@
 
 namespace seam {
 
-std::string_view Name(Dtype d) { return d == Dtype::kF32 ? "fp32" : "bf16"; }
+constexpr auto kDtypes = EnumNames<Dtype>("dtype", {{Dtype::kF32, "fp32"}, {Dtype::kBf16, "bf16"}});
 
-Expected<Dtype> ParseDtype(std::string_view text) {
-  return ParseEnum(text, std::array{Dtype::kF32, Dtype::kBf16}, "dtype");
-}
+std::string_view Name(Dtype d) { return kDtypes.Name(d); }
+Expected<Dtype> ParseDtype(std::string_view text) { return kDtypes.Parse(text); }
 
 Tensor::Tensor(int rows, int cols) : rows_(rows), cols_(cols) {
   SEAM_CHECK(rows >= 0 && cols >= 0, "negative tensor shape");

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -95,5 +96,10 @@ void RoundToStorage(std::span<float> values, Dtype d);
 
 // The largest |a - b| over all elements (shapes must match).
 double MaxAbsDiff(const Tensor& a, const Tensor& b);
+
+// Where the first NaN or infinity of `t` is, as "a NaN at [row, col]" (or
+// "an infinity at ..."); empty when every element is finite. Two runs that
+// hold the same NaN bits are equal bit for bit but computed nothing.
+std::string FirstNonFinite(const Tensor& t);
 
 }  // namespace seam

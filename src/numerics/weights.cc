@@ -226,6 +226,9 @@ Status CheckWeights(const Model& m, const Weights& w) {
       return Malformed(fmt::format("weight '{}' is [{}, {}] but the model needs [{}, {}]", s.name, t.rows(), t.cols(),
                                    s.rows, s.cols));
     }
+    if (const std::string where = FirstNonFinite(t); !where.empty()) {
+      return Malformed(fmt::format("weight '{}' holds {}; seam computes with finite weights only", s.name, where));
+    }
   }
   return Status::Ok();
 }

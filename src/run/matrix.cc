@@ -121,7 +121,9 @@ Expected<std::vector<MatrixRow>> RunMatrix(const Model& m, const std::vector<Mat
     if (!run) return Error{run.error().code, c.name + ": " + run.error().message};
     const Tensor& expected = ref.hidden[key];
     out.max_diff = MaxAbsDiff(run->hidden, expected);
-    out.outcome = run->hidden == expected ? MatrixOutcome::kIdentical : MatrixOutcome::kDiffers;
+    // A run that computed NaN or infinity matches nothing, even the same bits.
+    const bool finite = FirstNonFinite(run->hidden).empty() && FirstNonFinite(expected).empty();
+    out.outcome = finite && run->hidden == expected ? MatrixOutcome::kIdentical : MatrixOutcome::kDiffers;
     out.seconds = run->seconds;
     for (const CommStats& s : run->ranks) {
       out.max_calls = std::max(out.max_calls, s.calls());

@@ -107,6 +107,16 @@ void RoundToStorage(std::span<float> values, Dtype d) {
 
 void RoundToStorage(Tensor& t, Dtype d) { RoundToStorage(t.span(), d); }
 
+std::string FirstNonFinite(const Tensor& t) {
+  for (size_t i = 0; i < t.size(); ++i) {
+    const float v = t.data()[i];
+    if (std::isfinite(v)) continue;
+    const size_t cols = static_cast<size_t>(std::max(t.cols(), 1));
+    return fmt::format("{} at [{}, {}]", std::isnan(v) ? "a NaN" : "an infinity", i / cols, i % cols);
+  }
+  return "";
+}
+
 double MaxAbsDiff(const Tensor& a, const Tensor& b) {
   SEAM_CHECK(a.rows() == b.rows() && a.cols() == b.cols(), "comparing tensors of different shapes");
   double m = 0;

@@ -13,6 +13,7 @@
 #include "seam/bind.h"
 #include "seam/checked.h"
 #include "seam/plan_io.h"
+#include "seam/safetensors.h"
 
 namespace seam {
 namespace {
@@ -524,6 +525,25 @@ TEST_F(Cli, ADumpedLlamaCheckpointRunsAgainWithTheSameOutput) {
   EXPECT_NE(second.out.find("dtype=bf16"), std::string::npos) << second.out;  // the checkpoint's dtype
   EXPECT_EQ(ReadText(dir + "/outputs.safetensors"), ReadText(again + "/outputs.safetensors"));
   EXPECT_EQ(ReadText(dir + "/model.safetensors"), ReadText(again + "/model.safetensors"));
+}
+
+// Finite weights that overflow: the output is not finite, and two runs that
+// hold the same NaN bits are not "bit-identical".
+TEST_F(Cli, ARunWhoseOutputIsNotFiniteIsAFailedCheck) {
+  const std::string dir = PathOf("overflow");
+  ASSERT_EQ(Run({"run", "llama", "--dump", dir}).code, 0);
+  const std::string weights = dir + "/model.safetensors";
+  Expected<std::vector<StTensor>> read = ReadSafetensors(weights);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  std::vector<StTensor> tensors = *read;
+  for (StTensor& t : tensors) {
+    if (t.name.starts_with("model.layers.0.mlp.")) std::fill(t.floats.begin(), t.floats.end(), 3e38f);
+  }
+  ASSERT_TRUE(WriteSafetensors(weights, tensors, {{"format", "pt"}}).ok());
+  const Result r = Run({"run", "--weights", dir, "--tp", "2"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("seam: the run's output holds a", 0), 0u) << r.err;
+  EXPECT_EQ(r.out.find("bit-identical"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, AMalformedCheckpointIsAClearError) {

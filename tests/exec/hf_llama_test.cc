@@ -3,16 +3,19 @@
 // reads, and every bad config key or tensor is an error with an exact message.
 #include "seam/hf_llama.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "seam/dump.h"
 #include "seam/safetensors.h"
 
 namespace seam {
@@ -442,6 +445,25 @@ TEST(HfLlamaTensors, WrongShape) {
 TEST(HfLlamaTensors, NormsAreOneDimensional) {
   EXPECT_EQ(TensorError("norm2d", [](std::vector<StTensor>& t) { Find(t, "model.norm.weight").shape = {1, 8}; }),
             StPath(FreshDir("norm2d")) + ": tensor 'model.norm.weight' has shape [1, 8]; expected [8]");
+}
+
+// A weight that is not finite is refused on load, naming it and the element.
+TEST(HfLlamaTensors, ANonFiniteWeightIsRefusedNamingTheTensorAndElement) {
+  const struct {
+    float value;
+    const char* what;
+  } cases[] = {{std::numeric_limits<float>::quiet_NaN(), "a NaN"},
+               {-std::numeric_limits<float>::infinity(), "an infinity"}};
+  for (const auto& c : cases) {
+    const std::string dir = MustWrite("nonfinite");
+    EditTensors(dir, [&](std::vector<StTensor>& t) { Find(t, "model.layers.1.mlp.up_proj.weight").floats[13] = c.value; });
+    Expected<LoadedModel> loaded = LoadLlama(dir);
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_EQ(loaded.error().code, ErrorCode::kMalformed);
+    EXPECT_EQ(loaded.error().message, fmt::format("weight 'model.layers.1.mlp.up_proj.weight' holds {} at [1, 5]; seam "
+                                                  "computes with finite weights only",
+                                                  c.what));
+  }
 }
 
 TEST(HfLlamaTensors, ExtraTensor) {

@@ -85,6 +85,12 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
   }
   Expected<Tensor> ref = RunReference(m, p.loaded.weights, p.batch, NumericsOf(cfg, p.dtype));
   if (!ref) return Fail(ref.error());
+  // Output that is not finite is a failed check whatever it equals.
+  for (const auto& [what, t] : {std::pair{"the run's output", &out.hidden}, std::pair{"the reference", &*ref}}) {
+    if (const std::string where = FirstNonFinite(*t); !where.empty()) {
+      return Fail(FailedCheck(fmt::format("{} holds {}: nothing was computed to compare", what, where)));
+    }
+  }
   const bool same = out.hidden == *ref;
   const double diff = MaxAbsDiff(out.hidden, *ref);
   std::cout << fmt::format("max |diff|: {:.3g}\nbit-identical: {}\n", diff, same ? "yes" : "no");

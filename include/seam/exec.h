@@ -32,6 +32,8 @@ Status CheckRunnable(const Model& m, const ParallelConfig& cfg);
 
 struct RunOptions {
   Dtype dtype = Dtype::kF32;
+  // kRecord runs no kernels and needs no weights (pass an empty Weights):
+  // it counts every collective of the plans at its shape.
   Backend backend = Backend::kThreads;
   double timeout_seconds = 60.0;
 };

@@ -18,4 +18,8 @@ namespace seam {
 
 Status CheckSharding(const Model& m, const ParallelConfig& cfg);
 
+// The member of an a2a MoE's group that holds `expert`: experts are dealt
+// round-robin over the group.
+constexpr int ExpertOwner(int expert, int members) { return expert % members; }
+
 }  // namespace seam

@@ -13,6 +13,7 @@
 #include "seam/reference.h"
 #include "seam/kernels.h"
 #include "seam/model.h"
+#include "seam/sharding.h"
 #include "seam/weights.h"
 
 namespace seam::exec {
@@ -156,7 +157,7 @@ class MoeKernel {
   // a2a: one row's output from its routed experts' outputs (in routing
   // order) and the shared expert's, rounded.
   void Fold(const Routing& r, std::span<const float* const> outputs, const float* shared, float* out) const;
-  int OwnerOf(int expert) const { return expert % shard_.count; }
+  int OwnerOf(int expert) const { return ExpertOwner(expert, shard_.count); }
   // ZAYA1's skip expert: routed there, a row passes its input through.
   bool IsSkip(int expert) const { return expert == d_.experts; }
   int hidden() const { return hidden_; }

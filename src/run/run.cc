@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "run/interpreter.h"
+#include "run/record.h"
 #include "seam/sharding.h"
 
 namespace seam {
@@ -17,11 +18,11 @@ Status CheckRunnable(const Model& m, const ParallelConfig& cfg) {
   return CheckSharding(m, cfg);
 }
 
-Status CheckRun(const Model& m, const Pipeline& plans, const Weights& w, const RunOptions& /*options*/) {
+Status CheckRun(const Model& m, const Pipeline& plans, const Weights& w, const RunOptions& options) {
   SEAM_CHECK(!plans.empty(), "no plans to run");
   const ParallelConfig& cfg = plans.front().config();
   SEAM_RETURN_IF_ERROR(CheckRunnable(m, cfg));
-  SEAM_RETURN_IF_ERROR(CheckWeights(m, w));
+  if (options.backend != Backend::kRecord) SEAM_RETURN_IF_ERROR(CheckWeights(m, w));
   if (static_cast<int>(plans.size()) != cfg.pp) return InvalidArgument("one plan per pipeline rank is needed");
   return Status::Ok();
 }
@@ -32,7 +33,12 @@ RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, co
   const exec::RunContext ctx{m, w, LayoutOf(b, cfg.attn_dp), NumericsOf(cfg, options.dtype),
                              cfg.input_scattered ? Variant::kInputScattered : Variant::kOrdinary,
                              StagesOf(m, 0, m.num_layers)};
-  std::optional<Tensor> rows = exec::RunRank(ctx, plans[static_cast<size_t>(CoordOf(cfg, rank).pp_rank)], comm);
+  const Plan& plan = plans[static_cast<size_t>(CoordOf(cfg, rank).pp_rank)];
+  if (!comm.moves_data()) {
+    exec::RecordRank(ctx, plan, comm);
+    return {std::nullopt, comm.stats()};
+  }
+  std::optional<Tensor> rows = exec::RunRank(ctx, plan, comm);
   return {std::move(rows), comm.stats()};
 }
 

@@ -529,6 +529,22 @@ TEST_F(Cli, ADumpedLlamaCheckpointRunsAgainWithTheSameOutput) {
 
 // Finite weights that overflow: the output is not finite, and two runs that
 // hold the same NaN bits are not "bit-identical".
+// Record generates no weights: Kimi-K2's 61 layers at their real size (about
+// a trillion parameters) are counted in about a second.
+TEST_F(Cli, TheRecordBackendRunsARealSizeModelWithoutItsWeights) {
+  const Result r = Run({"run", "--hf-config", std::string(SEAM_HF_CONFIGS) + "/kimi-k2.json", "--tp", "8", "--pp", "4",
+                        "--backend", "record", "--tokens", "8", "--requests", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  rank 31: "), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, TheRecordBackendRefusesToDumpValuesItNeverComputed) {
+  const Result r = Run({"run", "llama", "--backend", "record", "--dump", PathOf("nothing")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "seam: --dump writes a run's values; the record backend computes none\n");
+  EXPECT_FALSE(std::filesystem::exists(PathOf("nothing")));
+}
+
 TEST_F(Cli, ARunWhoseOutputIsNotFiniteIsAFailedCheck) {
   const std::string dir = PathOf("overflow");
   ASSERT_EQ(Run({"run", "llama", "--dump", dir}).code, 0);

@@ -53,6 +53,64 @@ TEST(Run, TheRecordBackendCountsEveryOwedSumCompletingOnce) {
   EXPECT_GT(ran.ranks[0].elements_sent(), 0);
 }
 
+// The record backend walks the plans without kernels; every call and every
+// element it counts is the data run's, except the all-to-all's elements,
+// which depend on the routing (record spreads tokens evenly over experts).
+TEST(Run, TheRecordBackendCountsTheDataRunsCallsWithoutWeights) {
+  struct Case {
+    const char* model;
+    ParallelConfig cfg;
+  };
+  const Case cases[] = {
+      {"llama", {.tp = 4, .attn_dp = 2, .reduction = Reduction::kRs, .pp = 2}},
+      {"llama", {.tp = 2, .input_scattered = true, .pp = 2}},
+      {"deepseek-qlora", {.tp = 4, .input_scattered = true}},
+      {"deepseek-v2-lite", {.tp = 4, .dense_tp = 1, .moe = MoeMode::kA2a}},
+      {"qwen3-moe", {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2}},
+      {"nemotron-h", {.tp = 2, .pp = 2}},
+      {"mhc", {.tp = 2, .attn_dp = 2}},
+      {"nemotron-nas", {.tp = 4, .reduction = Reduction::kRsRsv}},
+  };
+  for (const Case& c : cases) {
+    const Model m = *CatalogueModel(c.model);
+    const Batch b = MustBatch(19, 3);
+    const testing::Ran data = MustRun(m, c.cfg, MustWeights(m, Dtype::kF32), b, Dtype::kF32);
+    const testing::Ran record = MustRun(m, c.cfg, Weights(), b, Dtype::kF32, Backend::kRecord);
+    ASSERT_EQ(record.ranks.size(), data.ranks.size());
+    for (size_t r = 0; r < data.ranks.size(); ++r) {
+      const auto& got = record.ranks[r].ops;
+      const auto& want = data.ranks[r].ops;
+      ASSERT_EQ(got.size(), want.size()) << c.model << " rank " << r;
+      for (const auto& [op, counts] : want) {
+        ASSERT_TRUE(got.count(op)) << c.model << " rank " << r << " " << Name(op);
+        EXPECT_EQ(got.at(op).calls, counts.calls) << c.model << " rank " << r << " " << Name(op);
+        if (op == CommOp::kAllToAll) continue;
+        EXPECT_EQ(got.at(op).elements_sent, counts.elements_sent) << c.model << " rank " << r << " " << Name(op);
+      }
+    }
+  }
+}
+
+// Under the even spread, with as many experts as members, 8 consecutive rows
+// of a slice take every expert k times: a rank sends 7 of its 8 rows' k slots
+// away (each with its expert id) and returns as many rows to the others.
+TEST(Run, TheRecordBackendSpreadsTheAllToAllEvenlyOverExperts) {
+  const Model m = *CatalogueModel("qwen3-moe");
+  ASSERT_EQ(m.dims->experts, 8);
+  const ParallelConfig cfg{.tp = 8, .moe = MoeMode::kA2a};
+  const testing::Ran record = MustRun(m, cfg, Weights(), MustBatch(64, 2), Dtype::kF32, Backend::kRecord);
+  int64_t want = 0;
+  for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
+    if (s.decl.kind != StageKind::kSparseFfn) continue;
+    const int64_t k = s.decl.top_k;
+    want += 7 * k * (m.hidden + 1) + 7 * k * m.hidden;  // dispatch, then combine
+  }
+  ASSERT_GT(want, 0);
+  for (size_t r = 0; r < record.ranks.size(); ++r) {
+    EXPECT_EQ(record.ranks[r].ops.at(CommOp::kAllToAll).elements_sent, want) << "rank " << r;
+  }
+}
+
 TEST(Run, AConfigurationTheCanonicalReductionCannotServeIsRejected) {
   const Model m = LlamaModel(4);
   EXPECT_EQ(CheckRunnable(m, {.tp = 6, .attn_dp = 3, .dense_tp = 1}).error().message,

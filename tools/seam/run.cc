@@ -43,6 +43,9 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, const ParallelConfig* cfg) {
   if (cfg != nullptr) {
     SEAM_RETURN_IF_ERROR(CheckRunnable(model, *cfg));
   }
+  // The record backend runs no kernels: a real-size model's plan is counted
+  // without a byte of weights.
+  if (a.backend == RunBackend::kRecord) return LoadedModel{model, Weights(), a.dtype};
   Expected<Weights> w = GenerateWeights(model, a.seed, a.dtype);
   if (!w) return w.error();
   return LoadedModel{model, *std::move(w), a.dtype};
@@ -175,6 +178,9 @@ int RunRun(const RunArgs& a) {
   if (!cfg) return Fail(cfg.error());
   if (a.backend == RunBackend::kMpi) return RunOnMpi(a, *cfg);
   if (a.fault || a.mpi_mode) return Fail(InvalidArgument("--fault and --mpi-mode go with --backend mpi"));
+  if (a.backend == RunBackend::kRecord && !a.dump.empty()) {
+    return Fail(InvalidArgument("--dump writes a run's values; the record backend computes none"));
+  }
   return RunOnce(a, *cfg, a.backend == RunBackend::kRecord ? Backend::kRecord : Backend::kThreads);
 }
 

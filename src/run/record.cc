@@ -1,0 +1,123 @@
+#include "run/record.h"
+
+#include "seam/sharding.h"
+#include "seam/step_rules.h"
+
+namespace seam::exec {
+namespace {
+
+class Recorder {
+ public:
+  Recorder(const RunContext& ctx, const Plan& plan, Comm& comm)
+      : ctx_(ctx), cfg_(plan.config()), comm_(comm), me_(CoordOf(cfg_, comm.rank())) {}
+
+  void Run(const LinePlan& line) {
+    Steps(line.receive, nullptr);
+    for (const StagePlan& s : line.stages) {
+      const StageRef& ref = ctx_.stages[static_cast<size_t>(s.index)];
+      Steps(s.entry, &ref);
+      Steps(s.compute, &ref);
+      Steps(s.exit, &ref);
+    }
+    Steps(line.end.steps, nullptr);
+  }
+
+ private:
+  RowSpan Span(Rows r, RankCoord c) const { return SpanOf(ctx_.layout, cfg_, r, c); }
+  RowSpan Span(Rows r) const { return Span(r, me_); }
+  RankGroup GroupFor(Group g) const { return {GroupRanks(cfg_, g, comm_.rank())}; }
+
+  void Steps(const std::vector<Step>& steps, const StageRef* stage) {
+    for (const Step& s : steps) {
+      SEAM_CHECK(StepRuleError(s, cfg_).empty(), StepRuleError(s, cfg_));
+      Step1(s, stage);
+    }
+  }
+
+  void Step1(const Step& s, const StageRef* stage) {
+    switch (s.kind) {
+      case StepKind::kAllReduce:
+      case StepKind::kAllReduceAddNorm:
+        comm_.AllReduce(GroupFor(*s.group), Tensor(Span(s.rows_in).rows(), s.width));
+        return;
+      case StepKind::kReduceScatter:
+      case StepKind::kReduceScatterV: return ReduceScatter(s);
+      case StepKind::kAllGather: return AllGather(s);
+      case StepKind::kDispatch: return Exchange(*stage, true);
+      case StepKind::kCombine: return Exchange(*stage, false);
+      case StepKind::kSend:
+        comm_.Send(Neighbour(+1), Tensor(Span(s.rows_in).rows(), s.width));
+        return;
+      case StepKind::kRecv: comm_.Recv(Neighbour(-1), Span(s.rows_out).rows(), s.width); return;
+      case StepKind::kSlice:
+      case StepKind::kStartResidual:
+      case StepKind::kAdd:
+      case StepKind::kNorm:
+      case StepKind::kCompute:
+      case StepKind::kLeave: return;  // local: nothing to count
+    }
+  }
+
+  void ReduceScatter(const Step& s) {
+    const RankGroup g = GroupFor(*s.group);
+    const RowSpan in = Span(s.rows_in);
+    std::vector<RowSpan> spans;
+    for (int rank : g.ranks) {
+      const RowSpan sp = Span(s.rows_out, CoordOf(cfg_, rank));
+      spans.push_back({sp.begin - in.begin, sp.end - in.begin});
+    }
+    comm_.ReduceScatter(g, Tensor(in.rows(), s.width), spans);
+  }
+
+  void AllGather(const Step& s) {
+    const RankGroup g = GroupFor(*s.group);
+    std::vector<int> rows_of;
+    for (int rank : g.ranks) rows_of.push_back(Span(s.rows_in, CoordOf(cfg_, rank)).rows());
+    comm_.AllGather(g, Tensor(Span(s.rows_in).rows(), s.width), rows_of);
+  }
+
+  // The rows member `from` sends member `to` (its experts' share of from's
+  // slice under the even spread), as the dispatch packs them.
+  int Routed(int from, int to, const StageRef& s) const {
+    const ModelDims& d = *ctx_.model.dims;
+    const RowSpan sp = Span(Rows::Slice(cfg_), CoordOf(cfg_, from));
+    const int k = s.decl.top_k;
+    int n = 0;
+    for (int r = sp.begin; r < sp.end; ++r) {
+      for (int j = 0; j < k; ++j) n += ExpertOwner((r * k + j) % d.experts, cfg_.tp) == to ? 1 : 0;
+    }
+    return n;
+  }
+
+  // The dispatch sends each member the rows its experts take (with the
+  // expert id); the combine returns what each member sent here.
+  void Exchange(const StageRef& s, bool dispatch) {
+    const RankGroup g = GroupFor(Group::kTp);
+    const int me = g.IndexOf(comm_.rank());
+    std::vector<Tensor> to_each;
+    for (int j = 0; j < g.size(); ++j) {
+      const int rows = dispatch ? Routed(me, j, s) : Routed(j, me, s);
+      to_each.emplace_back(rows, ctx_.model.hidden + (dispatch ? 1 : 0));
+    }
+    comm_.AllToAll(g, std::move(to_each));
+  }
+
+  int Neighbour(int step) const {
+    return GlobalRank(cfg_, {me_.pp_rank + step, me_.dp_rank, me_.attn_tp_rank});
+  }
+
+  const RunContext& ctx_;
+  const ParallelConfig& cfg_;
+  Comm& comm_;
+  RankCoord me_;
+};
+
+}  // namespace
+
+void RecordRank(const RunContext& ctx, const Plan& plan, Comm& comm) {
+  const LinePlan* line = plan.line(ctx.variant);
+  SEAM_CHECK(line != nullptr, "the plan has no line for this batch variant");
+  Recorder(ctx, plan, comm).Run(*line);
+}
+
+}  // namespace seam::exec

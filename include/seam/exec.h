@@ -30,6 +30,29 @@ namespace seam {
 // CheckSharding accepts (the same check `seam plan` makes).
 Status CheckRunnable(const Model& m, const ParallelConfig& cfg);
 
+// What a run on threads holds at its peak, in bytes: the whole weights (the
+// reference computes with them), each rank's copies of its shards (a
+// replicated stage is copied by every rank of its TP group), and working
+// buffers, a few per rank and for the reference, each tokens rows of the
+// widest tensor a stage computes; then a sixteenth more for the allocator
+// and the process (measured peaks of real-size runs were 0.97 to 1.02 of
+// the three parts).
+struct MemoryEstimate {
+  int64_t weights = 0;
+  int64_t shards = 0;
+  int64_t activations = 0;
+  int64_t overhead() const { return (weights + shards + activations) / 16; }
+  int64_t total() const { return weights + shards + activations + overhead(); }
+};
+Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens);
+// Refuses (bad input) a run whose estimate exceeds `limit` bytes, with the
+// estimate, the most leading layers of the model that would fit, and the
+// record backend as the way to count the plan at any size.
+Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, int64_t limit);
+// The memory the system could give this process now (MemAvailable), or 0
+// when it cannot tell.
+int64_t AvailableMemory();
+
 struct RunOptions {
   Dtype dtype = Dtype::kF32;
   // kRecord runs no kernels and needs no weights (pass an empty Weights):

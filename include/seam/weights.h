@@ -33,6 +33,7 @@ struct WeightSpec {
   int rows = 0;
   int cols = 0;
   WeightKind kind = WeightKind::kLinear;
+  int stage = -1;  // the stage that computes with it; -1 for the embedding, final norm and stream head
 };
 
 // Where a stage's weights live: "model.layers.3.self_attn" (attention),

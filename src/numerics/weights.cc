@@ -187,7 +187,9 @@ Expected<std::vector<WeightSpec>> WeightSpecs(const Model& m) {
   if (d.vocab < 1) return InvalidArgument(fmt::format("model '{}' has vocab {}", m.name, d.vocab));
   std::vector<WeightSpec> out = {{kEmbeddingName, d.vocab, m.hidden, WeightKind::kEmbedding}};
   for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
+    const size_t first = out.size();
     SEAM_RETURN_IF_ERROR(StageSpecs(s, m, out));
+    for (size_t i = first; i < out.size(); ++i) out[i].stage = s.index;
   }
   if (m.residual_streams > 1) AddLinear(out, kStreamHeadName, m.residual_streams, m.residual_streams * m.hidden);
   out.push_back({kFinalNormName, 1, m.hidden, WeightKind::kNorm});

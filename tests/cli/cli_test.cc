@@ -538,6 +538,24 @@ TEST_F(Cli, TheRecordBackendRunsARealSizeModelWithoutItsWeights) {
   EXPECT_NE(r.out.find("  rank 31: "), std::string::npos) << r.out;
 }
 
+// A real-size run is refused before any weight is generated, with the
+// estimate (measured peaks were within 3% of it) and what would fit.
+TEST_F(Cli, ARunThatWouldNotFitInMemoryIsRefusedWithItsEstimate) {
+  const Result r = Run({"run", "--hf-config", std::string(SEAM_HF_CONFIGS) + "/llama-3.1-8b.json", "--tp", "8",
+                        "--max-memory", "8G"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "seam: the run needs about 57.5 GiB (weights 28.0 GiB, the ranks' copies of their shards 26.0 GiB, "
+            "working buffers 126.0 MiB, allocator 3.4 GiB) but the memory limit is 8.0 GiB (--max-memory); --layers 3 "
+            "fits, and --backend record counts the plan without weights\n");
+  for (const char* bad : {"0", "12Q", "-1G", "", "G"}) {
+    const Result b = Run({"run", "llama", "--max-memory", bad});
+    EXPECT_EQ(b.code, 2) << bad;
+    EXPECT_EQ(b.err, fmt::format("seam: --max-memory: '{}' is not a memory size like 24G, 512M or 1000000 (bytes)\n",
+                                 bad));
+  }
+}
+
 TEST_F(Cli, TheRecordBackendRefusesToDumpValuesItNeverComputed) {
   const Result r = Run({"run", "llama", "--backend", "record", "--dump", PathOf("nothing")});
   EXPECT_EQ(r.code, 2);

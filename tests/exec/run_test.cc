@@ -111,6 +111,51 @@ TEST(Run, TheRecordBackendSpreadsTheAllToAllEvenlyOverExperts) {
   }
 }
 
+// The weights are held whole once (the reference computes with them); each
+// rank copies its share of every stage it runs: attention split over
+// attn_tp (2 of the 4 TP ranks hold each element), the dense FFN replicated
+// at dense_tp 1 (all 4 do); the embedding is read in place.
+TEST(RunMemory, TheWeightsOnceAndEachRankItsShardOfEveryStage) {
+  const Model m = LlamaModel(4);
+  const ModelDims& d = *m.dims;
+  const ParallelConfig cfg{.tp = 4, .attn_dp = 2, .dense_tp = 1, .pp = 2};
+  Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
+  ASSERT_TRUE(specs.ok());
+  int64_t whole = 0, attention = 0, ffn = 0;
+  for (const WeightSpec& s : *specs) {
+    const int64_t bytes = int64_t{4} * s.rows * s.cols;
+    whole += bytes;
+    if (s.name.find("self_attn") != std::string::npos || s.name.find("input_layernorm") != std::string::npos) {
+      attention += bytes;
+    } else if (s.name.find("mlp") != std::string::npos || s.name.find("post_attention") != std::string::npos) {
+      ffn += bytes;
+    }
+  }
+  Expected<MemoryEstimate> e = EstimateRunMemory(m, cfg, 20);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->weights, whole);
+  EXPECT_EQ(e->shards, 2 * attention + 4 * ffn);
+  const int64_t widest = std::max({m.hidden, d.intermediate, d.heads * d.head_dim});
+  EXPECT_EQ(e->activations, int64_t{8 + 1} * 8 * 20 * widest * 4);  // 8 ranks and the reference
+  EXPECT_EQ(e->total(), (e->weights + e->shards + e->activations) * 17 / 16);
+}
+
+// The refusal names the most leading layers that fit, and they do fit.
+TEST(RunMemory, ARunOverTheLimitIsRefusedNamingTheLayersThatFit) {
+  const Model m = LlamaModel(4);
+  const ParallelConfig cfg{.tp = 2};
+  Model three = m;
+  three.num_layers = 3;
+  const int64_t limit = EstimateRunMemory(three, cfg, 32)->total();
+  EXPECT_TRUE(CheckRunMemory(three, cfg, 32, limit).ok());
+  const Status s = CheckRunMemory(m, cfg, 32, limit);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.error().message.find("; --layers 3 fits, and --backend record counts the plan without weights"),
+            std::string::npos)
+      << s.error().message;
+}
+
 TEST(Run, AConfigurationTheCanonicalReductionCannotServeIsRejected) {
   const Model m = LlamaModel(4);
   EXPECT_EQ(CheckRunnable(m, {.tp = 6, .attn_dp = 3, .dense_tp = 1}).error().message,

@@ -66,6 +66,8 @@ enum class RunBackend {
   kMpi,      // one process per rank, under mpirun
 };
 Expected<RunBackend> ParseRunBackend(std::string_view text);
+// "24G", "512M", "1.5GiB", "1000000" -> bytes (K, M, G, T are powers of 1024).
+Expected<int64_t> ParseByteSize(std::string_view text);
 
 struct PlanArgs {
   std::string model;
@@ -98,6 +100,7 @@ struct RunArgs {
   double timeout = 60;   // seconds any rank waits for another
   std::optional<MpiMode> mpi_mode;  // --backend mpi only
   std::optional<Fault> fault;       // --backend mpi only: for testing fault handling
+  int64_t max_memory = 0;           // bytes a run may need; 0: what the system has available
 };
 
 // A run made ready on this process: the model and weights, the plans, the batch.

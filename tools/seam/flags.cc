@@ -35,6 +35,26 @@ Expected<RunBackend> ParseRunBackend(std::string_view text) {
   return InvalidArgument(fmt::format("unknown backend '{}'; expected one of: threads, record, mpi", text));
 }
 
+Expected<int64_t> ParseByteSize(std::string_view text) {
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  std::string_view unit = text.substr(static_cast<size_t>(ptr - text.data()));
+  if (unit.ends_with("iB")) unit.remove_suffix(2);
+  if (unit.ends_with("B") && unit.size() > 1) unit.remove_suffix(1);
+  const std::string_view units = "KMGT";
+  double scale = 1;
+  if (unit.size() == 1 && units.find(unit[0]) != std::string_view::npos) {
+    scale = static_cast<double>(int64_t{1} << (10 * (units.find(unit[0]) + 1)));
+  } else if (!unit.empty() && unit != "B") {
+    ec = std::errc::invalid_argument;
+  }
+  const double bytes = value * scale;
+  if (text.empty() || ec != std::errc() || !(bytes >= 1) || bytes > 1e18) {
+    return InvalidArgument(fmt::format("'{}' is not a memory size like 24G, 512M or 1000000 (bytes)", text));
+  }
+  return static_cast<int64_t>(bytes);
+}
+
 void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
   cmd.add_option("--tp", f.tp, "tensor-parallel size of each pipeline rank")->capture_default_str();
   cmd.add_option("--attn-dp", f.attn_dp, "attention data-parallel groups (attn_tp = tp / attn_dp)")

@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   AddParsed(*run_cmd, "--fault", run.fault, seam::ParseFault,
             "with --backend mpi, to test failure handling: RANK:KIND[@CALL], KIND throw, kill, hang or input");
+  AddParsed(*run_cmd, "--max-memory", run.max_memory, ParseByteSize,
+            "refuse a run estimated to need more, e.g. 16G (default: the memory available now)");
   run_cmd->add_option("--seed", run.seed, "seed of the weights and the batch")->capture_default_str();
   run_cmd->add_option("--dump", run.dump, "write weights, inputs and outputs as safetensors into DIR");
   run_cmd->add_option("--weights", run.weights, "load a Hugging Face llama checkpoint DIR instead of generating");

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <limits>
 
 #include "cli.h"
 #include "seam/bind.h"
@@ -19,6 +20,13 @@ std::string Bytes(int64_t elements) {
   if (b >= 1 << 20) return fmt::format("{:.1f} MiB", b / (1 << 20));
   if (b >= 1 << 10) return fmt::format("{:.1f} KiB", b / (1 << 10));
   return fmt::format("{:.0f} B", b);
+}
+
+// --max-memory, or what the system has available now.
+int64_t MemoryLimit(const RunArgs& a) {
+  if (a.max_memory > 0) return a.max_memory;
+  const int64_t available = AvailableMemory();
+  return available > 0 ? available : std::numeric_limits<int64_t>::max();
 }
 
 // The model to run: a catalogue entry, a config.json, or a llama checkpoint.
@@ -46,6 +54,7 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, const ParallelConfig* cfg) {
   // The record backend runs no kernels: a real-size model's plan is counted
   // without a byte of weights.
   if (a.backend == RunBackend::kRecord) return LoadedModel{model, Weights(), a.dtype};
+  if (cfg != nullptr) SEAM_RETURN_IF_ERROR(CheckRunMemory(model, *cfg, a.tokens, MemoryLimit(a)));
   Expected<Weights> w = GenerateWeights(model, a.seed, a.dtype);
   if (!w) return w.error();
   return LoadedModel{model, *std::move(w), a.dtype};

@@ -1,0 +1,85 @@
+// The memory a run on threads needs, estimated before a byte is allocated.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "seam/exec.h"
+#include "seam/stage_shape.h"
+
+namespace seam {
+namespace {
+
+constexpr int64_t kBytes = sizeof(float);  // weights and activations are held as fp32
+// Working buffers a rank holds at once at its widest: its input, value,
+// residual, a kernel's projections and its output, a collective's result.
+constexpr int64_t kBuffers = 8;
+
+// How many ranks of a TP group hold each element of a stage's weights.
+int64_t CopiesPerElement(const StageDecl& d, const ParallelConfig& cfg) {
+  const std::optional<Group> g = ShapeOf(d, cfg).shard;
+  const int split = !g ? 1 : *g == Group::kAttnTp ? cfg.attn_tp() : cfg.tp;
+  return cfg.tp / split;
+}
+
+std::string SizeText(int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b >= 1 << 30) return fmt::format("{:.1f} GiB", b / (1 << 30));
+  if (b >= 1 << 20) return fmt::format("{:.1f} MiB", b / (1 << 20));
+  return fmt::format("{:.1f} KiB", b / (1 << 10));
+}
+
+}  // namespace
+
+Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens) {
+  Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
+  if (!specs) return specs.error();
+  const std::vector<StageRef> stages = StagesOf(m, 0, m.num_layers);
+  MemoryEstimate e;
+  int64_t widest = static_cast<int64_t>(m.hidden) * m.residual_streams;
+  for (const WeightSpec& s : *specs) {
+    const int64_t bytes = static_cast<int64_t>(s.rows) * s.cols * kBytes;
+    e.weights += bytes;
+    if (s.stage < 0) continue;  // read in place, never copied
+    e.shards += bytes * CopiesPerElement(stages[static_cast<size_t>(s.stage)].decl, cfg);
+    widest = std::max<int64_t>(widest, std::max(s.rows, s.cols));
+  }
+  const int64_t ranks = static_cast<int64_t>(cfg.tp) * cfg.pp;
+  e.activations = (ranks + 1) * kBuffers * tokens * widest * kBytes;
+  return e;
+}
+
+Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, int64_t limit) {
+  Expected<MemoryEstimate> e = EstimateRunMemory(m, cfg, tokens);
+  if (!e) return e.error();
+  if (e->total() <= limit) return Status::Ok();
+  // The estimate grows with the layers kept: search the most that fit.
+  int lo = 0, hi = m.num_layers;
+  while (lo < hi) {
+    Model cut = m;
+    cut.num_layers = (lo + hi + 1) / 2;
+    Expected<MemoryEstimate> c = EstimateRunMemory(cut, cfg, tokens);
+    if (c && c->total() <= limit) {
+      lo = cut.num_layers;
+    } else {
+      hi = cut.num_layers - 1;
+    }
+  }
+  const std::string fits = lo > 0 ? fmt::format("--layers {} fits", lo) : "no layer count fits";
+  return InvalidArgument(fmt::format(
+      "the run needs about {} (weights {}, the ranks' copies of their shards {}, working buffers {}, allocator {}) "
+      "but the memory limit is {} (--max-memory); {}, and --backend record counts the plan without weights",
+      SizeText(e->total()), SizeText(e->weights), SizeText(e->shards), SizeText(e->activations), SizeText(e->overhead()), SizeText(limit), fits));
+}
+
+int64_t AvailableMemory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  int64_t kib = 0;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+}  // namespace seam

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,6 +54,29 @@ Status WriteSafetensors(const std::string& path, const std::vector<StTensor>& te
 Expected<std::vector<StTensor>> ReadSafetensors(const std::string& path);
 // The same from memory; errors start with "safetensors buffer".
 Expected<std::vector<StTensor>> ParseSafetensors(std::span<const uint8_t> bytes);
+
+// A file opened to read its tensors one at a time: mapped, its header and
+// layout validated as ReadSafetensors does, nothing decoded until asked, so
+// reading a checkpoint needs the memory of its values once, not twice.
+struct StTensorInfo {
+  std::string name;
+  StDtype dtype = StDtype::kF32;
+  std::vector<int64_t> shape;
+};
+class SafetensorsFile {
+ public:
+  static Expected<SafetensorsFile> Open(const std::string& path);
+  const std::string& path() const;
+  const std::vector<StTensorInfo>& tensors() const;  // in data order
+  const std::map<std::string, std::string>& metadata() const;
+  const StTensorInfo* Find(std::string_view name) const;  // null when absent
+  StTensor Read(std::string_view name) const;             // it must exist
+
+ private:
+  struct State;
+  explicit SafetensorsFile(std::shared_ptr<const State> s) : state_(std::move(s)) {}
+  std::shared_ptr<const State> state_;
+};
 
 // The "__metadata__" object of a file (empty when absent); the whole file is
 // validated as ReadSafetensors does.

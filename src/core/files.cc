@@ -8,6 +8,16 @@
 
 namespace seam {
 
+Expected<std::string> ReadFileAtMost(const std::string& path, size_t max_bytes) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > max_bytes) {
+    return InvalidArgument(fmt::format("{} is {} bytes, more than the {} bytes such a file may have", path, size,
+                                       max_bytes));
+  }
+  return ReadWholeFile(path);
+}
+
 Expected<std::string> ReadWholeFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return InvalidArgument(fmt::format("cannot read {}: no such file", path));

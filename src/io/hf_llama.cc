@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "seam/checkpoint.h"
 #include "seam/safetensors.h"
 #include "stack/hf_reader.h"
 
@@ -214,6 +215,48 @@ Status WriteLlamaCheckpoint(const std::string& dir, const LlamaCheckpoint& c) {
   return WriteSafetensors((fs::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
 }
 
+namespace {
+
+// Every weight present (lm_head may be tied), float, of its shape and of
+// one dtype, and nothing else: the checkpoint's dtype.
+Expected<Dtype> CheckTensors(const CheckpointTensors& tensors, const std::vector<Spec>& specs, bool tied, int layers) {
+  std::set<std::string> names;
+  const StTensorInfo* first_f32 = nullptr;
+  const StTensorInfo* first_bf16 = nullptr;
+  for (const Spec& s : specs) {
+    names.insert(s.name);
+    const StTensorInfo* t = tensors.Find(s.name);
+    if (t == nullptr) {
+      if (s.name == "lm_head.weight" && tied) continue;
+      return Malformed(fmt::format("{}: missing tensor '{}'{}", tensors.source(), s.name,
+                                   s.name == "lm_head.weight" ? " (tie_word_embeddings is false)" : ""));
+    }
+    const std::string& file = tensors.FileOf(s.name);
+    if (t->dtype != StDtype::kF32 && t->dtype != StDtype::kBf16) {
+      return Malformed(fmt::format("{}: tensor '{}' has dtype {}; expected F32 or BF16", file, s.name, Name(t->dtype)));
+    }
+    if (t->shape != s.shape) {
+      return Malformed(fmt::format("{}: tensor '{}' has shape {}; expected {}", file, s.name, ShapeText(t->shape),
+                                   ShapeText(s.shape)));
+    }
+    if (t->dtype == StDtype::kF32 && first_f32 == nullptr) first_f32 = t;
+    if (t->dtype == StDtype::kBf16 && first_bf16 == nullptr) first_bf16 = t;
+  }
+  for (const StTensorInfo& t : tensors.tensors()) {
+    if (!names.contains(t.name)) {
+      return Malformed(fmt::format("{}: unexpected tensor '{}' (not a weight of a {}-layer Llama)",
+                                   tensors.FileOf(t.name), t.name, layers));
+    }
+  }
+  if (first_f32 != nullptr && first_bf16 != nullptr) {
+    return Malformed(fmt::format("{}: tensor '{}' is F32 but '{}' is BF16; every weight must have one dtype",
+                                 tensors.source(), first_f32->name, first_bf16->name));
+  }
+  return first_bf16 != nullptr ? Dtype::kBf16 : Dtype::kF32;
+}
+
+}  // namespace
+
 Expected<LlamaCheckpoint> ReadLlamaCheckpoint(const std::string& dir) {
   const std::string config_path = (fs::path(dir) / "config.json").string();
   Expected<std::string> text = ReadWholeFile(config_path);
@@ -226,63 +269,21 @@ Expected<LlamaCheckpoint> ReadLlamaCheckpoint(const std::string& dir) {
   }
   LlamaCheckpoint c = std::move(facts.c);
 
-  const std::string st_path = (fs::path(dir) / "model.safetensors").string();
-  std::error_code ec;
-  if (!fs::exists(st_path, ec)) {
-    if (fs::exists(fs::path(dir) / "model.safetensors.index.json", ec)) {
-      return Unsupported(fmt::format("{}: sharded checkpoints (model.safetensors.index.json) are not supported", dir));
-    }
-    return InvalidArgument(fmt::format("{}: no model.safetensors", dir));
-  }
-  Expected<std::vector<StTensor>> read = ReadSafetensors(st_path);
+  Expected<CheckpointTensors> read = CheckpointTensors::Open(dir);
   if (!read) return read.error();
-  std::vector<StTensor> tensors = std::move(read).value();
-
-  std::map<std::string, StTensor*> by_name;
-  for (StTensor& t : tensors) by_name[t.name] = &t;
+  const CheckpointTensors& tensors = *read;
   const std::vector<Spec> specs = Specs(SizesOf(c));
-  std::set<std::string> names;
-  const StTensor* first_f32 = nullptr;
-  const StTensor* first_bf16 = nullptr;
+  Expected<Dtype> dtype = CheckTensors(tensors, specs, facts.tied, c.layers);
+  if (!dtype) return dtype.error();
+  c.dtype = *dtype;
+  // One tensor decoded at a time: the checkpoint's values are held once.
   for (const Spec& s : specs) {
-    names.insert(s.name);
-    auto it = by_name.find(s.name);
-    if (it == by_name.end()) {
-      if (s.name == "lm_head.weight" && facts.tied) continue;
-      return Malformed(fmt::format("{}: missing tensor '{}'{}", st_path, s.name,
-                                   s.name == "lm_head.weight" ? " (tie_word_embeddings is false)" : ""));
-    }
-    const StTensor& t = *it->second;
-    if (t.dtype != StDtype::kF32 && t.dtype != StDtype::kBf16) {
-      return Malformed(fmt::format("{}: tensor '{}' has dtype {}; expected F32 or BF16", st_path, s.name, Name(t.dtype)));
-    }
-    if (t.shape != s.shape) {
-      return Malformed(fmt::format("{}: tensor '{}' has shape {}; expected {}", st_path, s.name, ShapeText(t.shape),
-                                   ShapeText(s.shape)));
-    }
-    if (t.dtype == StDtype::kF32 && first_f32 == nullptr) first_f32 = &t;
-    if (t.dtype == StDtype::kBf16 && first_bf16 == nullptr) first_bf16 = &t;
-  }
-  for (const StTensor& t : tensors) {
-    if (!names.contains(t.name)) {
-      return Malformed(fmt::format("{}: unexpected tensor '{}' (not a weight of a {}-layer Llama)", st_path, t.name,
-                                   c.layers));
-    }
-  }
-  if (first_f32 != nullptr && first_bf16 != nullptr) {
-    return Malformed(fmt::format("{}: tensor '{}' is F32 but '{}' is BF16; every weight must have one dtype", st_path,
-                                 first_f32->name, first_bf16->name));
-  }
-  c.dtype = first_bf16 != nullptr ? Dtype::kBf16 : Dtype::kF32;
-
-  for (const Spec& s : specs) {
-    auto it = by_name.find(s.name);
-    if (it == by_name.end()) continue;  // a tied lm_head
-    StTensor& t = *it->second;
+    if (tensors.Find(s.name) == nullptr) continue;  // a tied lm_head
     const int rows = s.shape.size() == 1 ? 1 : static_cast<int>(s.shape[0]);
     const int cols = static_cast<int>(s.shape.back());
-    c.weights.emplace(s.name, Tensor(rows, cols, std::move(t.floats)));
+    c.weights.emplace(s.name, Tensor(rows, cols, std::move(tensors.Read(s.name).floats)));
   }
+  const std::string& st_path = tensors.source();
   if (facts.tied) {
     const Tensor& embed = c.weights.at("model.embed_tokens.weight");
     auto head = c.weights.find("lm_head.weight");

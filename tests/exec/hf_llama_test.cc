@@ -529,13 +529,55 @@ TEST(HfLlamaTensors, TiedLmHeadMustMatchTheEmbedding) {
   EXPECT_TRUE(ReadLlamaCheckpoint(dir).ok());
 }
 
-TEST(HfLlamaTensors, MissingOrShardedSafetensors) {
+TEST(HfLlamaTensors, NoSafetensorsAtAll) {
   const std::string dir = MustWrite("no_st");
   fs::remove(StPath(dir));
-  EXPECT_EQ(ReadError(dir, ErrorCode::kInvalidArgument), dir + ": no model.safetensors");
-  std::ofstream(fs::path(dir) / "model.safetensors.index.json") << "{}";
-  EXPECT_EQ(ReadError(dir, ErrorCode::kUnsupported),
-            dir + ": sharded checkpoints (model.safetensors.index.json) are not supported");
+  EXPECT_EQ(ReadError(dir, ErrorCode::kInvalidArgument),
+            dir + ": no model.safetensors or model.safetensors.index.json");
+}
+
+// The checkpoint's model.safetensors split into two shard files and an index,
+// as transformers' save_pretrained writes a large model.
+std::string Shard(const std::string& name, const std::function<void(json&)>& edit_index = {}) {
+  const std::string dir = MustWrite(name);
+  Expected<std::vector<StTensor>> all = ReadSafetensors(StPath(dir));
+  EXPECT_TRUE(all.ok());
+  const size_t half = all->size() / 2;
+  json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", json::object()}};
+  const std::vector<StTensor> parts[2] = {{all->begin(), all->begin() + static_cast<long>(half)},
+                                          {all->begin() + static_cast<long>(half), all->end()}};
+  for (int i = 0; i < 2; ++i) {
+    const std::string file = fmt::format("model-0000{}-of-00002.safetensors", i + 1);
+    EXPECT_TRUE(WriteSafetensors((fs::path(dir) / file).string(), parts[i], {{"format", "pt"}}).ok());
+    for (const StTensor& t : parts[i]) index["weight_map"][t.name] = file;
+  }
+  if (edit_index) edit_index(index);
+  std::ofstream(fs::path(dir) / "model.safetensors.index.json") << index.dump(2);
+  fs::remove(StPath(dir));
+  return dir;
+}
+
+TEST(HfLlamaTensors, AShardedCheckpointReadsAsTheWholeOne) {
+  Expected<LlamaCheckpoint> sharded = ReadLlamaCheckpoint(Shard("sharded"));
+  ASSERT_TRUE(sharded.ok()) << sharded.error().message;
+  ExpectSame(*sharded, Tiny());
+}
+
+TEST(HfLlamaTensors, AShardIndexThatDisagreesWithItsShardsIsRefused) {
+  const std::string index = "/model.safetensors.index.json";
+  std::string dir = Shard("index_escape", [](json& j) { j["weight_map"]["model.norm.weight"] = "../elsewhere"; });
+  EXPECT_EQ(ReadError(dir), dir + index +
+                                ": weight_map[\"model.norm.weight\"] is not the name of a file beside the index");
+  dir = Shard("index_moved", [](json& j) { j["weight_map"]["model.norm.weight"] = "model-00001-of-00002.safetensors"; });
+  EXPECT_EQ(ReadError(dir), dir + index +
+                                ": tensor 'model.norm.weight' is in model-00002-of-00002.safetensors but the index "
+                                "maps it to model-00001-of-00002.safetensors");
+  dir = Shard("index_ghost", [](json& j) { j["weight_map"]["model.ghost"] = "model-00001-of-00002.safetensors"; });
+  EXPECT_EQ(ReadError(dir), dir + index +
+                                ": the index maps 'model.ghost' to model-00001-of-00002.safetensors, which does not "
+                                "hold it");
+  dir = Shard("index_empty", [](json& j) { j = json::object(); });
+  EXPECT_EQ(ReadError(dir), dir + index + ": no \"weight_map\" object");
 }
 
 TEST(HfLlamaTensors, MalformedSafetensorsNamesTheFile) {

@@ -4,6 +4,7 @@
 #include "seam/safetensors.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <bit>
 #include <cmath>
@@ -180,6 +181,35 @@ TEST(Safetensors, ReadsInTheWrittenOrder) {
       {.name = "alpha", .shape = {1}, .floats = {2}},
   };
   EXPECT_EQ(RoundTrip("order", t), t);
+}
+
+// Opening maps the file and checks every header entry but decodes nothing;
+// a tensor is decoded when it is read, equal to what was written.
+TEST(Safetensors, AnOpenedFileReadsOneTensorAtATime) {
+  const std::string path = TempPath("lazy");
+  const std::vector<StTensor> t = {{.name = "a", .dtype = StDtype::kF32, .shape = {2}, .floats = {1, 2}},
+                                   {.name = "b", .dtype = StDtype::kBf16, .shape = {1, 3}, .floats = {3, 4, 5}}};
+  ASSERT_TRUE(WriteSafetensors(path, t, {{"k", "v"}}).ok());
+  Expected<SafetensorsFile> f = SafetensorsFile::Open(path);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->tensors().size(), 2u);
+  EXPECT_EQ(f->tensors()[1].name, "b");
+  EXPECT_EQ(f->tensors()[1].shape, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(f->Find("c"), nullptr);
+  EXPECT_EQ(f->Read("b"), t[1]);
+  EXPECT_EQ(f->Read("a"), t[0]);
+  EXPECT_EQ(f->metadata().at("k"), "v");
+}
+
+// A FIFO named like a weights file would block a reader forever.
+TEST(Safetensors, AnythingButARegularFileIsRefusedWithoutWaiting) {
+  const std::string fifo = TempPath("fifo");
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(ReadSafetensors(fifo).error().message, "cannot read " + fifo + ": not a regular file");
+  const std::string dir = TempPath("a_dir");
+  fs::create_directories(dir);
+  EXPECT_EQ(ReadSafetensors(dir).error().message, "cannot read " + dir + ": not a regular file");
 }
 
 TEST(Safetensors, NoTensorsAtAll) {

@@ -272,6 +272,13 @@ Expected<LlamaCheckpoint> ReadLlamaCheckpoint(const std::string& dir) {
   Expected<CheckpointTensors> read = CheckpointTensors::Open(dir);
   if (!read) return read.error();
   const CheckpointTensors& tensors = *read;
+  // Nine tensors a layer: a config that declares more layers than the files
+  // could hold is refused before any list of them is built.
+  const size_t held = tensors.tensors().size();
+  if (static_cast<int64_t>(c.layers) * 9 + 2 > static_cast<int64_t>(held) + 1) {
+    return Malformed(fmt::format("{}: config.json declares {} layers, 9 tensors each, but {} holds {} tensors", dir,
+                                 c.layers, tensors.source(), held));
+  }
   const std::vector<Spec> specs = Specs(SizesOf(c));
   Expected<Dtype> dtype = CheckTensors(tensors, specs, facts.tied, c.layers);
   if (!dtype) return dtype.error();

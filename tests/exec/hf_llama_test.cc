@@ -529,6 +529,15 @@ TEST(HfLlamaTensors, TiedLmHeadMustMatchTheEmbedding) {
   EXPECT_TRUE(ReadLlamaCheckpoint(dir).ok());
 }
 
+// A config claiming far more layers than the files hold is refused before
+// the reader lists (or reads) any of them.
+TEST(HfLlamaTensors, MoreLayersThanTheFilesHoldIsRefusedBeforeListingThem) {
+  const std::string dir = MustWrite("many_layers");
+  EditConfig(dir, [](json& j) { j["num_hidden_layers"] = 100000; });
+  EXPECT_EQ(ReadError(dir), dir + ": config.json declares 100000 layers, 9 tensors each, but " + StPath(dir) +
+                                " holds 21 tensors");
+}
+
 TEST(HfLlamaTensors, NoSafetensorsAtAll) {
   const std::string dir = MustWrite("no_st");
   fs::remove(StPath(dir));

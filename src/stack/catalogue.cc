@@ -32,10 +32,15 @@ ModelDims DeepseekLiteDims(int hidden) {
   return d;
 }
 
+// Mamba2: 16 heads in 8 groups (two heads share each B and C, and each
+// group is normed alone), a state unlike the head width, a conv of 4.
 ModelDims MixerDims(ModelDims d) {
+  d.mixer = MixerKind::kMamba2;
   d.mixer_heads = 16;
   d.mixer_head_dim = 16;
-  d.mixer_state = 16;
+  d.mixer_state = 8;
+  d.mixer_groups = 8;
+  d.mixer_conv = 4;
   return d;
 }
 
@@ -110,6 +115,7 @@ Model Qwen3Next() {
   d.experts = 8;
   d.moe_intermediate = 32;
   d.shared_intermediate = 32;
+  d.mixer = MixerKind::kGatedDeltaNet;
   d.mixer_heads = 8;
   d.mixer_head_dim = 16;
   d.mixer_state = 16;
@@ -154,6 +160,7 @@ Expected<Model> NemotronHModel(const std::string& pattern, int hidden) {
   d.rope = false;
   d.intermediate = 2 * hidden;
   d.activation = Activation::kRelu2;
+  d.mixer_dt_max = 0.7;  // the real (0, inf) never bites; on tiny weights dt lies near 0.7, so this clamps some
   d.experts = 8;
   d.moe_intermediate = 32;
   d.shared_intermediate = 64;

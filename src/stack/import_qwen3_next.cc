@@ -17,6 +17,7 @@ Model Qwen3Next(const Reader& r) {
   d.rope_fraction = r.NumberOr("partial_rotary_factor", 1.0, 0, 1);
   d.attention_gate = true;
   d.qk_norm = true;
+  d.mixer = MixerKind::kGatedDeltaNet;
   d.mixer_heads = r.Int("linear_num_value_heads", 1, kMaxSize);
   d.mixer_head_dim = r.Int("linear_value_head_dim", 1, kMaxSize);
   d.mixer_state = r.Int("linear_key_head_dim", 1, kMaxSize);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "numerics/gated_linear.h"
+#include "numerics/gated_deltanet.h"
 #include "numerics/mamba2.h"
 #include "seam/gemm.h"
 
@@ -63,7 +63,7 @@ std::unique_ptr<MixerKernel> MakeMixerKernel(const StageRef& s, const Model& m, 
                                              const Numerics& n) {
   switch (m.dims->mixer) {
     case MixerKind::kMamba2: return std::make_unique<Mamba2Kernel>(s, m, w, shard, n);
-    case MixerKind::kGatedDeltaNet: return std::make_unique<GatedLinearKernel>(s, m, w, shard, n);
+    case MixerKind::kGatedDeltaNet: return std::make_unique<GatedDeltaNetKernel>(s, m, w, shard, n);
   }
   SEAM_CHECK(false, "a mixer of no known kind");
   return nullptr;

@@ -123,17 +123,20 @@ void AddMamba2(std::vector<WeightSpec>& out, const std::string& p, int hidden, c
   AddLinear(out, p + ".out_proj.weight", hidden, width);
 }
 
-// The gated linear recurrence Qwen3-Next's mixers run until Gated DeltaNet.
-void AddGatedLinear(std::vector<WeightSpec>& out, const std::string& p, int hidden, const ModelDims& d) {
-  const int width = d.mixer_heads * d.mixer_head_dim;
-  const int state = d.mixer_heads * d.mixer_state;
-  AddLinear(out, p + ".x_proj.weight", width, hidden);
-  AddLinear(out, p + ".z_proj.weight", width, hidden);
-  AddLinear(out, p + ".dt_proj.weight", d.mixer_heads, hidden);
-  AddLinear(out, p + ".B_proj.weight", state, hidden);
-  AddLinear(out, p + ".C_proj.weight", state, hidden);
+// Gated DeltaNet (Hugging Face's Qwen3NextGatedDeltaNet): in_proj_qkvz
+// holds per key head [q | k | v | z] of its value heads and in_proj_ba per
+// key head [b | a]; the conv runs over [q | k | v] without a bias; the norm
+// weight is one value head's.
+void AddGatedDeltaNet(std::vector<WeightSpec>& out, const std::string& p, int hidden, const ModelDims& d) {
+  const int keys = d.mixer_groups * d.mixer_state;
+  const int values = d.mixer_heads * d.mixer_head_dim;
+  AddLinear(out, p + ".in_proj_qkvz.weight", 2 * keys + 2 * values, hidden);
+  AddLinear(out, p + ".in_proj_ba.weight", 2 * d.mixer_heads, hidden);
+  out.push_back({p + ".conv1d.weight", 2 * keys + values, d.mixer_conv, WeightKind::kConv});
+  AddVector(out, p + ".dt_bias", d.mixer_heads);
   AddVector(out, p + ".A_log", d.mixer_heads, WeightKind::kDecay);
-  AddLinear(out, p + ".out_proj.weight", hidden, width);
+  AddVector(out, p + ".norm.weight", d.mixer_head_dim, WeightKind::kNorm);
+  AddLinear(out, p + ".out_proj.weight", hidden, values);
 }
 
 // Hyper-connections: per stage, the projections its stream coefficients come from.
@@ -163,14 +166,11 @@ Status StageSpecs(const StageRef& s, const Model& m, std::vector<WeightSpec>& ou
     }
     case StageKind::kMixer: {
       SEAM_RETURN_IF_ERROR(need(d.mixer_heads > 0 && d.mixer_head_dim > 0 && d.mixer_state > 0, "mixer heads"));
-      if (d.mixer == MixerKind::kGatedDeltaNet) {
-        AddGatedLinear(out, p, hidden, d);
-        break;
-      }
       SEAM_RETURN_IF_ERROR(need(d.mixer_groups > 0 && d.mixer_heads % d.mixer_groups == 0,
                                 "groups of mixer heads (heads a multiple of the groups)"));
       SEAM_RETURN_IF_ERROR(need(d.mixer_conv > 0, "mixer conv width"));
-      AddMamba2(out, p, hidden, d);
+      if (d.mixer == MixerKind::kMamba2) AddMamba2(out, p, hidden, d);
+      if (d.mixer == MixerKind::kGatedDeltaNet) AddGatedDeltaNet(out, p, hidden, d);
       break;
     }
     case StageKind::kDenseFfn: {

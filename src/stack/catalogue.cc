@@ -115,10 +115,14 @@ Model Qwen3Next() {
   d.experts = 8;
   d.moe_intermediate = 32;
   d.shared_intermediate = 32;
+  // Gated DeltaNet: 16 value heads of 8 on 8 key heads of 16 (two value
+  // heads share each key head), a conv of 4.
   d.mixer = MixerKind::kGatedDeltaNet;
-  d.mixer_heads = 8;
-  d.mixer_head_dim = 16;
+  d.mixer_heads = 16;
+  d.mixer_head_dim = 8;
   d.mixer_state = 16;
+  d.mixer_groups = 8;
+  d.mixer_conv = 4;
   return MixerMoeModel("qwen3-next", 4, 128, d, 2, 4);
 }
 

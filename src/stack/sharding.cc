@@ -43,11 +43,20 @@ Status KvHeadsSplit(std::string_view field, int kv, const Split& by) {
 // and C, and its gated RMSNorm normalises each group's channels together;
 // replicating a group on several ranks (vLLM's way with n_groups = 1) would
 // leave each with part of a group to norm, a sum of squares across ranks
-// that the plan has no collective for.
+// that the plan has no collective for. Gated DeltaNet's key heads split
+// the same way, as vLLM and SGLang shard them (its norm is per value head,
+// so one rule serves both kinds).
 Status MixerSplits(const ModelDims& d, const Split& by) {
   SEAM_RETURN_IF_ERROR(Splits("the mixer heads", d.mixer_heads, by));
-  return Splits("n_groups", d.mixer_groups, by,
-                "each rank holds whole groups of Mamba2 heads (their B and C, and the gated norm over each)");
+  switch (d.mixer) {
+    case MixerKind::kMamba2:
+      return Splits("n_groups", d.mixer_groups, by,
+                    "each rank holds whole groups of Mamba2 heads (their B and C, and the gated norm over each)");
+    case MixerKind::kGatedDeltaNet:
+      return Splits("linear_num_key_heads", d.mixer_groups, by,
+                    "each rank holds whole key heads with the value heads that share them");
+  }
+  return Status::Ok();
 }
 
 struct Groups {

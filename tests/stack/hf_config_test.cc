@@ -432,6 +432,8 @@ TEST(HfConfig, Qwen3Next80BHasFullAttentionOnEveryFourthLayerAndAMoeInEach) {
   want.mixer_heads = 32;
   want.mixer_head_dim = 128;
   want.mixer_state = 128;
+  want.mixer_groups = 16;  // linear_num_key_heads: two value heads per key head
+  want.mixer_conv = 4;
   ExpectDims(m, want);
   EXPECT_EQ(m.layer(3)[1], SparseFfnStage({.top_k = 10}));
 }
@@ -847,6 +849,26 @@ TEST(HfConfigError, Mamba2ValuesSeamDoesNotComputeAreRefused) {
             "test.json: key 'time_step_limit[1]' must be a number above 0.5 and at most 1e+30; found 0.1");
   EXPECT_EQ(with("time_step_limit", json::array({-1.0, 0.1})),
             "test.json: key 'time_step_limit[0]' must be a number from 0 and at most 1e+30; found -1.0");
+}
+
+TEST(HfConfigError, GatedDeltaNetValuesSeamDoesNotComputeAreRefused) {
+  const json next = DataJson("qwen3-next-80b-a3b.json");
+  const auto with = [&](const char* key, const json& v) {
+    json j = next;
+    j[key] = v;
+    return ImportError(j);
+  };
+  EXPECT_EQ(with("linear_num_key_heads", 12),
+            "test.json: linear_num_value_heads 32 is not a multiple of linear_num_key_heads 12; each key head serves "
+            "a whole number of value heads");
+  EXPECT_EQ(with("hidden_act", "gelu"),
+            "test.json: hidden_act is \"gelu\"; seam's Qwen3-Next runs silu in its Gated DeltaNet conv and its "
+            "experts");
+  EXPECT_EQ(with("linear_conv_kernel_dim", 0),
+            "test.json: key 'linear_conv_kernel_dim' must be an integer from 1 to 10000000; found 0");
+  json missing = next;
+  missing.erase("linear_num_key_heads");
+  EXPECT_EQ(ImportError(missing), "test.json: missing key 'linear_num_key_heads'");
 }
 
 TEST(HfConfigError, AnOddMergedZayaFfnWidthIsRejected) {

@@ -109,6 +109,20 @@ TEST(Sharding, Mamba2GroupsSplitWholeOverAttentionTp) {
             "Mamba2 heads (their B and C, and the gated norm over each), so attn_tp must divide 8: 1, 2, 4, 8");
 }
 
+// Gated DeltaNet's key heads split the same way, each rank holding the
+// value heads that share them.
+TEST(Sharding, GatedDeltaNetKeyHeadsSplitWholeOverAttentionTp) {
+  Model m = Catalogued("qwen3-next");
+  m.dims->mixer_groups = 4;
+  EXPECT_EQ(ErrorOf(m, {.tp = 4}), "ok");
+  EXPECT_EQ(ErrorOf(m, {.tp = 8}),
+            "linear_num_key_heads = 4 does not split over attn_tp = 8 (tp 8 / attn_dp 1); each rank holds whole key "
+            "heads with the value heads that share them, so attn_tp must divide 4: 1, 2, 4");
+  const Expected<Model> real = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/qwen3-next-80b-a3b.json");
+  ASSERT_TRUE(real.ok());
+  EXPECT_EQ(ErrorOf(*real, {.tp = 16}), "ok");  // 16 key heads, one per rank
+}
+
 TEST(Sharding, DenseFfnWidthMustSplitOverDenseTp) {
   EXPECT_EQ(ErrorOf(LlamaModel(2), {.tp = 6, .attn_dp = 3}),
             "intermediate_size = 128 does not split over dense_tp = 6 (the default, tp); dense_tp must divide 128: 1, "

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ enum class RouterScoring {
   kSigmoid,
   kSqrtSoftplus,  // sqrt(softplus(logit)) each (DeepSeek-V4)
 };
+
+// Which recurrence a mixer stage computes, as Hugging Face transformers
+// defines it: Mamba2 (Nemotron-H's NemotronHMamba2Mixer) or Gated DeltaNet
+// (Qwen3-Next's Qwen3NextGatedDeltaNet).
+enum class MixerKind { kMamba2, kGatedDeltaNet };
 
 // Llama 3's frequency-dependent RoPE scaling (factor 0: none).
 struct RopeScaling {
@@ -81,6 +87,18 @@ struct ModelDims {
   int mixer_heads = 0;
   int mixer_head_dim = 0;
   int mixer_state = 0;
+  // The mixer's heads (Mamba2's heads, Gated DeltaNet's value heads) are
+  // mixer_head_dim wide; mixer_state is the other side of a head's state
+  // (Mamba2's ssm_state_size, Gated DeltaNet's key head width). Heads come
+  // in mixer_groups groups that share one projection (Mamba2's n_groups
+  // share B and C; Gated DeltaNet's key heads are shared by their value
+  // heads). mixer_conv is the width of the causal depthwise conv before the
+  // recurrence; Mamba2 clamps its time step to [mixer_dt_min, mixer_dt_max].
+  MixerKind mixer = MixerKind::kMamba2;
+  int mixer_groups = 0;
+  int mixer_conv = 0;
+  double mixer_dt_min = 0.0;
+  double mixer_dt_max = std::numeric_limits<double>::infinity();
   int hc_sinkhorn_iters = 20;  // hyper-connections: Sinkhorn steps of the stream mix
   bool operator==(const ModelDims&) const = default;
 };

@@ -26,6 +26,7 @@ enum class WeightKind {
   kNorm,       // 1 + uniform in [-0.05, 0.05)
   kEmbedding,  // uniform in [-0.5, 0.5): inputs of unit-ish size
   kDecay,      // a mixer's log decay rate: uniform in [0, 1)
+  kConv,       // a mixer's conv tap: uniform in [-0.5, 0.5), so a few taps keep their input's size
 };
 
 struct WeightSpec {

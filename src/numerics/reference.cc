@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "numerics/mixer.h"
 #include "numerics/stages.h"
 #include "numerics/streams.h"
 #include "seam/sharding.h"
@@ -17,6 +18,7 @@ using exec::AttentionKernel;
 using exec::DenseShape;
 using exec::FfnKernel;
 using exec::LinearKernel;
+using exec::MakeMixerKernel;
 using exec::MixerKernel;
 using exec::MoeKernel;
 using exec::Shard;
@@ -31,7 +33,7 @@ class ReferenceStage {
   ReferenceStage(const StageRef& s, const Model& m, const Weights& w, const RunNumerics& n) : ref_(s), n_(n) {
     switch (s.decl.kind) {
       case StageKind::kAttention: attention_ = std::make_unique<AttentionKernel>(s, m, w, kWhole, n); break;
-      case StageKind::kMixer: mixer_ = std::make_unique<MixerKernel>(s, m, w, kWhole, n); break;
+      case StageKind::kMixer: mixer_ = MakeMixerKernel(s, m, w, kWhole, n); break;
       case StageKind::kDenseFfn:
         ffn_ = std::make_unique<FfnKernel>(w, StagePrefix(s), DenseShape(s.decl, *m.dims), kWhole, n);
         break;
@@ -110,7 +112,7 @@ class ReferenceStage {
   std::unique_ptr<LinearKernel> linear_;
   std::unique_ptr<StreamKernel> streams_;
   Tensor keys_, values_;
-  std::vector<float> state_;
+  MixerKernel::State state_;
 };
 
 }  // namespace

@@ -13,13 +13,6 @@ Tensor Linear(const Tensor& x, const Tensor& w, Dtype d) {
   return y;
 }
 
-// The tree sum of a row-parallel product over this rank's share of the
-// canonical K-blocks.
-Tensor RowParallel(const Tensor& x, const Tensor& w, const Numerics& n, Shard shard) {
-  SEAM_CHECK(n.k_blocks % shard.count == 0, "the group does not split the canonical K-blocks");
-  return TreeSum(GemmBlocks(x, w, n.k_blocks / shard.count));
-}
-
 }  // namespace
 
 // ---- attention ----
@@ -235,76 +228,6 @@ LinearKernel::LinearKernel(const StageRef& s, const Weights& w, const Numerics& 
     : n_(n), w_(w.at(StagePrefix(s) + ".linear.weight")) {}
 
 Tensor LinearKernel::Run(const Tensor& x) const { return Linear(x, w_, n_.dtype); }
-
-// ---- mixer ----
-
-MixerKernel::MixerKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n)
-    : d_(*m.dims), n_(n), shard_(shard) {
-  const std::string p = StagePrefix(s);
-  SEAM_CHECK(d_.mixer_heads % shard.count == 0, "mixer heads do not split over the group");
-  heads_ = d_.mixer_heads / shard.count;
-  const int h0 = shard.index * heads_;
-  const int h1 = h0 + heads_;
-  const int hp = d_.mixer_head_dim;
-  const int ns = d_.mixer_state;
-  x_ = w.at(p + ".x_proj.weight").RowRange(h0 * hp, h1 * hp);
-  z_ = w.at(p + ".z_proj.weight").RowRange(h0 * hp, h1 * hp);
-  dt_ = w.at(p + ".dt_proj.weight").RowRange(h0, h1);
-  b_ = w.at(p + ".B_proj.weight").RowRange(h0 * ns, h1 * ns);
-  c_ = w.at(p + ".C_proj.weight").RowRange(h0 * ns, h1 * ns);
-  a_log_ = w.at(p + ".A_log").ColRange(h0, h1);
-  out_ = w.at(p + ".out_proj.weight").ColRange(h0 * hp, h1 * hp);
-}
-
-std::vector<float> MixerKernel::NewState() const {
-  return std::vector<float>(static_cast<size_t>(heads_ * d_.mixer_head_dim * d_.mixer_state), 0.0f);
-}
-
-namespace {
-
-// One row of the scan for every head: S = a*S + x (x) B, y = S.C, g = y*silu(z).
-void MixerStep(int heads, int hp, int ns, const float* x, const float* z, const float* dt, const float* b,
-               const float* c, const float* a_log, float* state, float* g) {
-  for (int h = 0; h < heads; ++h) {
-    const float a = std::exp(-Softplus(dt[h]) * std::exp(a_log[h]));
-    for (int p = 0; p < hp; ++p) {
-      float* s = state + (static_cast<size_t>(h) * hp + p) * ns;
-      const float xv = x[h * hp + p];
-      for (int k = 0; k < ns; ++k) s[k] = a * s[k] + xv * b[h * ns + k];
-      g[h * hp + p] = Dot(s, c + h * ns, ns) * Silu(z[h * hp + p]);
-    }
-  }
-}
-
-}  // namespace
-
-Tensor MixerKernel::Scan(const Tensor& x, std::vector<float>& state) const {
-  const Tensor xp = Linear(x, x_, n_.dtype), zp = Linear(x, z_, n_.dtype), dt = Linear(x, dt_, n_.dtype);
-  const Tensor bp = Linear(x, b_, n_.dtype), cp = Linear(x, c_, n_.dtype);
-  Tensor g(x.rows(), xp.cols());
-  for (int r = 0; r < x.rows(); ++r) {
-    MixerStep(heads_, d_.mixer_head_dim, d_.mixer_state, xp.row(r), zp.row(r), dt.row(r), bp.row(r), cp.row(r),
-              a_log_.row(0), state.data(), g.row(r));
-  }
-  RoundToStorage(g, n_.dtype);
-  return g;
-}
-
-Tensor MixerKernel::Output(const Tensor& g) const { return RowParallel(g, out_, n_, shard_); }
-
-Tensor MixerKernel::Run(const Tensor& x, std::span<const int> request_start) const {
-  Tensor g(x.rows(), x_.rows());
-  std::vector<float> state;
-  for (int r = 0; r < x.rows();) {
-    int end = r + 1;
-    while (end < x.rows() && request_start[static_cast<size_t>(end)] == request_start[static_cast<size_t>(r)]) ++end;
-    state = NewState();
-    const Tensor part = Scan(x.RowRange(r, end), state);
-    for (int i = r; i < end; ++i) std::copy(part.row(i - r), part.row(i - r) + part.cols(), g.row(i));
-    r = end;
-  }
-  return Output(g);
-}
 
 // ---- dense FFN ----
 

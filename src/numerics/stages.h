@@ -1,4 +1,5 @@
-// The compute of each stage kind, on the share of the stage a rank holds.
+// The compute of each stage kind, on the share of the stage a rank holds
+// (the mixers': numerics/mixer.h).
 //
 // The sharded runs and the reference use these same kernels; the reference
 // is simply every stage held whole (Shard{0, 1}), fed one token at a time.
@@ -86,27 +87,6 @@ class LinearKernel {
  private:
   Numerics n_;
   Tensor w_;
-};
-
-// A gated linear recurrence with Mamba2's sharding: per-head projections
-// (column-parallel), a per-head scan, a row-parallel output projection.
-class MixerKernel {
- public:
-  MixerKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n);
-  // One request's scan state: heads x head_dim x state, fp32.
-  std::vector<float> NewState() const;
-  // The gated scan output of rows x, continuing `state` row after row.
-  Tensor Scan(const Tensor& x, std::vector<float>& state) const;
-  Tensor Output(const Tensor& g) const;
-  // Rows holding whole requests: a fresh state at each request's first row.
-  Tensor Run(const Tensor& x, std::span<const int> request_start) const;
-
- private:
-  const ModelDims& d_;
-  Numerics n_;
-  Shard shard_;
-  int heads_ = 0;
-  Tensor x_, z_, dt_, b_, c_, a_log_, out_;
 };
 
 // What an FFN is: its width, activation and whether its projections have

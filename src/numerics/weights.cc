@@ -33,6 +33,7 @@ float ValueOf(WeightKind kind, float u) {
     case WeightKind::kNorm: return 1.0f + 0.05f * u;
     case WeightKind::kEmbedding: return 0.5f * u;
     case WeightKind::kDecay: return 0.5f * (u + 1.0f);
+    case WeightKind::kConv: return 0.5f * u;
   }
   return 0;
 }
@@ -106,6 +107,38 @@ void AddMoe(std::vector<WeightSpec>& out, const std::string& p, int hidden, cons
   if (d.shared_intermediate > 0) AddFfn(out, p + ".shared_expert", d.shared_intermediate, hidden, d.activation);
 }
 
+// Mamba2 (Hugging Face's NemotronHMamba2Mixer): in_proj gives z, the conv's
+// input [x | B | C] and dt; the conv weight is HF's [conv_dim, 1, width]
+// without its unit middle dimension.
+void AddMamba2(std::vector<WeightSpec>& out, const std::string& p, int hidden, const ModelDims& d) {
+  const int width = d.mixer_heads * d.mixer_head_dim;
+  const int conv = width + 2 * d.mixer_groups * d.mixer_state;
+  AddLinear(out, p + ".in_proj.weight", width + conv + d.mixer_heads, hidden);
+  out.push_back({p + ".conv1d.weight", conv, d.mixer_conv, WeightKind::kConv});
+  AddVector(out, p + ".conv1d.bias", conv);
+  AddVector(out, p + ".dt_bias", d.mixer_heads);
+  AddVector(out, p + ".A_log", d.mixer_heads, WeightKind::kDecay);
+  AddVector(out, p + ".D", d.mixer_heads, WeightKind::kNorm);  // near one, as HF initialises it
+  AddVector(out, p + ".norm.weight", width, WeightKind::kNorm);
+  AddLinear(out, p + ".out_proj.weight", hidden, width);
+}
+
+// Gated DeltaNet (Hugging Face's Qwen3NextGatedDeltaNet): in_proj_qkvz
+// holds per key head [q | k | v | z] of its value heads and in_proj_ba per
+// key head [b | a]; the conv runs over [q | k | v] without a bias; the norm
+// weight is one value head's.
+void AddGatedDeltaNet(std::vector<WeightSpec>& out, const std::string& p, int hidden, const ModelDims& d) {
+  const int keys = d.mixer_groups * d.mixer_state;
+  const int values = d.mixer_heads * d.mixer_head_dim;
+  AddLinear(out, p + ".in_proj_qkvz.weight", 2 * keys + 2 * values, hidden);
+  AddLinear(out, p + ".in_proj_ba.weight", 2 * d.mixer_heads, hidden);
+  out.push_back({p + ".conv1d.weight", 2 * keys + values, d.mixer_conv, WeightKind::kConv});
+  AddVector(out, p + ".dt_bias", d.mixer_heads);
+  AddVector(out, p + ".A_log", d.mixer_heads, WeightKind::kDecay);
+  AddVector(out, p + ".norm.weight", d.mixer_head_dim, WeightKind::kNorm);
+  AddLinear(out, p + ".out_proj.weight", hidden, values);
+}
+
 // Hyper-connections: per stage, the projections its stream coefficients come from.
 void AddHyperConnection(std::vector<WeightSpec>& out, const std::string& p, int hidden, int streams) {
   AddLinear(out, p + ".hc_pre.weight", streams, streams * hidden);
@@ -132,19 +165,12 @@ Status StageSpecs(const StageRef& s, const Model& m, std::vector<WeightSpec>& ou
       break;
     }
     case StageKind::kMixer: {
-      if (Status st = need(d.mixer_heads > 0 && d.mixer_head_dim > 0 && d.mixer_state > 0, "mixer heads");
-          !st.ok()) {
-        return st;
-      }
-      const int width = d.mixer_heads * d.mixer_head_dim;
-      const int state = d.mixer_heads * d.mixer_state;
-      AddLinear(out, p + ".x_proj.weight", width, hidden);
-      AddLinear(out, p + ".z_proj.weight", width, hidden);
-      AddLinear(out, p + ".dt_proj.weight", d.mixer_heads, hidden);
-      AddLinear(out, p + ".B_proj.weight", state, hidden);
-      AddLinear(out, p + ".C_proj.weight", state, hidden);
-      AddVector(out, p + ".A_log", d.mixer_heads, WeightKind::kDecay);
-      AddLinear(out, p + ".out_proj.weight", hidden, width);
+      SEAM_RETURN_IF_ERROR(need(d.mixer_heads > 0 && d.mixer_head_dim > 0 && d.mixer_state > 0, "mixer heads"));
+      SEAM_RETURN_IF_ERROR(need(d.mixer_groups > 0 && d.mixer_heads % d.mixer_groups == 0,
+                                "groups of mixer heads (heads a multiple of the groups)"));
+      SEAM_RETURN_IF_ERROR(need(d.mixer_conv > 0, "mixer conv width"));
+      if (d.mixer == MixerKind::kMamba2) AddMamba2(out, p, hidden, d);
+      if (d.mixer == MixerKind::kGatedDeltaNet) AddGatedDeltaNet(out, p, hidden, d);
       break;
     }
     case StageKind::kDenseFfn: {

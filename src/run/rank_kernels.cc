@@ -33,7 +33,7 @@ StageKernels Build(const RunContext& ctx, const StageRef& s, const ParallelConfi
       k.attention = std::make_unique<AttentionKernel>(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n);
       break;
     case StageKind::kMixer:
-      k.mixer = std::make_unique<MixerKernel>(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n);
+      k.mixer = MakeMixerKernel(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n);
       break;
     case StageKind::kDenseFfn:
       k.ffn = std::make_unique<FfnKernel>(ctx.weights, StagePrefix(s), DenseShape(s.decl, *ctx.model.dims),

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "numerics/mixer.h"
 #include "numerics/stages.h"
 #include "numerics/streams.h"
 #include "run/interpreter.h"

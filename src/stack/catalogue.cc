@@ -32,10 +32,15 @@ ModelDims DeepseekLiteDims(int hidden) {
   return d;
 }
 
+// Mamba2: 16 heads in 8 groups (two heads share each B and C, and each
+// group is normed alone), a state unlike the head width, a conv of 4.
 ModelDims MixerDims(ModelDims d) {
+  d.mixer = MixerKind::kMamba2;
   d.mixer_heads = 16;
   d.mixer_head_dim = 16;
-  d.mixer_state = 16;
+  d.mixer_state = 8;
+  d.mixer_groups = 8;
+  d.mixer_conv = 4;
   return d;
 }
 
@@ -110,9 +115,14 @@ Model Qwen3Next() {
   d.experts = 8;
   d.moe_intermediate = 32;
   d.shared_intermediate = 32;
-  d.mixer_heads = 8;
-  d.mixer_head_dim = 16;
+  // Gated DeltaNet: 16 value heads of 8 on 8 key heads of 16 (two value
+  // heads share each key head), a conv of 4.
+  d.mixer = MixerKind::kGatedDeltaNet;
+  d.mixer_heads = 16;
+  d.mixer_head_dim = 8;
   d.mixer_state = 16;
+  d.mixer_groups = 8;
+  d.mixer_conv = 4;
   return MixerMoeModel("qwen3-next", 4, 128, d, 2, 4);
 }
 
@@ -154,6 +164,7 @@ Expected<Model> NemotronHModel(const std::string& pattern, int hidden) {
   d.rope = false;
   d.intermediate = 2 * hidden;
   d.activation = Activation::kRelu2;
+  d.mixer_dt_max = 0.7;  // the real (0, inf) never bites; on tiny weights dt lies near 0.7, so this clamps some
   d.experts = 8;
   d.moe_intermediate = 32;
   d.shared_intermediate = 64;

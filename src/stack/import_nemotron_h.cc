@@ -10,6 +10,61 @@
 #include "stack/hf_reader.h"
 
 namespace seam::hf {
+namespace {
+
+// A key under the name NemotronHConfig takes it by, or by its older alias,
+// which wins when given (as HF's __post_init__ has it).
+const char* KeyOf(const Reader& r, const char* key, const char* alias) {
+  return r.Given(alias) != nullptr ? alias : key;
+}
+
+// time_step_limit: [min, max] that dt is clamped to; max may be Infinity
+// (Python's json writes it bare; the reader turns it into the string).
+void ReadTimeStepLimit(const Reader& r, ModelDims& d) {
+  const char* key = KeyOf(r, "time_step_limit", "mamba_dt_limit");
+  const json* v = r.Given(key);
+  if (v == nullptr) return;  // HF's default: (0, inf)
+  const json& limit = r.ToList(r.Path(key), *v);
+  if (limit.size() != 2) r.Fail(fmt::format("{} has {} entries; it is [min, max]", r.Path(key), limit.size()));
+  d.mixer_dt_min = r.ToNumber(r.Path(key) + "[0]", limit[0], 0, 1e30, true);
+  if (limit[1] != "Infinity") d.mixer_dt_max = r.ToNumber(r.Path(key) + "[1]", limit[1], d.mixer_dt_min, 1e30, false);
+}
+
+// The Mamba2 mixer, as NemotronHMamba2Mixer reads its config; what seam does
+// not compute is refused. chunk_size only blocks the same recurrence, which
+// seam runs row by row.
+void ReadMamba2(const Reader& r, int hidden, ModelDims& d) {
+  d.mixer = MixerKind::kMamba2;
+  d.mixer_heads = r.Int("mamba_num_heads", 1, kMaxSize);
+  d.mixer_head_dim = r.Int("mamba_head_dim", 1, kMaxSize);
+  d.mixer_state = r.Int("ssm_state_size", 1, kMaxSize);
+  d.mixer_groups = r.IntOr(KeyOf(r, "n_groups", "mamba_n_groups"), 8, 1, kMaxSize);
+  d.mixer_conv = r.IntOr(KeyOf(r, "conv_kernel", "mamba_d_conv"), 4, 1, kMaxSize);
+  CheckProduct(r, "mamba_num_heads * mamba_head_dim", d.mixer_heads, d.mixer_head_dim);
+  CheckProduct(r, "mamba_num_heads * ssm_state_size", d.mixer_heads, d.mixer_state);
+  CheckProduct(r, "n_groups * ssm_state_size", d.mixer_groups, d.mixer_state);
+  const int64_t width = int64_t{d.mixer_heads} * d.mixer_head_dim;
+  const int64_t conv = width + 2 * int64_t{d.mixer_groups} * d.mixer_state;
+  CheckProduct(r, "the Mamba2 conv's channels * conv_kernel", conv, d.mixer_conv);
+  CheckProduct(r, "the Mamba2 in_proj's outputs * hidden_size", width + conv + d.mixer_heads, hidden);
+  if (d.mixer_heads % d.mixer_groups != 0) {
+    r.Fail(fmt::format("mamba_num_heads {} is not a multiple of n_groups {}; each group's B and C serve whole heads",
+                       d.mixer_heads, d.mixer_groups));
+  }
+  ReadTimeStepLimit(r, d);
+  if (const std::string act = r.StringOr("mamba_hidden_act", "silu"); act != "silu") {
+    r.Fail(fmt::format("mamba_hidden_act is {}; seam's Mamba2 conv is followed by silu", Found(json(act))));
+  }
+  if (!r.BoolOr(KeyOf(r, "use_conv_bias", "mamba_conv_bias"), true)) {
+    r.Fail("use_conv_bias is false; seam's Mamba2 conv has a bias");
+  }
+  if (r.BoolOr("use_bias", false)) r.Fail("use_bias is true; seam's Mamba2 in_proj and out_proj have no bias");
+  if (const std::string dtype = r.StringOr("mamba_ssm_cache_dtype", "float32"); dtype != "float32") {
+    r.Fail(fmt::format("mamba_ssm_cache_dtype is {}; seam keeps the Mamba2 state in float32", Found(json(dtype))));
+  }
+}
+
+}  // namespace
 
 Model NemotronH(const Reader& r) {
   Common c = ReadCommon(r, "layer_norm_epsilon", 1e-5);
@@ -32,13 +87,7 @@ Model NemotronH(const Reader& r) {
   if (has('*')) {
     ReadAttention(r, c.hidden, d, "num_attention_heads", "num_key_value_heads", {"attention_head_dim", "head_dim"});
   }
-  if (has('M')) {
-    d.mixer_heads = r.Int("mamba_num_heads", 1, kMaxSize);
-    d.mixer_head_dim = r.Int("mamba_head_dim", 1, kMaxSize);
-    d.mixer_state = r.Int("ssm_state_size", 1, kMaxSize);
-    CheckProduct(r, "mamba_num_heads * mamba_head_dim", d.mixer_heads, d.mixer_head_dim);
-    CheckProduct(r, "mamba_num_heads * ssm_state_size", d.mixer_heads, d.mixer_state);
-  }
+  if (has('M')) ReadMamba2(r, c.hidden, d);
   // intermediate_size: one width, or one per '-' in pattern order.
   std::vector<int> widths;
   if (const json* w = has('-') ? &r.Need("intermediate_size") : r.Given("intermediate_size"); w != nullptr) {

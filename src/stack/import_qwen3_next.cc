@@ -10,6 +10,37 @@
 #include "stack/hf_reader.h"
 
 namespace seam::hf {
+namespace {
+
+// The Gated DeltaNet mixer, as Qwen3NextGatedDeltaNet reads its config: value
+// heads over key heads, each a whole number of value heads per key head.
+void ReadGatedDeltaNet(const Reader& r, int hidden, ModelDims& d) {
+  d.mixer = MixerKind::kGatedDeltaNet;
+  d.mixer_heads = r.Int("linear_num_value_heads", 1, kMaxSize);
+  d.mixer_head_dim = r.Int("linear_value_head_dim", 1, kMaxSize);
+  d.mixer_state = r.Int("linear_key_head_dim", 1, kMaxSize);
+  d.mixer_groups = r.Int("linear_num_key_heads", 1, kMaxSize);
+  d.mixer_conv = r.IntOr("linear_conv_kernel_dim", 4, 1, kMaxSize);
+  CheckProduct(r, "linear_num_value_heads * linear_value_head_dim", d.mixer_heads, d.mixer_head_dim);
+  CheckProduct(r, "linear_num_value_heads * linear_key_head_dim", d.mixer_heads, d.mixer_state);
+  CheckProduct(r, "linear_num_key_heads * linear_key_head_dim", d.mixer_groups, d.mixer_state);
+  const int64_t conv = 2 * int64_t{d.mixer_groups} * d.mixer_state + int64_t{d.mixer_heads} * d.mixer_head_dim;
+  CheckProduct(r, "the Gated DeltaNet conv's channels * linear_conv_kernel_dim", conv, d.mixer_conv);
+  CheckProduct(r, "the Gated DeltaNet in_proj_qkvz's outputs * hidden_size",
+               conv + int64_t{d.mixer_heads} * d.mixer_head_dim, hidden);
+  if (d.mixer_heads % d.mixer_groups != 0) {
+    r.Fail(fmt::format("linear_num_value_heads {} is not a multiple of linear_num_key_heads {}; each key head "
+                       "serves a whole number of value heads",
+                       d.mixer_heads, d.mixer_groups));
+  }
+  // hidden_act is also the conv's activation (and the experts', which seam runs as SwiGLU).
+  if (const std::string act = r.StringOr("hidden_act", "silu"); act != "silu") {
+    r.Fail(fmt::format("hidden_act is {}; seam's Qwen3-Next runs silu in its Gated DeltaNet conv and its experts",
+                       Found(json(act))));
+  }
+}
+
+}  // namespace
 
 Model Qwen3Next(const Reader& r) {
   Common c = ReadGqaDecoder(r, 1e-6);
@@ -17,11 +48,7 @@ Model Qwen3Next(const Reader& r) {
   d.rope_fraction = r.NumberOr("partial_rotary_factor", 1.0, 0, 1);
   d.attention_gate = true;
   d.qk_norm = true;
-  d.mixer_heads = r.Int("linear_num_value_heads", 1, kMaxSize);
-  d.mixer_head_dim = r.Int("linear_value_head_dim", 1, kMaxSize);
-  d.mixer_state = r.Int("linear_key_head_dim", 1, kMaxSize);
-  CheckProduct(r, "linear_num_value_heads * linear_value_head_dim", d.mixer_heads, d.mixer_head_dim);
-  CheckProduct(r, "linear_num_value_heads * linear_key_head_dim", d.mixer_heads, d.mixer_state);
+  ReadGatedDeltaNet(r, c.hidden, d);
   const int top_k = ReadExperts(r, d, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
   d.shared_intermediate = r.IntOr("shared_expert_intermediate_size", 0, 0, kMaxSize);
   d.renormalize = r.BoolOr("norm_topk_prob", true);

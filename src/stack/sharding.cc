@@ -21,10 +21,12 @@ std::string Divisors(int n) {
   return fmt::format("{}", fmt::join(out, ", "));
 }
 
-Status Splits(std::string_view field, int value, const Split& by) {
+// `why`, when given, says what must stay whole on a rank.
+Status Splits(std::string_view field, int value, const Split& by, std::string_view why = "") {
   if (value % by.size == 0) return Status::Ok();
-  return InvalidArgument(fmt::format("{} = {} does not split over {} = {} ({}); {} must divide {}: {}", field, value,
-                                     by.name, by.size, by.origin, by.name, value, Divisors(value)));
+  return InvalidArgument(fmt::format("{} = {} does not split over {} = {} ({}); {}{} must divide {}: {}", field, value,
+                                     by.name, by.size, by.origin, why.empty() ? "" : fmt::format("{}, so ", why),
+                                     by.name, value, Divisors(value)));
 }
 
 // Engines split key/value heads over attention TP, or give every rank a
@@ -34,6 +36,27 @@ Status KvHeadsSplit(std::string_view field, int kv, const Split& by) {
   return InvalidArgument(fmt::format("{} = {} does not split over {} = {} ({}), nor is {} a multiple of it to "
                                      "replicate them; {} must divide {} ({}) or be a multiple of it",
                                      field, kv, by.name, by.size, by.origin, by.name, by.name, kv, Divisors(kv)));
+}
+
+// A mixer's heads split over attention TP, and its groups of heads split
+// whole: each rank holds the groups its heads use. Mamba2's groups share B
+// and C, and its gated RMSNorm normalises each group's channels together;
+// replicating a group on several ranks (vLLM's way with n_groups = 1) would
+// leave each with part of a group to norm, a sum of squares across ranks
+// that the plan has no collective for. Gated DeltaNet's key heads split
+// the same way, as vLLM and SGLang shard them (its norm is per value head,
+// so one rule serves both kinds).
+Status MixerSplits(const ModelDims& d, const Split& by) {
+  SEAM_RETURN_IF_ERROR(Splits("the mixer heads", d.mixer_heads, by));
+  switch (d.mixer) {
+    case MixerKind::kMamba2:
+      return Splits("n_groups", d.mixer_groups, by,
+                    "each rank holds whole groups of Mamba2 heads (their B and C, and the gated norm over each)");
+    case MixerKind::kGatedDeltaNet:
+      return Splits("linear_num_key_heads", d.mixer_groups, by,
+                    "each rank holds whole key heads with the value heads that share them");
+  }
+  return Status::Ok();
 }
 
 struct Groups {
@@ -64,7 +87,7 @@ Status StageSplits(const StageRef& s, const ModelDims& d, const ParallelConfig& 
       }
       return KvHeadsSplit(field, kv, g.attn_tp);
     }
-    case StageKind::kMixer: return Splits("the mixer heads", d.mixer_heads, g.attn_tp);
+    case StageKind::kMixer: return MixerSplits(d, g.attn_tp);
     case StageKind::kDenseFfn:
       if (s.decl.ffn_width > 0) return Splits(LayerField(s, "FFN width"), s.decl.ffn_width, g.dense_tp);
       return Splits("intermediate_size", d.intermediate, g.dense_tp);

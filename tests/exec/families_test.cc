@@ -93,6 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Part{"kimi-k2", "correction_bias", [](ModelDims& d) { d.correction_bias = false; }},
                       Part{"kimi-k2", "routed_scaling", [](ModelDims& d) { d.routed_scaling = 1.0; }},
                       Part{"kimi-k2", "sigmoid_scoring", [](ModelDims& d) { d.scoring = RouterScoring::kSoftmax; }},
+                      Part{"nemotron-h", "time_step_limit", [](ModelDims& d) { d.mixer_dt_max = INFINITY; }},
                       Part{"qwen3-next", "attention_gate", [](ModelDims& d) { d.attention_gate = false; }},
                       Part{"qwen3-next", "partial_rope", [](ModelDims& d) { d.rope_fraction = 1.0; }},
                       Part{"deepseek-v2-lite", "shared_experts", [](ModelDims& d) { d.shared_intermediate = 0; }},

@@ -60,13 +60,15 @@ std::string Text(const ModelDims& d) {
       "qk_norm={} sinks={} gate={} qkv_bias={} mla={}/{}/{}/{}/{} rms_eps={} intermediate={} activation={} "
       "swiglu_limit={} moe_bias={} "
       "experts={} moe_intermediate={} shared={} renormalize={} scoring={} correction_bias={} routed_scaling={} "
-      "skip_expert={} mixer={}/{}/{} hc_sinkhorn_iters={}",
+      "skip_expert={} mixer={}/{}/{} mixer_kind={} mixer_groups={} mixer_conv={} mixer_dt={}/{} "
+      "hc_sinkhorn_iters={}",
       d.vocab, d.heads, d.kv_heads, d.head_dim, d.rope, d.rope_theta, d.rope_scaling.factor,
       d.rope_scaling.low_freq_factor, d.rope_scaling.high_freq_factor, d.rope_scaling.original_positions,
       d.rope_fraction, d.qk_norm, d.attention_sinks, d.attention_gate, d.qkv_bias, d.mla.q_lora, d.mla.kv_lora,
       d.mla.qk_nope, d.mla.qk_rope, d.mla.v, d.rms_eps, d.intermediate, static_cast<int>(d.activation), d.swiglu_limit, d.moe_bias, d.experts,
       d.moe_intermediate, d.shared_intermediate, d.renormalize, static_cast<int>(d.scoring), d.correction_bias,
-      d.routed_scaling, d.skip_expert, d.mixer_heads, d.mixer_head_dim, d.mixer_state, d.hc_sinkhorn_iters);
+      d.routed_scaling, d.skip_expert, d.mixer_heads, d.mixer_head_dim, d.mixer_state, static_cast<int>(d.mixer),
+      d.mixer_groups, d.mixer_conv, d.mixer_dt_min, d.mixer_dt_max, d.hc_sinkhorn_iters);
 }
 
 void ExpectDims(const Model& m, const ModelDims& want) {
@@ -338,6 +340,8 @@ TEST(HfConfig, NemotronH56BIsSingleStageLayersFromItsOverridePattern) {
   want.mixer_heads = 256;
   want.mixer_head_dim = 64;
   want.mixer_state = 256;
+  want.mixer_groups = 8;
+  want.mixer_conv = 4;  // time_step_limit [0, Infinity]: the default
   ExpectDims(m, want);
   EXPECT_EQ(m.layer(0), std::vector{MixerStage()});
   EXPECT_EQ(m.layer(1), std::vector{DenseFfnStage()});
@@ -355,6 +359,21 @@ TEST(HfConfig, NemotronHTakesOneMlpWidthPerDashWhenIntermediateSizeIsAList) {
   EXPECT_EQ(m.layer(3)[0].ffn_width, 200);
   EXPECT_EQ(m.layer(5)[0].ffn_width, 300);
   EXPECT_EQ(m.dims->intermediate, 100);
+}
+
+TEST(HfConfig, NemotronHReadsItsTimeStepLimitAndTheMamba2KeysOlderAliases) {
+  json j = DataJson("nemotron-3-nano-30b-a3b.json");
+  j["time_step_limit"] = {0.001, 0.1};
+  EXPECT_EQ(MustImport(j).dims->mixer_dt_min, 0.001);
+  EXPECT_EQ(MustImport(j).dims->mixer_dt_max, 0.1);
+  // HF's NemotronHConfig takes mamba_n_groups, mamba_d_conv and mamba_dt_limit over the current names.
+  j["mamba_n_groups"] = 4;
+  j["mamba_d_conv"] = 2;
+  j["mamba_dt_limit"] = {0.0, 0.5};
+  const Model m = MustImport(j);
+  EXPECT_EQ(m.dims->mixer_groups, 4);
+  EXPECT_EQ(m.dims->mixer_conv, 2);
+  EXPECT_EQ(m.dims->mixer_dt_max, 0.5);
 }
 
 TEST(HfConfig, Nemotron3NanoIsNamedForItsExpertsAndRoutesBySigmoidWithABias) {
@@ -382,6 +401,8 @@ TEST(HfConfig, Nemotron3NanoIsNamedForItsExpertsAndRoutesBySigmoidWithABias) {
   want.mixer_heads = 64;
   want.mixer_head_dim = 64;
   want.mixer_state = 128;
+  want.mixer_groups = 8;
+  want.mixer_conv = 4;
   ExpectDims(m, want);
   EXPECT_EQ(m.layer(1), std::vector{SparseFfnStage({.top_k = 6})});
 }
@@ -407,9 +428,12 @@ TEST(HfConfig, Qwen3Next80BHasFullAttentionOnEveryFourthLayerAndAMoeInEach) {
   want.moe_intermediate = 512;
   want.shared_intermediate = 512;
   want.renormalize = true;
+  want.mixer = MixerKind::kGatedDeltaNet;
   want.mixer_heads = 32;
   want.mixer_head_dim = 128;
   want.mixer_state = 128;
+  want.mixer_groups = 16;  // linear_num_key_heads: two value heads per key head
+  want.mixer_conv = 4;
   ExpectDims(m, want);
   EXPECT_EQ(m.layer(3)[1], SparseFfnStage({.top_k = 10}));
 }
@@ -802,6 +826,49 @@ TEST(HfConfigError, Qwen3NextWithDenseLayersIsRejected) {
   json j = DataJson("qwen3-next-80b-a3b.json");
   j["mlp_only_layers"] = {0};
   EXPECT_EQ(ImportError(j), "test.json: mlp_only_layers is not empty; seam's qwen3-next has a MoE in every layer");
+}
+
+TEST(HfConfigError, Mamba2ValuesSeamDoesNotComputeAreRefused) {
+  const json nano = DataJson("nemotron-3-nano-30b-a3b.json");
+  const auto with = [&](const char* key, const json& v) {
+    json j = nano;
+    j[key] = v;
+    return ImportError(j);
+  };
+  EXPECT_EQ(with("n_groups", 3),
+            "test.json: mamba_num_heads 64 is not a multiple of n_groups 3; each group's B and C serve whole heads");
+  EXPECT_EQ(with("mamba_hidden_act", "gelu"),
+            "test.json: mamba_hidden_act is \"gelu\"; seam's Mamba2 conv is followed by silu");
+  EXPECT_EQ(with("use_conv_bias", false), "test.json: use_conv_bias is false; seam's Mamba2 conv has a bias");
+  EXPECT_EQ(with("use_bias", true), "test.json: use_bias is true; seam's Mamba2 in_proj and out_proj have no bias");
+  EXPECT_EQ(with("mamba_ssm_cache_dtype", "bfloat16"),
+            "test.json: mamba_ssm_cache_dtype is \"bfloat16\"; seam keeps the Mamba2 state in float32");
+  EXPECT_EQ(with("conv_kernel", 0), "test.json: key 'conv_kernel' must be an integer from 1 to 10000000; found 0");
+  EXPECT_EQ(with("time_step_limit", json::array({0.0})), "test.json: time_step_limit has 1 entries; it is [min, max]");
+  EXPECT_EQ(with("time_step_limit", json::array({0.5, 0.1})),
+            "test.json: key 'time_step_limit[1]' must be a number above 0.5 and at most 1e+30; found 0.1");
+  EXPECT_EQ(with("time_step_limit", json::array({-1.0, 0.1})),
+            "test.json: key 'time_step_limit[0]' must be a number from 0 and at most 1e+30; found -1.0");
+}
+
+TEST(HfConfigError, GatedDeltaNetValuesSeamDoesNotComputeAreRefused) {
+  const json next = DataJson("qwen3-next-80b-a3b.json");
+  const auto with = [&](const char* key, const json& v) {
+    json j = next;
+    j[key] = v;
+    return ImportError(j);
+  };
+  EXPECT_EQ(with("linear_num_key_heads", 12),
+            "test.json: linear_num_value_heads 32 is not a multiple of linear_num_key_heads 12; each key head serves "
+            "a whole number of value heads");
+  EXPECT_EQ(with("hidden_act", "gelu"),
+            "test.json: hidden_act is \"gelu\"; seam's Qwen3-Next runs silu in its Gated DeltaNet conv and its "
+            "experts");
+  EXPECT_EQ(with("linear_conv_kernel_dim", 0),
+            "test.json: key 'linear_conv_kernel_dim' must be an integer from 1 to 10000000; found 0");
+  json missing = next;
+  missing.erase("linear_num_key_heads");
+  EXPECT_EQ(ImportError(missing), "test.json: missing key 'linear_num_key_heads'");
 }
 
 TEST(HfConfigError, AnOddMergedZayaFfnWidthIsRejected) {

@@ -86,6 +86,43 @@ TEST(Sharding, MixerHeadsMustSplitOverAttentionTp) {
             "3, 4, 6, 12");
 }
 
+// Each rank holds whole groups: their B and C, and Mamba2's gated norm
+// normalises a group's channels together. vLLM replicates a lone group
+// (n_groups = 1) instead; seam refuses it, as the norm would be split.
+TEST(Sharding, Mamba2GroupsSplitWholeOverAttentionTp) {
+  Model m = Catalogued("nemotron-h");
+  m.dims->mixer_groups = 4;
+  EXPECT_EQ(ErrorOf(m, {.tp = 4}), "ok");
+  EXPECT_EQ(ErrorOf(m, {.tp = 8, .attn_dp = 2}), "ok");  // attn_tp 4
+  EXPECT_EQ(ErrorOf(m, {.tp = 8}),
+            "n_groups = 4 does not split over attn_tp = 8 (tp 8 / attn_dp 1); each rank holds whole groups of Mamba2 "
+            "heads (their B and C, and the gated norm over each), so attn_tp must divide 4: 1, 2, 4");
+  m.dims->mixer_groups = 1;
+  EXPECT_EQ(ErrorOf(m, {.tp = 2}),
+            "n_groups = 1 does not split over attn_tp = 2 (tp 2 / attn_dp 1); each rank holds whole groups of Mamba2 "
+            "heads (their B and C, and the gated norm over each), so attn_tp must divide 1: 1");
+  const Expected<Model> real = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/nemotron-h-56b.json");
+  ASSERT_TRUE(real.ok());
+  EXPECT_EQ(ErrorOf(*real, {.tp = 8}), "ok");
+  EXPECT_EQ(ErrorOf(*real, {.tp = 16}),
+            "n_groups = 8 does not split over attn_tp = 16 (tp 16 / attn_dp 1); each rank holds whole groups of "
+            "Mamba2 heads (their B and C, and the gated norm over each), so attn_tp must divide 8: 1, 2, 4, 8");
+}
+
+// Gated DeltaNet's key heads split the same way, each rank holding the
+// value heads that share them.
+TEST(Sharding, GatedDeltaNetKeyHeadsSplitWholeOverAttentionTp) {
+  Model m = Catalogued("qwen3-next");
+  m.dims->mixer_groups = 4;
+  EXPECT_EQ(ErrorOf(m, {.tp = 4}), "ok");
+  EXPECT_EQ(ErrorOf(m, {.tp = 8}),
+            "linear_num_key_heads = 4 does not split over attn_tp = 8 (tp 8 / attn_dp 1); each rank holds whole key "
+            "heads with the value heads that share them, so attn_tp must divide 4: 1, 2, 4");
+  const Expected<Model> real = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/qwen3-next-80b-a3b.json");
+  ASSERT_TRUE(real.ok());
+  EXPECT_EQ(ErrorOf(*real, {.tp = 16}), "ok");  // 16 key heads, one per rank
+}
+
 TEST(Sharding, DenseFfnWidthMustSplitOverDenseTp) {
   EXPECT_EQ(ErrorOf(LlamaModel(2), {.tp = 6, .attn_dp = 3}),
             "intermediate_size = 128 does not split over dense_tp = 6 (the default, tp); dense_tp must divide 128: 1, "

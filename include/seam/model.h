@@ -78,6 +78,7 @@ struct ModelDims {
   int experts = 0;
   int moe_intermediate = 0;                 // one expert's width
   int shared_intermediate = 0;              // the shared expert's width; 0 for none
+  bool shared_expert_gate = false;          // the shared expert's output times sigmoid(x . gate) (Qwen3-Next)
   bool renormalize = true;                  // top-k weights rescaled to sum to 1
   RouterScoring scoring = RouterScoring::kSoftmax;
   bool correction_bias = false;  // a per-expert bias used for selection only

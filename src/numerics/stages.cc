@@ -296,7 +296,15 @@ MoeKernel::MoeKernel(const StageRef& s, const Model& m, const Weights& w, Shard 
     shared_ = std::make_unique<FfnKernel>(w, p + ".shared_expert",
                                           FfnShape{d_.shared_intermediate, d_.activation, false, limit},
                                           mode == MoeMode::kTp ? shard : whole, n);
+    if (d_.shared_expert_gate) shared_gate_ = w.at(p + ".shared_expert_gate.weight");
   }
+}
+
+std::vector<float> MoeKernel::SharedGates(const Tensor& x) const {
+  std::vector<float> g(static_cast<size_t>(x.rows()), 1.0f);
+  if (shared_gate_.empty()) return g;
+  for (int r = 0; r < x.rows(); ++r) g[static_cast<size_t>(r)] = Sigmoid(Dot(x.row(r), shared_gate_.row(0), x.cols()));
+  return g;
 }
 
 std::vector<Routing> MoeKernel::Route(const Tensor& x) const {
@@ -358,6 +366,7 @@ Tensor MoeKernel::TpPartial(const Tensor& x) const {
   }
   std::vector<Tensor> shared;
   if (shared_) shared = shared_->Blocks(x);
+  const std::vector<float> gates = SharedGates(x);
   const int nblocks = n_.k_blocks / shard_.count;
   std::vector<Tensor> per_block;
   for (int b = 0; b < nblocks; ++b) {
@@ -379,7 +388,8 @@ Tensor MoeKernel::TpPartial(const Tensor& x) const {
       }
       if (shared_) {
         const float* p = shared[static_cast<size_t>(b)].row(r);
-        for (int c = 0; c < hidden_; ++c) out[c] = out[c] + p[c];
+        const float g = gates[static_cast<size_t>(r)];
+        for (int c = 0; c < hidden_; ++c) out[c] = out[c] + g * p[c];
       }
     }
     per_block.push_back(std::move(acc));
@@ -398,6 +408,12 @@ Tensor MoeKernel::Expert(int expert, const Tensor& x) const {
 Tensor MoeKernel::Shared(const Tensor& x) const {
   if (!shared_) return Tensor();
   Tensor out = shared_->Partial(x);
+  RoundToStorage(out, n_.dtype);
+  if (shared_gate_.empty()) return out;
+  const std::vector<float> gates = SharedGates(x);
+  for (int r = 0; r < out.rows(); ++r) {
+    for (int c = 0; c < out.cols(); ++c) out.at(r, c) = gates[static_cast<size_t>(r)] * out.at(r, c);
+  }
   RoundToStorage(out, n_.dtype);
   return out;
 }

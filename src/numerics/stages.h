@@ -128,11 +128,13 @@ class MoeKernel {
   MoeKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, MoeMode mode, const Numerics& n);
   std::vector<Routing> Route(const Tensor& x) const;
   // TP-MoE: per K-block, the routed experts' products weighted and summed in
-  // routing order, then the shared expert's; the tree over the rank's blocks.
+  // routing order, then the shared expert's (times its gate); the tree over
+  // the rank's blocks.
   Tensor TpPartial(const Tensor& x) const;
   // a2a: one whole expert's output of rows x, rounded.
   Tensor Expert(int expert, const Tensor& x) const;
-  // a2a: the shared expert's output, rounded; an empty tensor without one.
+  // a2a: the shared expert's output, rounded, then (with a shared-expert
+  // gate) times each row's gate and rounded again; an empty tensor without one.
   Tensor Shared(const Tensor& x) const;
   // a2a: one row's output from its routed experts' outputs (in routing
   // order) and the shared expert's, rounded.
@@ -153,6 +155,9 @@ class MoeKernel {
   Tensor correction_;  // selection-only bias per expert (empty without one)
   std::vector<std::unique_ptr<FfnKernel>> experts_;  // null where another rank holds it (a2a)
   std::unique_ptr<FfnKernel> shared_;
+  Tensor shared_gate_;  // [1, hidden]: sigmoid(x . gate) scales the shared expert (empty without one)
+  // Per row of x: its shared expert's gate, or 1 without one.
+  std::vector<float> SharedGates(const Tensor& x) const;
 };
 
 }  // namespace seam::exec

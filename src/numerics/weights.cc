@@ -105,6 +105,7 @@ void AddMoe(std::vector<WeightSpec>& out, const std::string& p, int hidden, cons
     AddFfn(out, fmt::format("{}.experts.{}", p, e), d.moe_intermediate, hidden, d.activation, d.moe_bias);
   }
   if (d.shared_intermediate > 0) AddFfn(out, p + ".shared_expert", d.shared_intermediate, hidden, d.activation);
+  if (d.shared_expert_gate) AddLinear(out, p + ".shared_expert_gate.weight", 1, hidden);
 }
 
 // Mamba2 (Hugging Face's NemotronHMamba2Mixer): in_proj gives z, the conv's

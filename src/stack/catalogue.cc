@@ -115,6 +115,7 @@ Model Qwen3Next() {
   d.experts = 8;
   d.moe_intermediate = 32;
   d.shared_intermediate = 32;
+  d.shared_expert_gate = true;
   // Gated DeltaNet: 16 value heads of 8 on 8 key heads of 16 (two value
   // heads share each key head), a conv of 4.
   d.mixer = MixerKind::kGatedDeltaNet;

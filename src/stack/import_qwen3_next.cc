@@ -51,6 +51,7 @@ Model Qwen3Next(const Reader& r) {
   ReadGatedDeltaNet(r, c.hidden, d);
   const int top_k = ReadExperts(r, d, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
   d.shared_intermediate = r.IntOr("shared_expert_intermediate_size", 0, 0, kMaxSize);
+  d.shared_expert_gate = d.shared_intermediate > 0;  // Qwen3NextSparseMoeBlock gates its shared expert
   d.renormalize = r.BoolOr("norm_topk_prob", true);
   d.intermediate = r.IntOr("intermediate_size", 0, 1, kMaxSize);
   // Every layer of seam's qwen3-next has a MoE.

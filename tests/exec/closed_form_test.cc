@@ -334,3 +334,50 @@ TEST(ClosedForm, SqrtSoftplusRoutingWeighsBySqrtOfSoftplus) {
 
 }  // namespace
 }  // namespace seam::exec
+
+namespace seam::exec {
+namespace {
+
+// Qwen3-Next's shared expert: silu(gate.x) * (up.x), projected down, then
+// times sigmoid(x . shared_expert_gate), on both the TP-MoE path and a2a's.
+// One intermediate unit is live: gate and up read x[0] and x[1], down
+// spreads the unit to every column; the routed experts are zero.
+TEST(ClosedForm, TheSharedExpertIsScaledBySigmoidOfItsGate) {
+  Model model;
+  model.name = "shared-gate";
+  model.num_layers = 1;
+  model.hidden = 4;
+  model.dims = ModelDims{.vocab = 8, .heads = 1, .kv_heads = 1, .head_dim = 4, .rms_eps = 0.0, .experts = 4,
+                         .moe_intermediate = 8, .shared_intermediate = 8, .shared_expert_gate = true};
+  const StageRef stage{.index = 0, .layer = 0, .slot = 0, .decl = SparseFfnStage({.top_k = 2})};
+  const std::string p = "model.layers.0.mlp";
+  std::map<std::string, Tensor> t;
+  t[p + ".gate.weight"] = Identity(4);
+  for (int e = 0; e < 4; ++e) {
+    const std::string x = p + ".experts." + std::to_string(e);
+    t[x + ".gate_proj.weight"] = Tensor(8, 4);
+    t[x + ".up_proj.weight"] = Tensor(8, 4);
+    t[x + ".down_proj.weight"] = Tensor(4, 8);
+  }
+  Tensor gate(8, 4), up(8, 4), down(4, 8);
+  gate.at(0, 0) = 1.0f;
+  up.at(0, 1) = 1.0f;
+  for (int c = 0; c < 4; ++c) down.at(c, 0) = 1.0f;
+  t[p + ".shared_expert.gate_proj.weight"] = gate;
+  t[p + ".shared_expert.up_proj.weight"] = up;
+  t[p + ".shared_expert.down_proj.weight"] = down;
+  t[p + ".shared_expert_gate.weight"] = Row({0.5f, -1.0f, 0.25f, 2.0f});
+  const Weights weights(std::move(t));
+  const std::vector<float> x = {0.75f, -1.5f, 0.5f, 0.25f};
+  const double silu = x[0] * Sig(x[0]);
+  const double g = Sig(0.5 * x[0] - 1.0 * x[1] + 0.25 * x[2] + 2.0 * x[3]);
+  const double want = silu * x[1] * g;
+  for (MoeMode mode : {MoeMode::kTp, MoeMode::kA2a}) {
+    const MoeKernel k(stage, model, weights, Shard{}, mode, RunNumerics{});
+    const Tensor out = mode == MoeMode::kTp ? k.TpPartial(Row(x)) : k.Shared(Row(x));
+    for (int c = 0; c < 4; ++c) ExpectRel(out.at(0, c), want, std::string(Name(mode)) + " column " + std::to_string(c));
+  }
+}
+
+}  // namespace
+}  // namespace seam::exec

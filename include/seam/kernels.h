@@ -32,11 +32,17 @@ float Sigmoid(float x);
 struct RopeParams {
   double theta = 10000.0;
   RopeScaling scaling;  // Llama 3's frequency-dependent scaling, when factor > 0
+  YarnScaling yarn;     // YaRN, when factor > 0 (never with Llama 3's)
+  RopePairing pairing = RopePairing::kHalf;
 };
 
-// Rotary embedding (the rotate-half form of Hugging Face's Llama) on the
-// first `rotary_dim` dims of each of `heads` heads of width head_dim in every
-// row, at the row's position; the rest of each head is left as is. Rounds.
+// YaRN's magnitude correction (Hugging Face's yarn_get_mscale):
+// 0.1 * m * ln(factor) + 1 when factor > 1, else 1.
+double YarnMscale(double factor, double m);
+
+// Rotary embedding on the first `rotary_dim` dims of each of `heads` heads of
+// width head_dim in every row, at the row's position, pairing dims as
+// p.pairing says; the rest of each head is left as is. Rounds.
 void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<const int> positions,
                const RopeParams& p, Dtype d);
 

@@ -60,13 +60,14 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
   SEAM_CHECK(d_.heads % shard.count == 0, "attention heads do not split over the group");
   heads_ = d_.heads / shard.count;
   window_ = s.decl.window;
-  rope_ = {d_.rope_theta, d_.rope_scaling};
+  rope_ = {.theta = d_.rope_theta, .scaling = d_.rope_scaling, .yarn = d_.yarn, .pairing = d_.rope_pairing};
   const int h0 = shard.index * heads_;
   mla_ = d_.mla.kv_lora > 0;
   if (mla_) {
     const MlaDims& a = d_.mla;
     qk_dim_ = a.qk_nope + a.qk_rope;
     v_dim_ = a.v;
+    scale_ = SoftmaxScale();
     kv_heads_ = heads_;  // every head has its own key and value
     kv_first_ = h0;
     if (a.q_lora > 0) {
@@ -85,6 +86,7 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
   const int kv_total = s.decl.kv_heads > 0 ? s.decl.kv_heads : d_.kv_heads;
   const int hd = d_.head_dim;
   qk_dim_ = v_dim_ = hd;
+  scale_ = SoftmaxScale();
   group_ = d_.heads / kv_total;
   kv_first_ = h0 / group_;
   kv_heads_ = (h0 + heads_ - 1) / group_ + 1 - kv_first_;
@@ -105,6 +107,16 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
   }
   if (d_.attention_sinks) sinks_ = w.at(p + ".sinks").ColRange(h0, h0 + heads_);
   if (d_.attention_gate) gate_ = w.at(p + ".gate_proj.weight").RowRange(h0 * hd, (h0 + heads_) * hd);
+}
+
+float AttentionKernel::SoftmaxScale() const {
+  double scale = 1.0 / std::sqrt(static_cast<double>(qk_dim_));
+  // DeepSeek's MLA under YaRN: its logits are scaled up by mscale(factor, mscale_all_dim)^2.
+  if (mla_ && d_.yarn.factor > 0 && d_.yarn.mscale_all_dim != 0) {
+    const double m = YarnMscale(d_.yarn.factor, d_.yarn.mscale_all_dim);
+    scale = scale * m * m;
+  }
+  return static_cast<float>(scale);
 }
 
 Tensor AttentionKernel::Prepare(const Tensor& x) const {
@@ -185,7 +197,6 @@ AttentionKernel::Projected AttentionKernel::Project(const Tensor& prepared, std:
 
 Tensor AttentionKernel::Attend(const Projected& p, const Tensor& k, const Tensor& v, std::span<const int> begin,
                                std::span<const int> end) const {
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(qk_dim_)));
   Tensor out(p.q.rows(), heads_ * v_dim_);
   std::vector<const float*> keys, values;
   for (int r = 0; r < p.q.rows(); ++r) {
@@ -199,7 +210,7 @@ Tensor AttentionKernel::Attend(const Projected& p, const Tensor& k, const Tensor
       }
       const float* sink = sinks_.empty() ? nullptr : sinks_.row(0) + h;
       AttendRow(p.q.row(r) + h * qk_dim_, keys.data(), values.data(), static_cast<int>(keys.size()), qk_dim_, v_dim_,
-                scale, sink, out.row(r) + h * v_dim_);
+                scale_, sink, out.row(r) + h * v_dim_);
     }
   }
   RoundToStorage(out, n_.dtype);

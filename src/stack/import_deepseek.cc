@@ -27,7 +27,13 @@ Model Deepseek(const Reader& r, const std::string& name, bool v3) {
   CheckProduct(r, "num_attention_heads * (qk_nope_head_dim + qk_rope_head_dim)", d.heads,
                int64_t{d.mla.qk_nope} + d.mla.qk_rope);
   CheckProduct(r, "num_attention_heads * (qk_nope_head_dim + v_head_dim)", d.heads, int64_t{d.mla.qk_nope} + d.mla.v);
+  if (d.mla.qk_rope % 2 != 0) {
+    r.Fail(fmt::format("qk_rope_head_dim {} is odd; rotary dims turn in pairs", d.mla.qk_rope));
+  }
   ReadRope(r, d);
+  // DeepSeek's own code pairs rope dims (2i, 2i + 1), as does transformers'
+  // DeepSeek-V2; its DeepSeek-V3 does unless rope_interleave is false.
+  d.rope_pairing = !v3 || r.BoolOr("rope_interleave", true) ? RopePairing::kInterleaved : RopePairing::kHalf;
   const int routed = r.IntOr("n_routed_experts", 0, 0, kMaxSize);  // null: a dense model
   const int first_dense = r.IntOr("first_k_dense_replace", 0, 0, kMaxLayers);
   const int freq = r.IntOr("moe_layer_freq", 1, 1, kMaxLayers);

@@ -133,6 +133,16 @@ TEST(Catalogue, Llama3ScalesItsRope) {
   EXPECT_EQ(MustCatalogue("llama").dims->rope_scaling.factor, 0);
 }
 
+TEST(Catalogue, TheDeepseekFamiliesRunTheirRopeMath) {
+  // YaRN and adjacent rope pairs as the real DeepSeek-V2-Lite and Kimi-K2 have them.
+  for (const std::string name : {"deepseek-v2-lite", "deepseek-qlora", "kimi-k2"}) {
+    const ModelDims d = *MustCatalogue(name).dims;
+    EXPECT_GT(d.yarn.factor, 0) << name;
+    EXPECT_GT(d.yarn.mscale_all_dim, 0) << name;
+    EXPECT_EQ(d.rope_pairing, RopePairing::kInterleaved) << name;
+  }
+}
+
 TEST(Catalogue, Qwen3NormsQueriesAndKeys) {
   EXPECT_TRUE(MustCatalogue("qwen3").dims->qk_norm);
   EXPECT_TRUE(MustCatalogue("qwen3-moe").dims->qk_norm);

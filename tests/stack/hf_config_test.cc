@@ -60,13 +60,16 @@ std::string Text(const ModelDims& d) {
       "qk_norm={} sinks={} gate={} qkv_bias={} mla={}/{}/{}/{}/{} rms_eps={} intermediate={} activation={} "
       "swiglu_limit={} moe_bias={} "
       "experts={} moe_intermediate={} shared={} renormalize={} scoring={} correction_bias={} routed_scaling={} "
-      "skip_expert={} mixer={}/{}/{} hc_sinkhorn_iters={}",
+      "skip_expert={} mixer={}/{}/{} hc_sinkhorn_iters={} yarn={}/{}/{}/{}/{}/{}/{}/{} rope_pairing={}",
       d.vocab, d.heads, d.kv_heads, d.head_dim, d.rope, d.rope_theta, d.rope_scaling.factor,
       d.rope_scaling.low_freq_factor, d.rope_scaling.high_freq_factor, d.rope_scaling.original_positions,
       d.rope_fraction, d.qk_norm, d.attention_sinks, d.attention_gate, d.qkv_bias, d.mla.q_lora, d.mla.kv_lora,
       d.mla.qk_nope, d.mla.qk_rope, d.mla.v, d.rms_eps, d.intermediate, static_cast<int>(d.activation), d.swiglu_limit, d.moe_bias, d.experts,
       d.moe_intermediate, d.shared_intermediate, d.renormalize, static_cast<int>(d.scoring), d.correction_bias,
-      d.routed_scaling, d.skip_expert, d.mixer_heads, d.mixer_head_dim, d.mixer_state, d.hc_sinkhorn_iters);
+      d.routed_scaling, d.skip_expert, d.mixer_heads, d.mixer_head_dim, d.mixer_state, d.hc_sinkhorn_iters,
+      d.yarn.factor, d.yarn.original_positions, d.yarn.beta_fast, d.yarn.beta_slow, d.yarn.mscale,
+      d.yarn.mscale_all_dim, d.yarn.attention_factor, d.yarn.truncate,
+      static_cast<int>(d.rope_pairing));
 }
 
 void ExpectDims(const Model& m, const ModelDims& want) {
@@ -218,7 +221,8 @@ TEST(HfConfig, GptOss20BSlidesOnEvenLayersAndHasNoAllToAll) {
   want.heads = 64;
   want.kv_heads = 8;
   want.head_dim = 64;
-  want.rope_theta = 150000.0;  // the yarn rope_scaling changes no communication
+  want.rope_theta = 150000.0;
+  want.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 32, .beta_slow = 1, .truncate = false};
   want.attention_sinks = true;
   want.qkv_bias = true;
   want.rms_eps = 1e-5;
@@ -266,6 +270,9 @@ TEST(HfConfig, DeepseekV2LiteIsMlaWithoutAQueryLatentAndItsFirstLayerDense) {
   want.scoring = RouterScoring::kSoftmax;
   want.correction_bias = false;  // topk_method greedy
   want.routed_scaling = 1.0;
+  want.yarn = {.factor = 40, .original_positions = 4096, .beta_fast = 32, .beta_slow = 1, .mscale = 0.707,
+               .mscale_all_dim = 0.707};
+  want.rope_pairing = RopePairing::kInterleaved;
   ExpectDims(m, want);
   EXPECT_EQ(m.layer(0)[0], AttentionStage({.gather_width = 2048}));  // no query latent: gathers its input
   EXPECT_EQ(m.layer(1)[1], SparseFfnStage({.top_k = 6}));
@@ -303,6 +310,9 @@ TEST(HfConfig, KimiK2IsMlaWithAQueryLatentAndSigmoidRoutingWithACorrectionBias) 
   want.scoring = RouterScoring::kSigmoid;
   want.correction_bias = true;  // topk_method noaux_tc
   want.routed_scaling = 2.827;
+  want.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 1, .beta_slow = 1, .mscale = 1,
+               .mscale_all_dim = 1};
+  want.rope_pairing = RopePairing::kInterleaved;
   ExpectDims(m, want);
   // With a query latent the attention gathers its latents: q_lora + kv_lora + qk_rope.
   EXPECT_EQ(m.layer(0)[0].gather_width, 1536 + 512 + 64);
@@ -315,6 +325,27 @@ TEST(HfConfig, DeepseekV3IsTheDeepseekFamilyUnderItsOwnName) {
   const Model m = MustImport(j);
   EXPECT_EQ(m.name, "deepseek-v3");
   EXPECT_EQ(PatternOf(m), PatternOf(MustLoad("kimi-k2.json")));
+}
+
+// DeepSeek-V3's own keys: 256 experts in 8 groups, the best 4 kept.
+json DeepseekV3() {
+  json j = DataJson("kimi-k2.json");
+  j["model_type"] = "deepseek_v3";
+  j["n_routed_experts"] = 256;
+  j["n_group"] = 8;
+  j["topk_group"] = 4;
+  j["routed_scaling_factor"] = 2.5;
+  return j;
+}
+
+TEST(HfConfig, DeepseekV3PairsRopeDimsByHalvesWhenRopeInterleaveIsFalse) {
+  json j = DeepseekV3();
+  EXPECT_EQ(MustImport(j).dims->rope_pairing, RopePairing::kInterleaved);  // rope_interleave defaults to true
+  j["rope_interleave"] = false;
+  EXPECT_EQ(MustImport(j).dims->rope_pairing, RopePairing::kHalf);
+  json v2 = DataJson("deepseek-v2-lite.json");
+  v2["rope_interleave"] = false;  // DeepSeek-V2 has no such key: it always pairs adjacent dims
+  EXPECT_EQ(MustImport(v2).dims->rope_pairing, RopePairing::kInterleaved);
 }
 
 TEST(HfConfig, NemotronH56BIsSingleStageLayersFromItsOverridePattern) {
@@ -487,6 +518,7 @@ TEST(HfConfig, DeepseekV4FlashHasFourHyperConnectionStreamsAndSqrtSoftplusRoutin
   want.correction_bias = true;
   want.routed_scaling = 1.5;
   want.hc_sinkhorn_iters = 20;
+  want.yarn = {.factor = 16, .original_positions = 65536, .beta_fast = 32, .beta_slow = 1};
   ExpectDims(m, want);
   const std::vector<StageDecl> layer = m.layer(0);
   EXPECT_EQ(layer[0].attention_sum, AttentionSum::kReducesItself);
@@ -748,6 +780,12 @@ TEST(HfConfigError, AnUnknownScoringFunctionListsTheKnownOnes) {
   EXPECT_EQ(ImportError(v4), "test.json: unknown scoring_func \"tanh\"; known: softmax, sigmoid, sqrtsoftplus");
 }
 
+TEST(HfConfigError, AnOddRopeHeadDimIsRefused) {
+  json j = DataJson("kimi-k2.json");
+  j["qk_rope_head_dim"] = 63;
+  EXPECT_EQ(ImportError(j), "test.json: qk_rope_head_dim 63 is odd; rotary dims turn in pairs");
+}
+
 TEST(HfConfigError, LayerTypesThatDisagreeWithTheAttentionInterval) {
   json j = DataJson("qwen3-next-80b-a3b.json");
   j["num_hidden_layers"] = 4;
@@ -784,6 +822,32 @@ TEST(HfConfigError, ALlama3RopeScalingNeedsItsHighFrequencyFactorAboveItsLowOne)
   j["rope_scaling"]["high_freq_factor"] = 1.0;
   EXPECT_EQ(ImportError(j),
             "test.json: rope_scaling.high_freq_factor 1 must be above rope_scaling.low_freq_factor 1");
+}
+
+TEST(HfConfigError, ARopeScalingTypeThatIsNeitherLlama3NorYarnIsRefused) {
+  json j = Llama();
+  j["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+  EXPECT_EQ(ImportError(j),
+            "test.json: rope_scaling.type \"linear\" is not supported; supported: default, llama3, yarn");
+  j["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
+  EXPECT_EQ(ImportError(j),
+            "test.json: rope_scaling.rope_type \"dynamic\" is not supported; supported: default, llama3, yarn");
+  j["rope_scaling"] = {{"rope_type", "default"}};
+  EXPECT_EQ(MustImport(j).dims->rope_scaling.factor, 0);
+}
+
+TEST(HfConfigError, AYarnRopeScalingMissingAKeyNamesIt) {
+  json j = DataJson("kimi-k2.json");
+  j["rope_scaling"].erase("original_max_position_embeddings");
+  EXPECT_EQ(ImportError(j),
+            "test.json: missing key 'rope_scaling.original_max_position_embeddings' (a yarn rope_scaling needs factor "
+            "and original_max_position_embeddings)");
+}
+
+TEST(HfConfigError, AYarnRampMustRunFromBetaFastDownToBetaSlow) {
+  json j = DataJson("deepseek-v2-lite.json");
+  j["rope_scaling"]["beta_fast"] = 0.5;
+  EXPECT_EQ(ImportError(j), "test.json: rope_scaling.beta_fast 0.5 must be at least rope_scaling.beta_slow 1");
 }
 
 TEST(HfConfigError, ARopeScalingThatIsNotAnObjectIsNamed) {

@@ -73,4 +73,17 @@ struct Routing {
 };
 Routing TopK(const float* probs, int n, int k, bool renormalize);
 
+// How one row's experts are chosen and weighed.
+struct RouteRule {
+  int k = 1;
+  ExpertGroups groups;          // the groups a row may choose from (count 1: all)
+  bool renormalize = false;     // weights divided by (their sum + renormalize_eps)
+  float renormalize_eps = 0;
+  float scaling = 1;            // then multiplied by this
+};
+// One row's routing over n experts: the top k by `choice` (a row's scores
+// plus any selection bias; ties to the lower index) within its kept groups,
+// weighed by their `scores`, in rank order.
+Routing RouteRow(const float* scores, const float* choice, int n, const RouteRule& rule);
+
 }  // namespace seam

@@ -66,6 +66,20 @@ struct YarnScaling {
 // frequency i either way.
 enum class RopePairing { kHalf, kInterleaved };
 
+// Group-limited routing (DeepSeek): the experts fall into `count` equal
+// groups of consecutive experts; each row keeps its best `keep` groups and
+// picks its top-k among their experts only (the others' selection scores
+// count as 0, as Hugging Face masks them). A group is scored by its best
+// expert's selection score (DeepSeek-V2's group_limited_greedy) or by the sum
+// of its best two (DeepSeek-V3's noaux_tc). count 1: no limit.
+enum class GroupScore { kMax, kTopTwoSum };
+struct ExpertGroups {
+  int count = 1;
+  int keep = 1;
+  GroupScore score = GroupScore::kTopTwoSum;
+  bool operator==(const ExpertGroups&) const = default;
+};
+
 // Multi-head latent attention (DeepSeek): low-rank query and key/value
 // projections; kv_lora > 0 turns it on, q_lora 0 projects queries directly.
 struct MlaDims {
@@ -110,6 +124,8 @@ struct ModelDims {
   int hc_sinkhorn_iters = 20;  // hyper-connections: Sinkhorn steps of the stream mix
   YarnScaling yarn;              // YaRN RoPE scaling (at most one of it and rope_scaling)
   RopePairing rope_pairing = RopePairing::kHalf;
+  ExpertGroups expert_groups;    // group-limited routing
+  double renormalize_eps = 0;    // added to the top-k weights' sum before renormalising (DeepSeek: 1e-20)
   bool operator==(const ModelDims&) const = default;
 };
 

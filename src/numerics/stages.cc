@@ -391,34 +391,28 @@ std::vector<Routing> MoeKernel::Route(const Tensor& x) const {
   Tensor logits = Gemm(x, router_);
   AddRowBias(logits, router_bias_);
   const int n = logits.cols();  // the experts, and the skip expert when there is one
-  std::vector<float> scores(static_cast<size_t>(n)), select(static_cast<size_t>(n));
+  const RouteRule rule{.k = top_k_,
+                       .groups = d_.expert_groups,
+                       .renormalize = d_.renormalize,
+                       .renormalize_eps = static_cast<float>(d_.renormalize_eps),
+                       .scaling = static_cast<float>(d_.routed_scaling)};
+  std::vector<float> scores(static_cast<size_t>(n)), choice(static_cast<size_t>(n));
   std::vector<Routing> out;
   for (int r = 0; r < x.rows(); ++r) {
-    Routing route;
     if (d_.scoring == RouterScoring::kSoftmax) {
       Softmax(logits.row(r), n, scores.data());
-      route = TopK(scores.data(), n, top_k_, d_.renormalize);
-    } else {
-      // Independent scores; a correction bias steers the selection only.
+    } else {  // independent scores
       for (int e = 0; e < n; ++e) {
         const float l = logits.at(r, e);
         scores[static_cast<size_t>(e)] = d_.scoring == RouterScoring::kSigmoid ? Sigmoid(l) : std::sqrt(Softplus(l));
-        select[static_cast<size_t>(e)] = scores[static_cast<size_t>(e)] + (correction_.empty() ? 0.0f : correction_.at(0, e));
-      }
-      route = TopK(select.data(), n, top_k_, false);
-      float total = 0;
-      for (size_t i = 0; i < route.experts.size(); ++i) {
-        route.weights[i] = scores[static_cast<size_t>(route.experts[i])];
-        total = total + route.weights[i];
-      }
-      if (d_.renormalize) {
-        for (float& w : route.weights) w = w / total;
       }
     }
-    if (d_.routed_scaling != 1.0) {
-      for (float& w : route.weights) w = w * static_cast<float>(d_.routed_scaling);
+    // A correction bias steers the choice only.
+    for (int e = 0; e < n; ++e) {
+      const float bias = correction_.empty() ? 0.0f : correction_.at(0, e);
+      choice[static_cast<size_t>(e)] = scores[static_cast<size_t>(e)] + bias;
     }
-    out.push_back(std::move(route));
+    out.push_back(RouteRow(scores.data(), choice.data(), n, rule));
   }
   return out;
 }

@@ -35,6 +35,7 @@ ModelDims DeepseekLiteDims(int hidden) {
   d.moe_intermediate = 32;
   d.shared_intermediate = 64;  // two shared experts of 32
   d.renormalize = false;
+  d.renormalize_eps = 1e-20;
   return d;
 }
 
@@ -93,10 +94,12 @@ Model KimiK2() {
   d.scoring = RouterScoring::kSigmoid;
   d.correction_bias = true;
   d.routed_scaling = 2.827;
-  // Kimi-K2's rope.
+  // Kimi-K2's rope, and DeepSeek-V3's group limit (Kimi-K2 itself has one
+  // group): four groups of two experts, a row choosing within its best two.
   d.rope_theta = 50000.0;
   d.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 1, .beta_slow = 1, .mscale = 1,
             .mscale_all_dim = 1};
+  d.expert_groups = {.count = 4, .keep = 2, .score = GroupScore::kTopTwoSum};
   return MoeDecoderModel("kimi-k2", 4, 128, d, 2, kFirstDense);
 }
 

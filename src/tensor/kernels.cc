@@ -218,4 +218,58 @@ Routing TopK(const float* probs, int n, int k, bool renormalize) {
   return r;
 }
 
+namespace {
+
+// A group's selection score: its best member's, or the sum of its best two.
+float GroupScoreOf(const float* choice, int size, GroupScore how) {
+  float best = -INFINITY, second = -INFINITY;
+  for (int e = 0; e < size; ++e) {
+    if (choice[e] > best) {
+      second = best;
+      best = choice[e];
+    } else if (choice[e] > second) {
+      second = choice[e];
+    }
+  }
+  return how == GroupScore::kMax ? best : best + second;
+}
+
+// Zeroes the selection scores of every expert outside the row's best groups.
+void KeepBestGroups(std::vector<float>& choice, const ExpertGroups& g) {
+  const int n = static_cast<int>(choice.size());
+  SEAM_CHECK(g.count >= 1 && n % g.count == 0 && g.keep >= 1 && g.keep <= g.count, "experts do not fall into groups");
+  const int size = n / g.count;
+  SEAM_CHECK(g.score == GroupScore::kMax || size >= 2, "a group scored by its best two has fewer than two experts");
+  std::vector<float> group_score(static_cast<size_t>(g.count));
+  for (int i = 0; i < g.count; ++i) {
+    group_score[static_cast<size_t>(i)] = GroupScoreOf(&choice[static_cast<size_t>(i * size)], size, g.score);
+  }
+  std::vector<bool> kept(static_cast<size_t>(g.count), false);
+  for (int i : TopK(group_score.data(), g.count, g.keep, false).experts) kept[static_cast<size_t>(i)] = true;
+  for (int e = 0; e < n; ++e) {
+    if (!kept[static_cast<size_t>(e / size)]) choice[static_cast<size_t>(e)] = 0.0f;
+  }
+}
+
+}  // namespace
+
+Routing RouteRow(const float* scores, const float* choice, int n, const RouteRule& rule) {
+  std::vector<float> select(choice, choice + n);
+  if (rule.groups.count > 1) KeepBestGroups(select, rule.groups);
+  Routing r = TopK(select.data(), n, rule.k, false);
+  float total = 0;
+  for (size_t i = 0; i < r.experts.size(); ++i) {
+    r.weights[i] = scores[r.experts[i]];
+    total = total + r.weights[i];
+  }
+  if (rule.renormalize) {
+    const float denominator = total + rule.renormalize_eps;
+    for (float& w : r.weights) w = w / denominator;
+  }
+  if (rule.scaling != 1.0f) {
+    for (float& w : r.weights) w = w * rule.scaling;
+  }
+  return r;
+}
+
 }  // namespace seam

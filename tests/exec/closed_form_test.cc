@@ -369,13 +369,15 @@ struct RouterFixture {
   Weights weights;
   StageRef stage;
 
-  RouterFixture(RouterScoring scoring, bool renormalize, double routed_scaling, std::vector<float> bias = {}) {
+  RouterFixture(RouterScoring scoring, bool renormalize, double routed_scaling, std::vector<float> bias = {},
+                ExpertGroups groups = {}, double renormalize_eps = 0) {
     model.name = "router";
     model.num_layers = 1;
     model.hidden = 4;
     model.dims = ModelDims{.vocab = 8, .heads = 1, .kv_heads = 1, .head_dim = 4, .rms_eps = 0.0, .experts = 4,
                            .moe_intermediate = 8, .renormalize = renormalize, .scoring = scoring,
-                           .correction_bias = !bias.empty(), .routed_scaling = routed_scaling};
+                           .correction_bias = !bias.empty(), .routed_scaling = routed_scaling,
+                           .expert_groups = groups, .renormalize_eps = renormalize_eps};
     stage = StageRef{.index = 0, .layer = 0, .slot = 0, .decl = SparseFfnStage({.top_k = 2})};
     const std::string p = "model.layers.0.mlp";
     std::map<std::string, Tensor> t;
@@ -449,6 +451,56 @@ TEST(ClosedForm, SqrtSoftplusRoutingWeighsBySqrtOfSoftplus) {
   const RouterFixture v4(RouterScoring::kSqrtSoftplus, true, 1.5, {0.0f, 0.0f, 1.0f, -1.0f});
   const double s2 = score(-0.5), s0 = score(1.0);
   ExpectRouting(v4.Route(logits)[0], {2, 0}, {1.5 * s2 / (s2 + s0), 1.5 * s0 / (s2 + s0)});
+}
+
+TEST(ClosedForm, GroupLimitedRoutingChoosesWithinTheGroupsWithTheBestTopTwoSum) {
+  // DeepSeek-V3 (noaux_tc): two groups of two experts, one kept. Scores
+  // sigmoid(2, -2, 0.5, 0.3) = 0.881, 0.119, 0.622, 0.574; with the bias the
+  // choice scores are 0.881, 0.119, 0.822, 0.874. Group sums of the best two:
+  // 1.0 and 1.696, so group 1: experts 3 then 2. Ungrouped the top two are 0, 3.
+  const std::vector<float> logits = {2.0f, -2.0f, 0.5f, 0.3f};
+  const std::vector<float> bias = {0.0f, 0.0f, 0.2f, 0.3f};
+  const ExpertGroups one_of_two{.count = 2, .keep = 1, .score = GroupScore::kTopTwoSum};
+  const double s3 = Sig(0.3), s2 = Sig(0.5);
+  const RouterFixture v3(RouterScoring::kSigmoid, true, 2.5, bias, one_of_two, 1e-20);
+  ExpectRouting(v3.Route(logits)[0], {3, 2}, {2.5 * s3 / (s3 + s2 + 1e-20), 2.5 * s2 / (s3 + s2 + 1e-20)});
+  const RouterFixture ungrouped(RouterScoring::kSigmoid, true, 2.5, bias);
+  ExpectRouting(ungrouped.Route(logits)[0], {0, 3}, {2.5 * Sig(2.0) / (Sig(2.0) + s3), 2.5 * s3 / (Sig(2.0) + s3)});
+}
+
+TEST(ClosedForm, GroupLimitedGreedyKeepsTheGroupsWithTheBestSingleExpert) {
+  // DeepSeek-V2 (group_limited_greedy): softmax scores, a group scored by its
+  // best expert. Logits 2, -3, 1.5, 1.4: group 0's best (e^2) beats group 1's
+  // (e^1.5), though group 1's two sum higher; within group 0: experts 0, 1.
+  const std::vector<float> logits = {2.0f, -3.0f, 1.5f, 1.4f};
+  const double z = std::exp(2.0) + std::exp(-3.0) + std::exp(1.5) + std::exp(1.4);
+  const RouterFixture v2(RouterScoring::kSoftmax, false, 16.0, {}, {.count = 2, .keep = 1, .score = GroupScore::kMax});
+  ExpectRouting(v2.Route(logits)[0], {0, 1}, {16 * std::exp(2.0) / z, 16 * std::exp(-3.0) / z});
+  const RouterFixture by_sum(RouterScoring::kSoftmax, false, 16.0, {},
+                             {.count = 2, .keep = 1, .score = GroupScore::kTopTwoSum});
+  ExpectRouting(by_sum.Route(logits)[0], {2, 3}, {16 * std::exp(1.5) / z, 16 * std::exp(1.4) / z});
+}
+
+TEST(ClosedForm, ExpertsOfDroppedGroupsCountAsZeroAsHuggingFaceMasksThem) {
+  // DeepseekV3TopkRouter masks the dropped groups' choice scores to 0, not
+  // -inf: with a bias of -1 every kept choice score is negative, so the
+  // dropped group's zeros rank first (ties to the lower index) and weigh by
+  // their unbiased scores. Choice scores: -0.5, -0.62, -0.38, -0.27 (group 1 kept).
+  const std::vector<float> logits = {0.0f, -0.5f, 0.5f, 1.0f};
+  const std::vector<float> bias = {-1.0f, -1.0f, -1.0f, -1.0f};
+  const RouterFixture v3(RouterScoring::kSigmoid, false, 1.0, bias, {.count = 2, .keep = 1});
+  ExpectRouting(v3.Route(logits)[0], {0, 1}, {Sig(0.0), Sig(-0.5)});
+}
+
+TEST(ClosedForm, RenormalisingAddsDeepseeksEpsilonToTheSum) {
+  // sigmoid(-46) is about 1.05e-20: the 1e-20 Hugging Face adds to the
+  // denominator takes a third of it, so each of two weights is s / (2 s + 1e-20).
+  const std::vector<float> logits = {-46.0f, -46.0f, -50.0f, -50.0f};
+  const double s = Sig(-46.0);
+  const RouterFixture deepseek(RouterScoring::kSigmoid, true, 1.0, {}, {}, 1e-20);
+  ExpectRouting(deepseek.Route(logits)[0], {0, 1}, {s / (2 * s + 1e-20), s / (2 * s + 1e-20)});
+  const RouterFixture plain(RouterScoring::kSigmoid, true, 1.0);
+  ExpectRouting(plain.Route(logits)[0], {0, 1}, {0.5, 0.5});
 }
 
 }  // namespace

@@ -95,6 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Part{"kimi-k2", "sigmoid_scoring", [](ModelDims& d) { d.scoring = RouterScoring::kSoftmax; }},
                       Part{"qwen3-next", "attention_gate", [](ModelDims& d) { d.attention_gate = false; }},
                       Part{"qwen3-next", "partial_rope", [](ModelDims& d) { d.rope_fraction = 1.0; }},
+                      Part{"kimi-k2", "expert_groups", [](ModelDims& d) { d.expert_groups = {}; }},
                       Part{"kimi-k2", "yarn", [](ModelDims& d) { d.yarn = {}; }},
                       Part{"deepseek-v2-lite", "shared_experts", [](ModelDims& d) { d.shared_intermediate = 0; }},
                       Part{"deepseek-v2-lite", "yarn", [](ModelDims& d) { d.yarn = {}; }},

@@ -60,7 +60,8 @@ std::string Text(const ModelDims& d) {
       "qk_norm={} sinks={} gate={} qkv_bias={} mla={}/{}/{}/{}/{} rms_eps={} intermediate={} activation={} "
       "swiglu_limit={} moe_bias={} "
       "experts={} moe_intermediate={} shared={} renormalize={} scoring={} correction_bias={} routed_scaling={} "
-      "skip_expert={} mixer={}/{}/{} hc_sinkhorn_iters={} yarn={}/{}/{}/{}/{}/{}/{}/{} rope_pairing={}",
+      "skip_expert={} mixer={}/{}/{} hc_sinkhorn_iters={} yarn={}/{}/{}/{}/{}/{}/{}/{} rope_pairing={} "
+      "expert_groups={}/{}/{} renormalize_eps={}",
       d.vocab, d.heads, d.kv_heads, d.head_dim, d.rope, d.rope_theta, d.rope_scaling.factor,
       d.rope_scaling.low_freq_factor, d.rope_scaling.high_freq_factor, d.rope_scaling.original_positions,
       d.rope_fraction, d.qk_norm, d.attention_sinks, d.attention_gate, d.qkv_bias, d.mla.q_lora, d.mla.kv_lora,
@@ -68,8 +69,8 @@ std::string Text(const ModelDims& d) {
       d.moe_intermediate, d.shared_intermediate, d.renormalize, static_cast<int>(d.scoring), d.correction_bias,
       d.routed_scaling, d.skip_expert, d.mixer_heads, d.mixer_head_dim, d.mixer_state, d.hc_sinkhorn_iters,
       d.yarn.factor, d.yarn.original_positions, d.yarn.beta_fast, d.yarn.beta_slow, d.yarn.mscale,
-      d.yarn.mscale_all_dim, d.yarn.attention_factor, d.yarn.truncate,
-      static_cast<int>(d.rope_pairing));
+      d.yarn.mscale_all_dim, d.yarn.attention_factor, d.yarn.truncate, static_cast<int>(d.rope_pairing),
+      d.expert_groups.count, d.expert_groups.keep, static_cast<int>(d.expert_groups.score), d.renormalize_eps);
 }
 
 void ExpectDims(const Model& m, const ModelDims& want) {
@@ -273,6 +274,7 @@ TEST(HfConfig, DeepseekV2LiteIsMlaWithoutAQueryLatentAndItsFirstLayerDense) {
   want.yarn = {.factor = 40, .original_positions = 4096, .beta_fast = 32, .beta_slow = 1, .mscale = 0.707,
                .mscale_all_dim = 0.707};
   want.rope_pairing = RopePairing::kInterleaved;
+  want.renormalize_eps = 1e-20;
   ExpectDims(m, want);
   EXPECT_EQ(m.layer(0)[0], AttentionStage({.gather_width = 2048}));  // no query latent: gathers its input
   EXPECT_EQ(m.layer(1)[1], SparseFfnStage({.top_k = 6}));
@@ -313,6 +315,8 @@ TEST(HfConfig, KimiK2IsMlaWithAQueryLatentAndSigmoidRoutingWithACorrectionBias) 
   want.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 1, .beta_slow = 1, .mscale = 1,
                .mscale_all_dim = 1};
   want.rope_pairing = RopePairing::kInterleaved;
+  want.expert_groups = {.count = 1, .keep = 1, .score = GroupScore::kTopTwoSum};
+  want.renormalize_eps = 1e-20;
   ExpectDims(m, want);
   // With a query latent the attention gathers its latents: q_lora + kv_lora + qk_rope.
   EXPECT_EQ(m.layer(0)[0].gather_width, 1536 + 512 + 64);
@@ -327,7 +331,7 @@ TEST(HfConfig, DeepseekV3IsTheDeepseekFamilyUnderItsOwnName) {
   EXPECT_EQ(PatternOf(m), PatternOf(MustLoad("kimi-k2.json")));
 }
 
-// DeepSeek-V3's own keys: 256 experts in 8 groups, the best 4 kept.
+// DeepSeek-V3's own routing keys: 256 experts in 8 groups, the best 4 kept.
 json DeepseekV3() {
   json j = DataJson("kimi-k2.json");
   j["model_type"] = "deepseek_v3";
@@ -338,6 +342,17 @@ json DeepseekV3() {
   return j;
 }
 
+TEST(HfConfig, DeepseekV3RoutesWithinItsBestGroupsByTheirTopTwoSum) {
+  const Model m = MustImport(DeepseekV3());
+  EXPECT_EQ(m.dims->expert_groups, (ExpertGroups{.count = 8, .keep = 4, .score = GroupScore::kTopTwoSum}));
+  EXPECT_EQ(m.dims->routed_scaling, 2.5);
+  // Without the keys, transformers' DeepseekV3Config defaults: 8 groups, 4 kept.
+  json j = DeepseekV3();
+  j.erase("n_group");
+  j.erase("topk_group");
+  EXPECT_EQ(MustImport(j).dims->expert_groups, (ExpertGroups{.count = 8, .keep = 4, .score = GroupScore::kTopTwoSum}));
+}
+
 TEST(HfConfig, DeepseekV3PairsRopeDimsByHalvesWhenRopeInterleaveIsFalse) {
   json j = DeepseekV3();
   EXPECT_EQ(MustImport(j).dims->rope_pairing, RopePairing::kInterleaved);  // rope_interleave defaults to true
@@ -346,6 +361,42 @@ TEST(HfConfig, DeepseekV3PairsRopeDimsByHalvesWhenRopeInterleaveIsFalse) {
   json v2 = DataJson("deepseek-v2-lite.json");
   v2["rope_interleave"] = false;  // DeepSeek-V2 has no such key: it always pairs adjacent dims
   EXPECT_EQ(MustImport(v2).dims->rope_pairing, RopePairing::kInterleaved);
+}
+
+TEST(HfConfig, DeepseekV2GroupLimitedGreedyKeepsTheGroupsWithTheBestExpert) {
+  // DeepSeek-V2 itself: 160 experts in 8 groups, 3 kept, top 6, scaled by 16.
+  json j = DataJson("deepseek-v2-lite.json");
+  j["n_routed_experts"] = 160;
+  j["n_group"] = 8;
+  j["topk_group"] = 3;
+  j["topk_method"] = "group_limited_greedy";
+  j["routed_scaling_factor"] = 16.0;
+  const Model m = MustImport(j);
+  EXPECT_EQ(m.dims->expert_groups, (ExpertGroups{.count = 8, .keep = 3, .score = GroupScore::kMax}));
+  EXPECT_EQ(m.dims->scoring, RouterScoring::kSoftmax);
+  EXPECT_FALSE(m.dims->correction_bias);
+  EXPECT_FALSE(m.dims->renormalize);
+  EXPECT_EQ(m.dims->routed_scaling, 16.0);
+}
+
+TEST(HfConfig, DeepseekV2ScalesOnlyTheWeightsItDoesNotRenormalise) {
+  // DeepSeek-V2's MoEGate: with top_k > 1 and norm_topk_prob the weights are
+  // renormalised and routed_scaling_factor is not applied; otherwise they are scaled.
+  json j = DataJson("deepseek-v2-lite.json");
+  j["routed_scaling_factor"] = 16.0;
+  j["norm_topk_prob"] = true;
+  Model m = MustImport(j);
+  EXPECT_TRUE(m.dims->renormalize);
+  EXPECT_EQ(m.dims->routed_scaling, 1.0);
+  j["num_experts_per_tok"] = 1;
+  m = MustImport(j);
+  EXPECT_FALSE(m.dims->renormalize);
+  EXPECT_EQ(m.dims->routed_scaling, 16.0);
+  j["num_experts_per_tok"] = 6;
+  j["norm_topk_prob"] = false;
+  m = MustImport(j);
+  EXPECT_FALSE(m.dims->renormalize);
+  EXPECT_EQ(m.dims->routed_scaling, 16.0);
 }
 
 TEST(HfConfig, NemotronH56BIsSingleStageLayersFromItsOverridePattern) {
@@ -772,12 +823,56 @@ TEST(HfConfigError, TheTwoSpellingsOfGptOssTopKMustAgree) {
 }
 
 TEST(HfConfigError, AnUnknownScoringFunctionListsTheKnownOnes) {
-  json j = DataJson("kimi-k2.json");
-  j["scoring_func"] = "tanh";
-  EXPECT_EQ(ImportError(j), "test.json: unknown scoring_func \"tanh\"; known: softmax, sigmoid");
   json v4 = DataJson("deepseek-v4-flash.json");
   v4["scoring_func"] = "tanh";
   EXPECT_EQ(ImportError(v4), "test.json: unknown scoring_func \"tanh\"; known: softmax, sigmoid, sqrtsoftplus");
+}
+
+// DeepSeek-V3 and Kimi-K2 route as transformers' DeepseekV3TopkRouter does
+// (sigmoid, noaux_tc); DeepSeek-V2 as its MoEGate (softmax; greedy or
+// group_limited_greedy). Anything else would route differently: refused.
+TEST(HfConfigError, ARoutingKeyTheFamilyDoesNotRouteByIsRefused) {
+  json j = DataJson("kimi-k2.json");
+  j["scoring_func"] = "softmax";
+  EXPECT_EQ(ImportError(j), "test.json: scoring_func \"softmax\" is not supported for kimi_k2; supported: sigmoid");
+  j = DataJson("kimi-k2.json");
+  j["topk_method"] = "greedy";
+  EXPECT_EQ(ImportError(j), "test.json: topk_method \"greedy\" is not supported for kimi_k2; supported: noaux_tc");
+  json v2 = DataJson("deepseek-v2-lite.json");
+  v2["scoring_func"] = "sigmoid";
+  EXPECT_EQ(ImportError(v2),
+            "test.json: scoring_func \"sigmoid\" is not supported for deepseek_v2; supported: softmax");
+  v2 = DataJson("deepseek-v2-lite.json");
+  v2["topk_method"] = "noaux_tc";
+  EXPECT_EQ(ImportError(v2),
+            "test.json: topk_method \"noaux_tc\" is not supported for deepseek_v2; supported: greedy, "
+            "group_limited_greedy");
+}
+
+TEST(HfConfigError, ExpertGroupsThatDoNotSplitTheExpertsAreRefused) {
+  json j = DeepseekV3();
+  j["n_group"] = 5;
+  EXPECT_EQ(ImportError(j), "test.json: n_routed_experts 256 is not divisible by n_group 5");
+  j["n_group"] = 256;
+  EXPECT_EQ(ImportError(j), "test.json: n_group 256 leaves 1 expert per group; a group is scored by its best two");
+  j["n_group"] = 512;
+  EXPECT_EQ(ImportError(j), "test.json: key 'n_group' must be an integer from 1 to 256; found 512");
+  j["n_group"] = 8;
+  j["topk_group"] = 9;
+  EXPECT_EQ(ImportError(j), "test.json: key 'topk_group' must be an integer from 1 to 8; found 9");
+  j["n_group"] = 64;  // groups of 4
+  j["topk_group"] = 1;
+  EXPECT_EQ(ImportError(j),
+            "test.json: num_experts_per_tok 8 is more than the 4 experts a row chooses from (topk_group 1 groups of "
+            "4)");
+}
+
+TEST(HfConfigError, GroupLimitedGreedyNeedsItsGroupKeys) {
+  json j = DataJson("deepseek-v2-lite.json");
+  j["topk_method"] = "group_limited_greedy";
+  j.erase("n_group");
+  EXPECT_EQ(ImportError(j),
+            "test.json: missing key 'n_group' (topk_method group_limited_greedy needs n_group and topk_group)");
 }
 
 TEST(HfConfigError, AnOddRopeHeadDimIsRefused) {

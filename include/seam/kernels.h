@@ -32,11 +32,17 @@ float Sigmoid(float x);
 struct RopeParams {
   double theta = 10000.0;
   RopeScaling scaling;  // Llama 3's frequency-dependent scaling, when factor > 0
+  YarnScaling yarn;     // YaRN, when factor > 0 (never with Llama 3's)
+  RopePairing pairing = RopePairing::kHalf;
 };
 
-// Rotary embedding (the rotate-half form of Hugging Face's Llama) on the
-// first `rotary_dim` dims of each of `heads` heads of width head_dim in every
-// row, at the row's position; the rest of each head is left as is. Rounds.
+// YaRN's magnitude correction (Hugging Face's yarn_get_mscale):
+// 0.1 * m * ln(factor) + 1 when factor > 1, else 1.
+double YarnMscale(double factor, double m);
+
+// Rotary embedding on the first `rotary_dim` dims of each of `heads` heads of
+// width head_dim in every row, at the row's position, pairing dims as
+// p.pairing says; the rest of each head is left as is. Rounds.
 void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<const int> positions,
                const RopeParams& p, Dtype d);
 
@@ -66,5 +72,18 @@ struct Routing {
   std::vector<float> weights;
 };
 Routing TopK(const float* probs, int n, int k, bool renormalize);
+
+// How one row's experts are chosen and weighed.
+struct RouteRule {
+  int k = 1;
+  ExpertGroups groups;          // the groups a row may choose from (count 1: all)
+  bool renormalize = false;     // weights divided by (their sum + renormalize_eps)
+  float renormalize_eps = 0;
+  float scaling = 1;            // then multiplied by this
+};
+// One row's routing over n experts: the top k by `choice` (a row's scores
+// plus any selection bias; ties to the lower index) within its kept groups,
+// weighed by their `scores`, in rank order.
+Routing RouteRow(const float* scores, const float* choice, int n, const RouteRule& rule);
 
 }  // namespace seam

@@ -46,6 +46,46 @@ struct RopeScaling {
   bool operator==(const RopeScaling&) const = default;
 };
 
+// YaRN (Hugging Face's `_compute_yarn_parameters`; factor 0: none). Each
+// rotary pair's inverse frequency is blended between itself (fast pairs,
+// over beta_fast turns in original_positions) and itself / factor (slow
+// pairs, under beta_slow turns) by a linear ramp over the pair index; cos and
+// sin are scaled by the attention factor: `attention_factor` when given
+// (> 0), else mscale(factor, mscale) / mscale(factor, mscale_all_dim) when
+// both are non-zero, else mscale(factor, 1). DeepSeek's MLA also scales its
+// softmax by mscale(factor, mscale_all_dim)^2 when mscale_all_dim is non-zero.
+struct YarnScaling {
+  double factor = 0;
+  int original_positions = 4096;
+  double beta_fast = 32;
+  double beta_slow = 1;
+  double mscale = 0;          // 0: not given
+  double mscale_all_dim = 0;  // 0: not given
+  double attention_factor = 0;  // 0: not given
+  bool truncate = true;  // the ramp's ends rounded out to whole pairs
+  bool operator==(const YarnScaling&) const = default;
+};
+
+// Which dims of a head's rotary part rotate together: Llama's rotate-half
+// pairs i with i + rotary/2; DeepSeek's MLA (Hugging Face's rope_interleave,
+// DeepSeek's own complex form) pairs 2i with 2i + 1. Pair i turns at inverse
+// frequency i either way.
+enum class RopePairing { kHalf, kInterleaved };
+
+// Group-limited routing (DeepSeek): the experts fall into `count` equal
+// groups of consecutive experts; each row keeps its best `keep` groups and
+// picks its top-k among their experts only (the others' selection scores
+// count as 0, as Hugging Face masks them). A group is scored by its best
+// expert's selection score (DeepSeek-V2's group_limited_greedy) or by the sum
+// of its best two (DeepSeek-V3's noaux_tc). count 1: no limit.
+enum class GroupScore { kMax, kTopTwoSum };
+struct ExpertGroups {
+  int count = 1;
+  int keep = 1;
+  GroupScore score = GroupScore::kTopTwoSum;
+  bool operator==(const ExpertGroups&) const = default;
+};
+
 // Multi-head latent attention (DeepSeek): low-rank query and key/value
 // projections; kv_lora > 0 turns it on, q_lora 0 projects queries directly.
 struct MlaDims {
@@ -101,6 +141,10 @@ struct ModelDims {
   double mixer_dt_min = 0.0;
   double mixer_dt_max = std::numeric_limits<double>::infinity();
   int hc_sinkhorn_iters = 20;  // hyper-connections: Sinkhorn steps of the stream mix
+  YarnScaling yarn;              // YaRN RoPE scaling (at most one of it and rope_scaling)
+  RopePairing rope_pairing = RopePairing::kHalf;
+  ExpertGroups expert_groups;    // group-limited routing
+  double renormalize_eps = 0;    // added to the top-k weights' sum before renormalising (DeepSeek: 1e-20)
   bool operator==(const ModelDims&) const = default;
 };
 

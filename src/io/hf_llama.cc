@@ -130,6 +130,9 @@ Status CheckForWrite(const LlamaCheckpoint& c) {
   if (d.activation != Activation::kSwiGlu || !d.rope || d.experts != 0 || d.mixer_heads != 0) {
     return InvalidArgument("llama checkpoint: a Llama is dense, SwiGLU and rotary (activation, rope, experts, mixer)");
   }
+  if (d.rope_pairing != RopePairing::kHalf) {
+    return InvalidArgument("llama checkpoint: a Llama rotates the two halves of each head together (rope_pairing)");
+  }
   if (!(d.rms_eps > 0) || !std::isfinite(d.rms_eps) || !(d.rope_theta > 0) || !std::isfinite(d.rope_theta)) {
     return InvalidArgument("llama checkpoint: rms_eps and rope_theta must be positive");
   }
@@ -171,6 +174,20 @@ ordered_json ConfigJson(const LlamaCheckpoint& c) {
                          {"low_freq_factor", sc.low_freq_factor},
                          {"high_freq_factor", sc.high_freq_factor},
                          {"original_max_position_embeddings", sc.original_positions}};
+  }
+  if (d.yarn.factor > 0) {
+    const YarnScaling& y = d.yarn;
+    j["rope_scaling"] = {{"rope_type", "yarn"},
+                         {"factor", y.factor},
+                         {"original_max_position_embeddings", y.original_positions},
+                         {"beta_fast", y.beta_fast},
+                         {"beta_slow", y.beta_slow},
+                         {"truncate", y.truncate}};
+    // Zero is "not given" for these, as transformers reads them.
+    for (const auto& [key, v] : {std::pair{"mscale", y.mscale}, std::pair{"mscale_all_dim", y.mscale_all_dim},
+                                 std::pair{"attention_factor", y.attention_factor}}) {
+      if (v != 0) j["rope_scaling"][key] = v;
+    }
   }
   j["vocab_size"] = d.vocab;
   j["max_position_embeddings"] = 4096;

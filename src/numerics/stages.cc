@@ -53,13 +53,14 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
   SEAM_CHECK(d_.heads % shard.count == 0, "attention heads do not split over the group");
   heads_ = d_.heads / shard.count;
   window_ = s.decl.window;
-  rope_ = {d_.rope_theta, d_.rope_scaling};
+  rope_ = {.theta = d_.rope_theta, .scaling = d_.rope_scaling, .yarn = d_.yarn, .pairing = d_.rope_pairing};
   const int h0 = shard.index * heads_;
   mla_ = d_.mla.kv_lora > 0;
   if (mla_) {
     const MlaDims& a = d_.mla;
     qk_dim_ = a.qk_nope + a.qk_rope;
     v_dim_ = a.v;
+    scale_ = SoftmaxScale();
     kv_heads_ = heads_;  // every head has its own key and value
     kv_first_ = h0;
     if (a.q_lora > 0) {
@@ -78,6 +79,7 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
   const int kv_total = s.decl.kv_heads > 0 ? s.decl.kv_heads : d_.kv_heads;
   const int hd = d_.head_dim;
   qk_dim_ = v_dim_ = hd;
+  scale_ = SoftmaxScale();
   group_ = d_.heads / kv_total;
   kv_first_ = h0 / group_;
   kv_heads_ = (h0 + heads_ - 1) / group_ + 1 - kv_first_;
@@ -98,6 +100,16 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
   }
   if (d_.attention_sinks) sinks_ = w.at(p + ".sinks").ColRange(h0, h0 + heads_);
   if (d_.attention_gate) gate_ = w.at(p + ".gate_proj.weight").RowRange(h0 * hd, (h0 + heads_) * hd);
+}
+
+float AttentionKernel::SoftmaxScale() const {
+  double scale = 1.0 / std::sqrt(static_cast<double>(qk_dim_));
+  // DeepSeek's MLA under YaRN: its logits are scaled up by mscale(factor, mscale_all_dim)^2.
+  if (mla_ && d_.yarn.factor > 0 && d_.yarn.mscale_all_dim != 0) {
+    const double m = YarnMscale(d_.yarn.factor, d_.yarn.mscale_all_dim);
+    scale = scale * m * m;
+  }
+  return static_cast<float>(scale);
 }
 
 Tensor AttentionKernel::Prepare(const Tensor& x) const {
@@ -178,7 +190,6 @@ AttentionKernel::Projected AttentionKernel::Project(const Tensor& prepared, std:
 
 Tensor AttentionKernel::Attend(const Projected& p, const Tensor& k, const Tensor& v, std::span<const int> begin,
                                std::span<const int> end) const {
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(qk_dim_)));
   Tensor out(p.q.rows(), heads_ * v_dim_);
   std::vector<const float*> keys, values;
   for (int r = 0; r < p.q.rows(); ++r) {
@@ -192,7 +203,7 @@ Tensor AttentionKernel::Attend(const Projected& p, const Tensor& k, const Tensor
       }
       const float* sink = sinks_.empty() ? nullptr : sinks_.row(0) + h;
       AttendRow(p.q.row(r) + h * qk_dim_, keys.data(), values.data(), static_cast<int>(keys.size()), qk_dim_, v_dim_,
-                scale, sink, out.row(r) + h * v_dim_);
+                scale_, sink, out.row(r) + h * v_dim_);
     }
   }
   RoundToStorage(out, n_.dtype);
@@ -311,34 +322,28 @@ std::vector<Routing> MoeKernel::Route(const Tensor& x) const {
   Tensor logits = Gemm(x, router_);
   AddRowBias(logits, router_bias_);
   const int n = logits.cols();  // the experts, and the skip expert when there is one
-  std::vector<float> scores(static_cast<size_t>(n)), select(static_cast<size_t>(n));
+  const RouteRule rule{.k = top_k_,
+                       .groups = d_.expert_groups,
+                       .renormalize = d_.renormalize,
+                       .renormalize_eps = static_cast<float>(d_.renormalize_eps),
+                       .scaling = static_cast<float>(d_.routed_scaling)};
+  std::vector<float> scores(static_cast<size_t>(n)), choice(static_cast<size_t>(n));
   std::vector<Routing> out;
   for (int r = 0; r < x.rows(); ++r) {
-    Routing route;
     if (d_.scoring == RouterScoring::kSoftmax) {
       Softmax(logits.row(r), n, scores.data());
-      route = TopK(scores.data(), n, top_k_, d_.renormalize);
-    } else {
-      // Independent scores; a correction bias steers the selection only.
+    } else {  // independent scores
       for (int e = 0; e < n; ++e) {
         const float l = logits.at(r, e);
         scores[static_cast<size_t>(e)] = d_.scoring == RouterScoring::kSigmoid ? Sigmoid(l) : std::sqrt(Softplus(l));
-        select[static_cast<size_t>(e)] = scores[static_cast<size_t>(e)] + (correction_.empty() ? 0.0f : correction_.at(0, e));
-      }
-      route = TopK(select.data(), n, top_k_, false);
-      float total = 0;
-      for (size_t i = 0; i < route.experts.size(); ++i) {
-        route.weights[i] = scores[static_cast<size_t>(route.experts[i])];
-        total = total + route.weights[i];
-      }
-      if (d_.renormalize) {
-        for (float& w : route.weights) w = w / total;
       }
     }
-    if (d_.routed_scaling != 1.0) {
-      for (float& w : route.weights) w = w * static_cast<float>(d_.routed_scaling);
+    // A correction bias steers the choice only.
+    for (int e = 0; e < n; ++e) {
+      const float bias = correction_.empty() ? 0.0f : correction_.at(0, e);
+      choice[static_cast<size_t>(e)] = scores[static_cast<size_t>(e)] + bias;
     }
-    out.push_back(std::move(route));
+    out.push_back(RouteRow(scores.data(), choice.data(), n, rule));
   }
   return out;
 }

@@ -29,8 +29,8 @@ struct Shard {
 
 // Attention on a rank's share of the heads: grouped-query attention (with
 // the families' optional parts: query/key norms, sinks, a sliding window,
-// an output gate, biases, partial or Llama 3-scaled RoPE) or DeepSeek's
-// multi-head latent attention.
+// an output gate, biases, partial, Llama 3- or YaRN-scaled RoPE) or
+// DeepSeek's multi-head latent attention.
 class AttentionKernel {
  public:
   AttentionKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n);
@@ -59,6 +59,7 @@ class AttentionKernel {
  private:
   void ProjectGqa(const Tensor& x, std::span<const int> positions, Projected& p) const;
   void ProjectMla(const Tensor& prepared, std::span<const int> positions, Projected& p) const;
+  float SoftmaxScale() const;  // of q.k, once qk_dim_ is known
 
   const ModelDims& d_;
   Numerics n_;
@@ -71,6 +72,7 @@ class AttentionKernel {
   int qk_dim_ = 0;
   int v_dim_ = 0;
   int window_ = 0;
+  float scale_ = 1;
   RopeParams rope_;
   Tensor q_, k_, v_, o_, gate_;                   // GQA (q_ also MLA's direct query projection)
   Tensor q_bias_, k_bias_, v_bias_, o_bias_;      // GQA biases (o_bias_ empty off block 0)

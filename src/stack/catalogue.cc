@@ -24,11 +24,18 @@ ModelDims DeepseekLiteDims(int hidden) {
   ModelDims d = Base(1e-6);
   d.kv_heads = d.heads;
   d.mla = {.q_lora = 0, .kv_lora = 32, .qk_nope = 16, .qk_rope = 8, .v = 16};
+  d.rope_pairing = RopePairing::kInterleaved;
+  // DeepSeek-V2-Lite's YaRN: its mscale and mscale_all_dim cancel on cos and
+  // sin and scale the softmax; on 8 rotary dims the ramp keeps pairs 0 and 1,
+  // blends pair 2 and slows pair 3.
+  d.yarn = {.factor = 40, .original_positions = 4096, .beta_fast = 32, .beta_slow = 1, .mscale = 0.707,
+            .mscale_all_dim = 0.707};
   d.intermediate = 2 * hidden;
   d.experts = 8;
   d.moe_intermediate = 32;
   d.shared_intermediate = 64;  // two shared experts of 32
   d.renormalize = false;
+  d.renormalize_eps = 1e-20;
   return d;
 }
 
@@ -92,6 +99,12 @@ Model KimiK2() {
   d.scoring = RouterScoring::kSigmoid;
   d.correction_bias = true;
   d.routed_scaling = 2.827;
+  // Kimi-K2's rope, and DeepSeek-V3's group limit (Kimi-K2 itself has one
+  // group): four groups of two experts, a row choosing within its best two.
+  d.rope_theta = 50000.0;
+  d.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 1, .beta_slow = 1, .mscale = 1,
+            .mscale_all_dim = 1};
+  d.expert_groups = {.count = 4, .keep = 2, .score = GroupScore::kTopTwoSum};
   return MoeDecoderModel("kimi-k2", 4, 128, d, 2, kFirstDense);
 }
 

@@ -79,20 +79,20 @@ void CheckProduct(const Reader& r, const char* what, int64_t a, int64_t b) {
   if (a * b > kMaxProduct) r.Fail(fmt::format("{} = {} * {} is more than {}", what, a, b, kMaxProduct));
 }
 
-// Llama 3's scaling is the one that changes the numbers seam computes; other
-// types (yarn, linear, dynamic) change no communication and are accepted.
-RopeScaling ReadRopeScaling(const Reader& r) {
-  if (r.Given("rope_scaling") == nullptr) return {};
-  const Reader s = r.Object("rope_scaling");
-  const std::string type = s.Given("rope_type") != nullptr ? s.String("rope_type") : s.StringOr("type", "default");
-  if (type != "llama3") return {};
-  for (const char* key : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}) {
+namespace {
+
+void NeedKeys(const Reader& r, const Reader& s, const char* type, std::initializer_list<const char*> keys,
+              const char* listed) {
+  for (const char* key : keys) {
     if (s.Given(key) == nullptr) {
-      r.Fail(fmt::format("missing key '{}' (a llama3 rope_scaling needs factor, low_freq_factor, high_freq_factor "
-                         "and original_max_position_embeddings)",
-                         s.Path(key)));
+      r.Fail(fmt::format("missing key '{}' (a {} rope_scaling needs {})", s.Path(key), type, listed));
     }
   }
+}
+
+RopeScaling ReadLlama3(const Reader& r, const Reader& s) {
+  NeedKeys(r, s, "llama3", {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"},
+           "factor, low_freq_factor, high_freq_factor and original_max_position_embeddings");
   RopeScaling out;
   out.factor = s.Number("factor", 0, 1e6);
   out.low_freq_factor = s.Number("low_freq_factor", 0, 1e6);
@@ -105,9 +105,53 @@ RopeScaling ReadRopeScaling(const Reader& r) {
   return out;
 }
 
+// A number that may be 0 ("not given", as transformers reads a falsy value).
+double NumberOrZero(const Reader& s, const char* key) {
+  return s.Given(key) == nullptr ? 0.0 : s.Number(key, 0, 1e6, /*lo_inclusive=*/true);
+}
+
+// The keys transformers' _compute_yarn_parameters reads, with its defaults.
+YarnScaling ReadYarn(const Reader& r, const Reader& s) {
+  NeedKeys(r, s, "yarn", {"factor", "original_max_position_embeddings"}, "factor and original_max_position_embeddings");
+  YarnScaling y;
+  y.factor = s.Number("factor", 0, 1e6);
+  y.original_positions = s.Int("original_max_position_embeddings", 1, kMaxSize * 100);
+  y.beta_fast = s.NumberOr("beta_fast", 32, 0, 1e6);
+  y.beta_slow = s.NumberOr("beta_slow", 1, 0, 1e6);
+  if (y.beta_fast < y.beta_slow) {
+    r.Fail(fmt::format("rope_scaling.beta_fast {} must be at least rope_scaling.beta_slow {}", y.beta_fast,
+                       y.beta_slow));
+  }
+  y.mscale = NumberOrZero(s, "mscale");
+  y.mscale_all_dim = NumberOrZero(s, "mscale_all_dim");
+  y.attention_factor = s.NumberOr("attention_factor", 0, 0, 1e6);
+  y.truncate = s.BoolOr("truncate", true);
+  return y;
+}
+
+}  // namespace
+
+// The rope_scaling types that change the numbers seam computes are read; any
+// other is refused rather than run unscaled.
+void ReadRopeScaling(const Reader& r, ModelDims& d) {
+  if (r.Given("rope_scaling") == nullptr) return;
+  const Reader s = r.Object("rope_scaling");
+  const char* type_key = s.Given("rope_type") != nullptr ? "rope_type" : "type";
+  const std::string type = s.StringOr(type_key, "default");
+  if (type == "default") return;
+  if (type == "llama3") {
+    d.rope_scaling = ReadLlama3(r, s);
+  } else if (type == "yarn") {
+    d.yarn = ReadYarn(r, s);
+  } else {
+    r.Fail(fmt::format("{} {} is not supported; supported: default, llama3, yarn", s.Path(type_key),
+                       Found(json(type))));
+  }
+}
+
 void ReadRope(const Reader& r, ModelDims& d, double theta_default) {
   d.rope_theta = r.NumberOr("rope_theta", theta_default, 0, 1e12);
-  d.rope_scaling = ReadRopeScaling(r);
+  ReadRopeScaling(r, d);
 }
 
 // Grouped-query attention: heads, key/value heads and the head width.

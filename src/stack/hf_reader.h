@@ -144,8 +144,8 @@ struct Common {
 
 Common ReadCommon(const Reader& r, const char* eps_key, double eps_default);
 void CheckProduct(const Reader& r, const char* what, int64_t a, int64_t b);
-// Llama 3's scaling is the one that changes the numbers seam computes.
-RopeScaling ReadRopeScaling(const Reader& r);
+// rope_scaling: Llama 3's or YaRN; none for "default"; any other type is an error.
+void ReadRopeScaling(const Reader& r, ModelDims& d);
 void ReadRope(const Reader& r, ModelDims& d, double theta_default = 10000.0);
 // Grouped-query attention: heads, key/value heads and the head width.
 void ReadAttention(const Reader& r, int hidden, ModelDims& d, const char* heads_key = "num_attention_heads",

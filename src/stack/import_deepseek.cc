@@ -10,12 +10,90 @@
 #include "stack/hf_reader.h"
 
 namespace seam::hf {
+namespace {
+
+// A string key that must hold one of `supported` (the first is its default).
+std::string OneOf(const Reader& r, const char* key, const std::string& family,
+                  std::initializer_list<const char*> supported) {
+  const std::string v = r.StringOr(key, *supported.begin());
+  for (const char* s : supported) {
+    if (v == s) return v;
+  }
+  r.Fail(fmt::format("{} {} is not supported for {}; supported: {}", key, Found(json(v)), family,
+                     fmt::join(supported, ", ")));
+}
+
+// n_group and topk_group: the experts in n_group equal groups, a row choosing
+// among the experts of its best topk_group.
+ExpertGroups ReadGroups(const Reader& r, const ModelDims& d, int top_k, int groups_default, int keep_default,
+                        GroupScore score) {
+  ExpertGroups g{.score = score};
+  g.count = r.IntOr("n_group", groups_default, 1, d.experts);
+  const int size = d.experts / g.count;
+  if (d.experts % g.count != 0) {
+    r.Fail(fmt::format("n_routed_experts {} is not divisible by n_group {}", d.experts, g.count));
+  }
+  if (score == GroupScore::kTopTwoSum && size < 2) {
+    r.Fail(fmt::format("n_group {} leaves {} expert per group; a group is scored by its best two", g.count, size));
+  }
+  g.keep = r.IntOr("topk_group", keep_default, 1, g.count);
+  if (top_k > g.keep * size) {
+    r.Fail(fmt::format("num_experts_per_tok {} is more than the {} experts a row chooses from (topk_group {} groups "
+                       "of {})",
+                       top_k, g.keep * size, g.keep, size));
+  }
+  return g;
+}
+
+// DeepSeek-V3 and Kimi-K2 route as Hugging Face's DeepseekV3TopkRouter:
+// sigmoid scores, chosen with the correction bias within the best groups
+// (each scored by its best two), weighed unbiased, renormalised with 1e-20
+// added to the sum, then scaled. Defaults are DeepseekV3Config's.
+void ReadV3Routing(const Reader& r, const std::string& family, int top_k, ModelDims& d) {
+  OneOf(r, "scoring_func", family, {"sigmoid"});
+  OneOf(r, "topk_method", family, {"noaux_tc"});
+  d.scoring = RouterScoring::kSigmoid;
+  d.correction_bias = true;
+  d.expert_groups = ReadGroups(r, d, top_k, 8, 4, GroupScore::kTopTwoSum);
+  d.renormalize = r.BoolOr("norm_topk_prob", true);
+  d.renormalize_eps = 1e-20;
+  d.routed_scaling = r.NumberOr("routed_scaling_factor", 2.5, 0, 1e6);
+}
+
+// DeepSeek-V2 routes as its own MoEGate: softmax scores, the top k of all
+// experts (greedy) or of the best topk_group groups, each scored by its best
+// expert (group_limited_greedy). With top_k > 1 and norm_topk_prob the
+// weights are renormalised (1e-20 added to the sum) and not scaled;
+// otherwise they are scaled by routed_scaling_factor.
+void ReadV2Routing(const Reader& r, const std::string& family, int top_k, ModelDims& d) {
+  OneOf(r, "scoring_func", family, {"softmax"});
+  const std::string method = OneOf(r, "topk_method", family, {"greedy", "group_limited_greedy"});
+  d.scoring = RouterScoring::kSoftmax;
+  d.correction_bias = false;
+  if (method == "group_limited_greedy") {
+    // Transformers' DeepseekV2Config has no default group count.
+    for (const char* key : {"n_group", "topk_group"}) {
+      if (r.Given(key) == nullptr) {
+        r.Fail(fmt::format("missing key '{}' (topk_method group_limited_greedy needs n_group and topk_group)",
+                           r.Path(key)));
+      }
+    }
+    d.expert_groups = ReadGroups(r, d, top_k, 1, 1, GroupScore::kMax);
+  }
+  const double scaling = r.NumberOr("routed_scaling_factor", 1.0, 0, 1e6);
+  d.renormalize = top_k > 1 && r.BoolOr("norm_topk_prob", false);
+  d.renormalize_eps = 1e-20;
+  d.routed_scaling = d.renormalize ? 1.0 : scaling;
+}
+
+}  // namespace
 
 // DeepSeek-V2/V3 and Kimi-K2: MLA and a MoE on every moe_layer_freq-th
 // layer from first_k_dense_replace on.
 Model Deepseek(const Reader& r, const std::string& name, bool v3) {
   Common c = ReadCommon(r, "rms_norm_eps", 1e-6);
   ModelDims& d = c.dims;
+  const std::string family = r.String("model_type");
   d.heads = r.Int("num_attention_heads", 1, kMaxSize);
   d.kv_heads = d.heads;  // MLA: num_key_value_heads is unused
   d.mla.q_lora = r.IntOr("q_lora_rank", 0, 0, kMaxSize);
@@ -27,7 +105,13 @@ Model Deepseek(const Reader& r, const std::string& name, bool v3) {
   CheckProduct(r, "num_attention_heads * (qk_nope_head_dim + qk_rope_head_dim)", d.heads,
                int64_t{d.mla.qk_nope} + d.mla.qk_rope);
   CheckProduct(r, "num_attention_heads * (qk_nope_head_dim + v_head_dim)", d.heads, int64_t{d.mla.qk_nope} + d.mla.v);
+  if (d.mla.qk_rope % 2 != 0) {
+    r.Fail(fmt::format("qk_rope_head_dim {} is odd; rotary dims turn in pairs", d.mla.qk_rope));
+  }
   ReadRope(r, d);
+  // DeepSeek's own code pairs rope dims (2i, 2i + 1), as does transformers'
+  // DeepSeek-V2; its DeepSeek-V3 does unless rope_interleave is false.
+  d.rope_pairing = !v3 || r.BoolOr("rope_interleave", true) ? RopePairing::kInterleaved : RopePairing::kHalf;
   const int routed = r.IntOr("n_routed_experts", 0, 0, kMaxSize);  // null: a dense model
   const int first_dense = r.IntOr("first_k_dense_replace", 0, 0, kMaxLayers);
   const int freq = r.IntOr("moe_layer_freq", 1, 1, kMaxLayers);
@@ -39,10 +123,11 @@ Model Deepseek(const Reader& r, const std::string& name, bool v3) {
   if (routed > 0) {
     top_k = ReadExperts(r, d, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size");
     d.shared_intermediate = SharedWidth(r, r.IntOr("n_shared_experts", 0, 0, kMaxSize), d.moe_intermediate);
-    d.renormalize = r.BoolOr("norm_topk_prob", v3);
-    d.scoring = ReadScoring(r, v3 ? "sigmoid" : "softmax", false);
-    d.correction_bias = r.StringOr("topk_method", v3 ? "noaux_tc" : "greedy") == "noaux_tc";
-    d.routed_scaling = r.NumberOr("routed_scaling_factor", v3 ? 2.5 : 1.0, 0, 1e6);
+    if (v3) {
+      ReadV3Routing(r, family, top_k, d);
+    } else {
+      ReadV2Routing(r, family, top_k, d);
+    }
   }
   return MoeDecoderModel(name, c.layers, c.hidden, d, top_k, {.sparse = sparse});
 }

@@ -47,22 +47,61 @@ float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+double YarnMscale(double factor, double m) { return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0; }
+
 namespace {
 
-// The inverse frequency of rotary pair i, with Llama 3's scaling: low
-// frequencies slowed by `factor`, high ones kept, a smooth blend between.
-double InverseFrequency(int i, int rotary_dim, const RopeParams& p) {
-  const double inv = 1.0 / std::pow(p.theta, (2.0 * i) / rotary_dim);
-  const RopeScaling& s = p.scaling;
-  if (s.factor <= 0) return inv;
-  const double pi = 3.14159265358979323846;
-  const double wavelen = 2 * pi / inv;
+constexpr double kPi = 3.14159265358979323846;
+
+// Llama 3's scaling of inverse frequency `inv`: low frequencies slowed by
+// `factor`, high ones kept, a smooth blend between.
+double Llama3Frequency(double inv, const RopeScaling& s) {
+  const double wavelen = 2 * kPi / inv;
   const double low_wavelen = s.original_positions / s.low_freq_factor;
   const double high_wavelen = s.original_positions / s.high_freq_factor;
   if (wavelen > low_wavelen) return inv / s.factor;
   if (wavelen < high_wavelen) return inv;
   const double smooth = (s.original_positions / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
   return (1 - smooth) * inv / s.factor + smooth * inv;
+}
+
+// The (fractional) pair index at which a rotary part of `dim` dims turns
+// `turns` times over the original context.
+double YarnCorrectionDim(double turns, int dim, double theta, int original_positions) {
+  return dim * std::log(original_positions / (turns * 2 * kPi)) / (2 * std::log(theta));
+}
+
+// YaRN's inverse frequency of pair i: kept below the ramp (pairs that turn
+// more than beta_fast times), divided by `factor` above it (fewer than
+// beta_slow turns), blended linearly between.
+double YarnFrequency(double inv, int i, int dim, double theta, const YarnScaling& y) {
+  double low = YarnCorrectionDim(y.beta_fast, dim, theta, y.original_positions);
+  double high = YarnCorrectionDim(y.beta_slow, dim, theta, y.original_positions);
+  if (y.truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, static_cast<double>(dim - 1));
+  if (low == high) high += 0.001;  // as Hugging Face does, so the ramp has a slope
+  const double ramp = std::clamp((i - low) / (high - low), 0.0, 1.0);
+  return inv / y.factor * ramp + inv * (1 - ramp);
+}
+
+double YarnAttentionFactor(const YarnScaling& y) {
+  if (y.attention_factor > 0) return y.attention_factor;
+  if (y.mscale != 0 && y.mscale_all_dim != 0) {
+    return YarnMscale(y.factor, y.mscale) / YarnMscale(y.factor, y.mscale_all_dim);
+  }
+  return YarnMscale(y.factor, 1);
+}
+
+// The inverse frequency of rotary pair i.
+double InverseFrequency(int i, int rotary_dim, const RopeParams& p) {
+  const double inv = 1.0 / std::pow(p.theta, (2.0 * i) / rotary_dim);
+  if (p.yarn.factor > 0) return YarnFrequency(inv, i, rotary_dim, p.theta, p.yarn);
+  if (p.scaling.factor > 0) return Llama3Frequency(inv, p.scaling);
+  return inv;
 }
 
 }  // namespace
@@ -72,22 +111,29 @@ void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<con
   SEAM_CHECK(x.cols() == heads * head_dim && static_cast<int>(positions.size()) == x.rows() && rotary_dim % 2 == 0 &&
                  rotary_dim <= head_dim,
              "rotary embedding of another shape");
+  SEAM_CHECK(!(p.yarn.factor > 0 && p.scaling.factor > 0), "two RoPE scalings at once");
   const int half = rotary_dim / 2;
+  const double magnitude = p.yarn.factor > 0 ? YarnAttentionFactor(p.yarn) : 1.0;
+  // Pair i's two dims: (i, i + half) or (2i, 2i + 1).
+  const bool interleaved = p.pairing == RopePairing::kInterleaved;
+  const int first_step = interleaved ? 2 : 1, second_offset = interleaved ? 1 : half;
   std::vector<float> cos_t(static_cast<size_t>(half)), sin_t(static_cast<size_t>(half));
   for (int r = 0; r < x.rows(); ++r) {
     for (int i = 0; i < half; ++i) {
       const double inv_freq = InverseFrequency(i, rotary_dim, p);
       const double angle = positions[static_cast<size_t>(r)] * inv_freq;
-      cos_t[static_cast<size_t>(i)] = static_cast<float>(std::cos(angle));
-      sin_t[static_cast<size_t>(i)] = static_cast<float>(std::sin(angle));
+      cos_t[static_cast<size_t>(i)] = static_cast<float>(std::cos(angle) * magnitude);
+      sin_t[static_cast<size_t>(i)] = static_cast<float>(std::sin(angle) * magnitude);
     }
     for (int h = 0; h < heads; ++h) {
       float* v = x.row(r) + h * head_dim;
       for (int i = 0; i < half; ++i) {
-        const float a = v[i];
-        const float b = v[i + half];
-        v[i] = a * cos_t[static_cast<size_t>(i)] - b * sin_t[static_cast<size_t>(i)];
-        v[i + half] = b * cos_t[static_cast<size_t>(i)] + a * sin_t[static_cast<size_t>(i)];
+        float& first = v[i * first_step];
+        float& second = v[i * first_step + second_offset];
+        const float a = first;
+        const float b = second;
+        first = a * cos_t[static_cast<size_t>(i)] - b * sin_t[static_cast<size_t>(i)];
+        second = b * cos_t[static_cast<size_t>(i)] + a * sin_t[static_cast<size_t>(i)];
       }
     }
   }
@@ -168,6 +214,60 @@ Routing TopK(const float* probs, int n, int k, bool renormalize) {
   }
   if (renormalize) {
     for (float& w : r.weights) w = w / total;
+  }
+  return r;
+}
+
+namespace {
+
+// A group's selection score: its best member's, or the sum of its best two.
+float GroupScoreOf(const float* choice, int size, GroupScore how) {
+  float best = -INFINITY, second = -INFINITY;
+  for (int e = 0; e < size; ++e) {
+    if (choice[e] > best) {
+      second = best;
+      best = choice[e];
+    } else if (choice[e] > second) {
+      second = choice[e];
+    }
+  }
+  return how == GroupScore::kMax ? best : best + second;
+}
+
+// Zeroes the selection scores of every expert outside the row's best groups.
+void KeepBestGroups(std::vector<float>& choice, const ExpertGroups& g) {
+  const int n = static_cast<int>(choice.size());
+  SEAM_CHECK(g.count >= 1 && n % g.count == 0 && g.keep >= 1 && g.keep <= g.count, "experts do not fall into groups");
+  const int size = n / g.count;
+  SEAM_CHECK(g.score == GroupScore::kMax || size >= 2, "a group scored by its best two has fewer than two experts");
+  std::vector<float> group_score(static_cast<size_t>(g.count));
+  for (int i = 0; i < g.count; ++i) {
+    group_score[static_cast<size_t>(i)] = GroupScoreOf(&choice[static_cast<size_t>(i * size)], size, g.score);
+  }
+  std::vector<bool> kept(static_cast<size_t>(g.count), false);
+  for (int i : TopK(group_score.data(), g.count, g.keep, false).experts) kept[static_cast<size_t>(i)] = true;
+  for (int e = 0; e < n; ++e) {
+    if (!kept[static_cast<size_t>(e / size)]) choice[static_cast<size_t>(e)] = 0.0f;
+  }
+}
+
+}  // namespace
+
+Routing RouteRow(const float* scores, const float* choice, int n, const RouteRule& rule) {
+  std::vector<float> select(choice, choice + n);
+  if (rule.groups.count > 1) KeepBestGroups(select, rule.groups);
+  Routing r = TopK(select.data(), n, rule.k, false);
+  float total = 0;
+  for (size_t i = 0; i < r.experts.size(); ++i) {
+    r.weights[i] = scores[r.experts[i]];
+    total = total + r.weights[i];
+  }
+  if (rule.renormalize) {
+    const float denominator = total + rule.renormalize_eps;
+    for (float& w : r.weights) w = w / denominator;
+  }
+  if (rule.scaling != 1.0f) {
+    for (float& w : r.weights) w = w * rule.scaling;
   }
   return r;
 }

@@ -164,6 +164,125 @@ TEST(ClosedForm, MlaRotatesTheQueryAndTheSharedKeyRopePartByTheirPosition) {
   }
 }
 
+// One MLA head with qk_rope 4 (hidden 6 = kv_lora 2 + qk_rope 4): two
+// rotary pairs, at inverse frequencies 1 and 10000^(-1/2) = 0.01, so the
+// pairing shows. q = [x0, x1 | x2, x3, x4, x5]; the key's rope part is
+// [x2, x3, x4, x5] too (kv_a_proj_with_mqa = identity).
+struct MlaRopeFixture {
+  Model model;
+  Weights weights;
+  StageRef stage;
+
+  explicit MlaRopeFixture(RopePairing pairing, YarnScaling yarn = {}) {
+    model.name = "mla-rope";
+    model.num_layers = 1;
+    model.hidden = 6;
+    model.dims = ModelDims{.vocab = 8, .heads = 1, .kv_heads = 1, .head_dim = 2,
+                           .mla = {.q_lora = 0, .kv_lora = 2, .qk_nope = 2, .qk_rope = 4, .v = 2}, .rms_eps = 0.0,
+                           .yarn = yarn, .rope_pairing = pairing};
+    stage = StageRef{.index = 0, .layer = 0, .slot = 0, .decl = AttentionStage()};
+    const std::string p = "model.layers.0.self_attn";
+    std::map<std::string, Tensor> t;
+    t[p + ".q_proj.weight"] = Identity(6);
+    t[p + ".kv_a_proj_with_mqa.weight"] = Identity(6);
+    t[p + ".kv_a_layernorm.weight"] = Row({1.0f, 1.0f});
+    t[p + ".kv_b_proj.weight"] = Tensor(4, 2, {1, 0, 0, 1, 1, 0, 0, 1});
+    t[p + ".o_proj.weight"] = Tensor(6, 2);
+    weights = Weights(std::move(t));
+  }
+};
+
+TEST(ClosedForm, MlaRotatesItsRopeDimsInAdjacentPairsAsDeepseekDoes) {
+  // Hugging Face's DeepSeek (apply_rotary_pos_emb_interleave, or DeepSeek-V2's
+  // complex form) turns rope dims (2i, 2i + 1) by position * inv_freq(i);
+  // Llama's rotate-half would turn (i, i + 2) instead.
+  const Tensor x(1, 6, {0.5f, -1.0f, 1.0f, 2.0f, 3.0f, -4.0f});
+  const std::vector<int> positions = {2};
+  const double a0 = 2 * 1.0, a1 = 2 * 0.01;  // the angles of pairs 0 and 1
+  const double r[] = {1, 2, 3, -4};
+  const double want[] = {r[0] * std::cos(a0) - r[1] * std::sin(a0), r[1] * std::cos(a0) + r[0] * std::sin(a0),
+                         r[2] * std::cos(a1) - r[3] * std::sin(a1), r[3] * std::cos(a1) + r[2] * std::sin(a1)};
+  const MlaRopeFixture f(RopePairing::kInterleaved);
+  const AttentionKernel k(f.stage, f.model, f.weights, Shard{}, RunNumerics{});
+  const AttentionKernel::Projected p = k.Project(k.Prepare(x), positions);
+  // Values up to 4 through an fp32 rotation: a few units of 2^-21.
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_NEAR(p.q.at(0, 2 + c), want[c], 1e-5) << "query rope dim " << c;
+    EXPECT_NEAR(p.k.at(0, 2 + c), want[c], 1e-5) << "key rope dim " << c;  // shared by every head
+  }
+  EXPECT_EQ(p.q.at(0, 0), 0.5f);  // the nope part is not rotated
+  // The same rope dims paired by halves: dim 0 turns with dim 2, far from the above.
+  const MlaRopeFixture half(RopePairing::kHalf);
+  const AttentionKernel h(half.stage, half.model, half.weights, Shard{}, RunNumerics{});
+  EXPECT_NEAR(h.Project(h.Prepare(x), positions).q.at(0, 2), r[0] * std::cos(a0) - r[2] * std::sin(a0), 1e-5);
+}
+
+TEST(ClosedForm, YarnMscaleIsOneTenthMTimesLnFactorPlusOneAboveFactorOne) {
+  // yarn_get_mscale: DeepSeek-V2-Lite's m = 0.707 at factor 40.
+  ExpectRel(YarnMscale(40.0, 0.707), 0.1 * 0.707 * std::log(40.0) + 1, "factor 40, m 0.707");
+  ExpectRel(YarnMscale(32.0, 1.0), 0.1 * std::log(32.0) + 1, "factor 32, m 1");
+  EXPECT_EQ(YarnMscale(1.0, 1.0), 1.0);
+  EXPECT_EQ(YarnMscale(0.5, 1.0), 1.0);
+}
+
+TEST(ClosedForm, MlaUnderYarnScalesItsSoftmaxByMscaleAllDimSquared) {
+  // DeepSeek's attention: softmax(q.k / sqrt(qk_dim) * mscale(factor, mscale_all_dim)^2).
+  // One query over two keys with q.k = 1 and 3 (qk_dim 6), values 10 and 20.
+  const YarnScaling yarn{.factor = 40, .original_positions = 4096, .mscale = 0.707, .mscale_all_dim = 0.707};
+  const MlaRopeFixture f(RopePairing::kInterleaved, yarn);
+  const AttentionKernel k(f.stage, f.model, f.weights, Shard{}, RunNumerics{});
+  AttentionKernel::Projected p;
+  p.q = Tensor(1, 6, {1, 0, 0, 0, 0, 0});
+  const Tensor keys(2, 6, {1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0});
+  const Tensor values(2, 2, {10, 0, 20, 0});
+  const std::vector<int> begin = {0}, end = {2};
+  const double m = 0.1 * 0.707 * std::log(40.0) + 1;
+  const double scale = m * m / std::sqrt(6.0);
+  const double w1 = 1 / (1 + std::exp(-(3 - 1) * scale));  // the second key's softmax weight
+  ExpectRel(k.Attend(p, keys, values, begin, end).at(0, 0), 10 * (1 - w1) + 20 * w1, "with mscale^2");
+}
+
+// The inverse frequency of pair i of an 8-dim rotary part under YaRN, as
+// transformers' _compute_yarn_parameters works it out: theta 10000,
+// original context 4096, beta_fast 32, beta_slow 1, factor 40.
+double YarnInvFreq(int i, bool truncate) {
+  const double theta = 10000, dim = 8, factor = 40, original = 4096;
+  const auto correction_dim = [&](double turns) {
+    return dim * std::log(original / (turns * 2 * 3.14159265358979323846)) / (2 * std::log(theta));
+  };
+  double low = correction_dim(32), high = correction_dim(1);  // 1.309 and 2.814
+  if (truncate) low = std::floor(low), high = std::ceil(high);
+  const double ramp = std::clamp((i - low) / (high - low), 0.0, 1.0);
+  const double extrapolation = std::pow(theta, -2.0 * i / dim);
+  return extrapolation / factor * ramp + extrapolation * (1 - ramp);
+}
+
+TEST(ClosedForm, YarnBlendsEachPairsFrequencyByTheRampAndScalesCosAndSinByTheAttentionFactor) {
+  // mscale 0.707 over mscale_all_dim 1: cos and sin scaled by
+  // (0.0707 ln 40 + 1) / (0.1 ln 40 + 1), about 0.92.
+  const double attention = (0.1 * 0.707 * std::log(40.0) + 1) / (0.1 * std::log(40.0) + 1);
+  for (bool truncate : {true, false}) {
+    SCOPED_TRACE(truncate ? "truncated ramp ends" : "fractional ramp ends");
+    RopeParams p{.theta = 10000,
+                 .yarn = {.factor = 40, .original_positions = 4096, .beta_fast = 32, .beta_slow = 1, .mscale = 0.707,
+                          .mscale_all_dim = 1, .truncate = truncate}};
+    Tensor x(2, 8);
+    for (int c = 0; c < 8; ++c) x.at(0, c) = x.at(1, c) = static_cast<float>(c % 3 + 1);
+    const Tensor in = x;
+    const std::vector<int> positions = {0, 50};
+    ApplyRope(x, 1, 8, 8, positions, p, Dtype::kF32);
+    for (int c = 0; c < 8; ++c) ExpectRel(x.at(0, c), attention * in.at(0, c), "position 0 dim " + std::to_string(c));
+    for (int i = 0; i < 4; ++i) {  // pair i: dims i and i + 4
+      const double angle = 50 * YarnInvFreq(i, truncate);
+      const double a = in.at(1, i), b = in.at(1, i + 4);
+      EXPECT_NEAR(x.at(1, i), attention * (a * std::cos(angle) - b * std::sin(angle)), 1e-5) << "pair " << i;
+      EXPECT_NEAR(x.at(1, i + 4), attention * (b * std::cos(angle) + a * std::sin(angle)), 1e-5) << "pair " << i;
+    }
+  }
+  // The truncated ramp runs from pair 1 to pair 3: pair 2 is half slowed.
+  ExpectRel(YarnInvFreq(2, true), 0.01 * (0.5 / 40 + 0.5), "pair 2");
+}
+
 // ---- sliding window ----
 
 // One head of width 8 (hidden 8), no RoPE. The query projection is zero, so
@@ -250,13 +369,15 @@ struct RouterFixture {
   Weights weights;
   StageRef stage;
 
-  RouterFixture(RouterScoring scoring, bool renormalize, double routed_scaling, std::vector<float> bias = {}) {
+  RouterFixture(RouterScoring scoring, bool renormalize, double routed_scaling, std::vector<float> bias = {},
+                ExpertGroups groups = {}, double renormalize_eps = 0) {
     model.name = "router";
     model.num_layers = 1;
     model.hidden = 4;
     model.dims = ModelDims{.vocab = 8, .heads = 1, .kv_heads = 1, .head_dim = 4, .rms_eps = 0.0, .experts = 4,
                            .moe_intermediate = 8, .renormalize = renormalize, .scoring = scoring,
-                           .correction_bias = !bias.empty(), .routed_scaling = routed_scaling};
+                           .correction_bias = !bias.empty(), .routed_scaling = routed_scaling,
+                           .expert_groups = groups, .renormalize_eps = renormalize_eps};
     stage = StageRef{.index = 0, .layer = 0, .slot = 0, .decl = SparseFfnStage({.top_k = 2})};
     const std::string p = "model.layers.0.mlp";
     std::map<std::string, Tensor> t;
@@ -330,6 +451,56 @@ TEST(ClosedForm, SqrtSoftplusRoutingWeighsBySqrtOfSoftplus) {
   const RouterFixture v4(RouterScoring::kSqrtSoftplus, true, 1.5, {0.0f, 0.0f, 1.0f, -1.0f});
   const double s2 = score(-0.5), s0 = score(1.0);
   ExpectRouting(v4.Route(logits)[0], {2, 0}, {1.5 * s2 / (s2 + s0), 1.5 * s0 / (s2 + s0)});
+}
+
+TEST(ClosedForm, GroupLimitedRoutingChoosesWithinTheGroupsWithTheBestTopTwoSum) {
+  // DeepSeek-V3 (noaux_tc): two groups of two experts, one kept. Scores
+  // sigmoid(2, -2, 0.5, 0.3) = 0.881, 0.119, 0.622, 0.574; with the bias the
+  // choice scores are 0.881, 0.119, 0.822, 0.874. Group sums of the best two:
+  // 1.0 and 1.696, so group 1: experts 3 then 2. Ungrouped the top two are 0, 3.
+  const std::vector<float> logits = {2.0f, -2.0f, 0.5f, 0.3f};
+  const std::vector<float> bias = {0.0f, 0.0f, 0.2f, 0.3f};
+  const ExpertGroups one_of_two{.count = 2, .keep = 1, .score = GroupScore::kTopTwoSum};
+  const double s3 = Sig(0.3), s2 = Sig(0.5);
+  const RouterFixture v3(RouterScoring::kSigmoid, true, 2.5, bias, one_of_two, 1e-20);
+  ExpectRouting(v3.Route(logits)[0], {3, 2}, {2.5 * s3 / (s3 + s2 + 1e-20), 2.5 * s2 / (s3 + s2 + 1e-20)});
+  const RouterFixture ungrouped(RouterScoring::kSigmoid, true, 2.5, bias);
+  ExpectRouting(ungrouped.Route(logits)[0], {0, 3}, {2.5 * Sig(2.0) / (Sig(2.0) + s3), 2.5 * s3 / (Sig(2.0) + s3)});
+}
+
+TEST(ClosedForm, GroupLimitedGreedyKeepsTheGroupsWithTheBestSingleExpert) {
+  // DeepSeek-V2 (group_limited_greedy): softmax scores, a group scored by its
+  // best expert. Logits 2, -3, 1.5, 1.4: group 0's best (e^2) beats group 1's
+  // (e^1.5), though group 1's two sum higher; within group 0: experts 0, 1.
+  const std::vector<float> logits = {2.0f, -3.0f, 1.5f, 1.4f};
+  const double z = std::exp(2.0) + std::exp(-3.0) + std::exp(1.5) + std::exp(1.4);
+  const RouterFixture v2(RouterScoring::kSoftmax, false, 16.0, {}, {.count = 2, .keep = 1, .score = GroupScore::kMax});
+  ExpectRouting(v2.Route(logits)[0], {0, 1}, {16 * std::exp(2.0) / z, 16 * std::exp(-3.0) / z});
+  const RouterFixture by_sum(RouterScoring::kSoftmax, false, 16.0, {},
+                             {.count = 2, .keep = 1, .score = GroupScore::kTopTwoSum});
+  ExpectRouting(by_sum.Route(logits)[0], {2, 3}, {16 * std::exp(1.5) / z, 16 * std::exp(1.4) / z});
+}
+
+TEST(ClosedForm, ExpertsOfDroppedGroupsCountAsZeroAsHuggingFaceMasksThem) {
+  // DeepseekV3TopkRouter masks the dropped groups' choice scores to 0, not
+  // -inf: with a bias of -1 every kept choice score is negative, so the
+  // dropped group's zeros rank first (ties to the lower index) and weigh by
+  // their unbiased scores. Choice scores: -0.5, -0.62, -0.38, -0.27 (group 1 kept).
+  const std::vector<float> logits = {0.0f, -0.5f, 0.5f, 1.0f};
+  const std::vector<float> bias = {-1.0f, -1.0f, -1.0f, -1.0f};
+  const RouterFixture v3(RouterScoring::kSigmoid, false, 1.0, bias, {.count = 2, .keep = 1});
+  ExpectRouting(v3.Route(logits)[0], {0, 1}, {Sig(0.0), Sig(-0.5)});
+}
+
+TEST(ClosedForm, RenormalisingAddsDeepseeksEpsilonToTheSum) {
+  // sigmoid(-46) is about 1.05e-20: the 1e-20 Hugging Face adds to the
+  // denominator takes a third of it, so each of two weights is s / (2 s + 1e-20).
+  const std::vector<float> logits = {-46.0f, -46.0f, -50.0f, -50.0f};
+  const double s = Sig(-46.0);
+  const RouterFixture deepseek(RouterScoring::kSigmoid, true, 1.0, {}, {}, 1e-20);
+  ExpectRouting(deepseek.Route(logits)[0], {0, 1}, {s / (2 * s + 1e-20), s / (2 * s + 1e-20)});
+  const RouterFixture plain(RouterScoring::kSigmoid, true, 1.0);
+  ExpectRouting(plain.Route(logits)[0], {0, 1}, {0.5, 0.5});
 }
 
 }  // namespace

@@ -96,7 +96,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Part{"nemotron-h", "time_step_limit", [](ModelDims& d) { d.mixer_dt_max = INFINITY; }},
                       Part{"qwen3-next", "attention_gate", [](ModelDims& d) { d.attention_gate = false; }},
                       Part{"qwen3-next", "partial_rope", [](ModelDims& d) { d.rope_fraction = 1.0; }},
+                      Part{"kimi-k2", "expert_groups", [](ModelDims& d) { d.expert_groups = {}; }},
+                      Part{"kimi-k2", "yarn", [](ModelDims& d) { d.yarn = {}; }},
                       Part{"deepseek-v2-lite", "shared_experts", [](ModelDims& d) { d.shared_intermediate = 0; }},
+                      Part{"deepseek-v2-lite", "yarn", [](ModelDims& d) { d.yarn = {}; }},
+                      Part{"deepseek-v2-lite", "mscale_all_dim", [](ModelDims& d) { d.yarn.mscale_all_dim = 0; }},
+                      Part{"deepseek-v2-lite", "rope_pairing",
+                           [](ModelDims& d) { d.rope_pairing = RopePairing::kHalf; }},
                       Part{"mhc", "sinkhorn", [](ModelDims& d) { d.hc_sinkhorn_iters = 0; }}),
     [](const auto& i) {
       std::string n = i.param.family + "_" + i.param.part;

@@ -384,6 +384,18 @@ TEST(HfLlamaConfig, MissingHeadDimWithIndivisibleHidden) {
 
 // Llama 3's rope scaling changes the numbers: it is read, and written back
 // with the checkpoint, so a dump's config.json says what its outputs used.
+TEST(HfLlamaConfig, YarnRopeScalingIsReadAndWrittenBack) {
+  LlamaCheckpoint c = Tiny();
+  c.dims.yarn = {.factor = 4.0, .original_positions = 32768, .beta_fast = 32, .beta_slow = 1, .mscale = 0.5,
+                 .truncate = false};
+  const std::string dir = MustWrite("yarn", c);
+  EXPECT_EQ(LoadConfig(dir)["rope_scaling"]["rope_type"], "yarn");
+  EXPECT_FALSE(LoadConfig(dir)["rope_scaling"].contains("mscale_all_dim"));  // 0: not given
+  Expected<LlamaCheckpoint> back = ReadLlamaCheckpoint(dir);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->dims.yarn, c.dims.yarn);
+}
+
 TEST(HfLlamaConfig, Llama3RopeScalingIsReadAndWrittenBack) {
   LlamaCheckpoint c = Tiny();
   c.dims.rope_scaling = {.factor = 8.0, .low_freq_factor = 1.0, .high_freq_factor = 4.0, .original_positions = 8192};
@@ -620,6 +632,8 @@ TEST(HfLlamaWrite, RefusesInconsistentCheckpoints) {
   EXPECT_EQ(error([](LlamaCheckpoint& c) { c.dims.vocab = 0; }), "llama checkpoint: dims.vocab must be positive (got 0)");
   EXPECT_EQ(error([](LlamaCheckpoint& c) { c.dims.activation = Activation::kRelu2; }),
             "llama checkpoint: a Llama is dense, SwiGLU and rotary (activation, rope, experts, mixer)");
+  EXPECT_EQ(error([](LlamaCheckpoint& c) { c.dims.rope_pairing = RopePairing::kInterleaved; }),
+            "llama checkpoint: a Llama rotates the two halves of each head together (rope_pairing)");
   EXPECT_FALSE(fs::exists(dir)) << "nothing is written for a refused checkpoint";
 }
 

@@ -133,6 +133,22 @@ TEST(Catalogue, Llama3ScalesItsRope) {
   EXPECT_EQ(MustCatalogue("llama").dims->rope_scaling.factor, 0);
 }
 
+TEST(Catalogue, TheDeepseekFamiliesRunTheirRopeAndRoutingMath) {
+  // YaRN and adjacent rope pairs as the real DeepSeek-V2-Lite and Kimi-K2 have
+  // them; Kimi-K2's tiny shape limits each row to its best groups (DeepSeek-V3's
+  // routing) so the group mask is exercised.
+  for (const std::string name : {"deepseek-v2-lite", "deepseek-qlora", "kimi-k2"}) {
+    const ModelDims d = *MustCatalogue(name).dims;
+    EXPECT_GT(d.yarn.factor, 0) << name;
+    EXPECT_GT(d.yarn.mscale_all_dim, 0) << name;
+    EXPECT_EQ(d.rope_pairing, RopePairing::kInterleaved) << name;
+  }
+  const ExpertGroups g = MustCatalogue("kimi-k2").dims->expert_groups;
+  EXPECT_GT(g.count, 1);
+  EXPECT_LT(g.keep, g.count);
+  EXPECT_EQ(g.score, GroupScore::kTopTwoSum);
+}
+
 TEST(Catalogue, Qwen3NormsQueriesAndKeys) {
   EXPECT_TRUE(MustCatalogue("qwen3").dims->qk_norm);
   EXPECT_TRUE(MustCatalogue("qwen3-moe").dims->qk_norm);

@@ -61,14 +61,18 @@ std::string Text(const ModelDims& d) {
       "swiglu_limit={} moe_bias={} "
       "experts={} moe_intermediate={} shared={} renormalize={} scoring={} correction_bias={} routed_scaling={} "
       "skip_expert={} mixer={}/{}/{} mixer_kind={} mixer_groups={} mixer_conv={} mixer_dt={}/{} "
-      "hc_sinkhorn_iters={}",
+      "hc_sinkhorn_iters={} yarn={}/{}/{}/{}/{}/{}/{}/{} rope_pairing={} expert_groups={}/{}/{} renormalize_eps={} "
+      "shared_expert_gate={}",
       d.vocab, d.heads, d.kv_heads, d.head_dim, d.rope, d.rope_theta, d.rope_scaling.factor,
       d.rope_scaling.low_freq_factor, d.rope_scaling.high_freq_factor, d.rope_scaling.original_positions,
       d.rope_fraction, d.qk_norm, d.attention_sinks, d.attention_gate, d.qkv_bias, d.mla.q_lora, d.mla.kv_lora,
       d.mla.qk_nope, d.mla.qk_rope, d.mla.v, d.rms_eps, d.intermediate, static_cast<int>(d.activation), d.swiglu_limit, d.moe_bias, d.experts,
       d.moe_intermediate, d.shared_intermediate, d.renormalize, static_cast<int>(d.scoring), d.correction_bias,
       d.routed_scaling, d.skip_expert, d.mixer_heads, d.mixer_head_dim, d.mixer_state, static_cast<int>(d.mixer),
-      d.mixer_groups, d.mixer_conv, d.mixer_dt_min, d.mixer_dt_max, d.hc_sinkhorn_iters);
+      d.mixer_groups, d.mixer_conv, d.mixer_dt_min, d.mixer_dt_max, d.hc_sinkhorn_iters, d.yarn.factor,
+      d.yarn.original_positions, d.yarn.beta_fast, d.yarn.beta_slow, d.yarn.mscale, d.yarn.mscale_all_dim,
+      d.yarn.attention_factor, d.yarn.truncate, static_cast<int>(d.rope_pairing), d.expert_groups.count,
+      d.expert_groups.keep, static_cast<int>(d.expert_groups.score), d.renormalize_eps, d.shared_expert_gate);
 }
 
 void ExpectDims(const Model& m, const ModelDims& want) {
@@ -220,7 +224,8 @@ TEST(HfConfig, GptOss20BSlidesOnEvenLayersAndHasNoAllToAll) {
   want.heads = 64;
   want.kv_heads = 8;
   want.head_dim = 64;
-  want.rope_theta = 150000.0;  // the yarn rope_scaling changes no communication
+  want.rope_theta = 150000.0;
+  want.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 32, .beta_slow = 1, .truncate = false};
   want.attention_sinks = true;
   want.qkv_bias = true;
   want.rms_eps = 1e-5;
@@ -268,6 +273,10 @@ TEST(HfConfig, DeepseekV2LiteIsMlaWithoutAQueryLatentAndItsFirstLayerDense) {
   want.scoring = RouterScoring::kSoftmax;
   want.correction_bias = false;  // topk_method greedy
   want.routed_scaling = 1.0;
+  want.yarn = {.factor = 40, .original_positions = 4096, .beta_fast = 32, .beta_slow = 1, .mscale = 0.707,
+               .mscale_all_dim = 0.707};
+  want.rope_pairing = RopePairing::kInterleaved;
+  want.renormalize_eps = 1e-20;
   ExpectDims(m, want);
   EXPECT_EQ(m.layer(0)[0], AttentionStage({.gather_width = 2048}));  // no query latent: gathers its input
   EXPECT_EQ(m.layer(1)[1], SparseFfnStage({.top_k = 6}));
@@ -305,6 +314,11 @@ TEST(HfConfig, KimiK2IsMlaWithAQueryLatentAndSigmoidRoutingWithACorrectionBias) 
   want.scoring = RouterScoring::kSigmoid;
   want.correction_bias = true;  // topk_method noaux_tc
   want.routed_scaling = 2.827;
+  want.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 1, .beta_slow = 1, .mscale = 1,
+               .mscale_all_dim = 1};
+  want.rope_pairing = RopePairing::kInterleaved;
+  want.expert_groups = {.count = 1, .keep = 1, .score = GroupScore::kTopTwoSum};
+  want.renormalize_eps = 1e-20;
   ExpectDims(m, want);
   // With a query latent the attention gathers its latents: q_lora + kv_lora + qk_rope.
   EXPECT_EQ(m.layer(0)[0].gather_width, 1536 + 512 + 64);
@@ -317,6 +331,74 @@ TEST(HfConfig, DeepseekV3IsTheDeepseekFamilyUnderItsOwnName) {
   const Model m = MustImport(j);
   EXPECT_EQ(m.name, "deepseek-v3");
   EXPECT_EQ(PatternOf(m), PatternOf(MustLoad("kimi-k2.json")));
+}
+
+// DeepSeek-V3's own routing keys: 256 experts in 8 groups, the best 4 kept.
+json DeepseekV3() {
+  json j = DataJson("kimi-k2.json");
+  j["model_type"] = "deepseek_v3";
+  j["n_routed_experts"] = 256;
+  j["n_group"] = 8;
+  j["topk_group"] = 4;
+  j["routed_scaling_factor"] = 2.5;
+  return j;
+}
+
+TEST(HfConfig, DeepseekV3RoutesWithinItsBestGroupsByTheirTopTwoSum) {
+  const Model m = MustImport(DeepseekV3());
+  EXPECT_EQ(m.dims->expert_groups, (ExpertGroups{.count = 8, .keep = 4, .score = GroupScore::kTopTwoSum}));
+  EXPECT_EQ(m.dims->routed_scaling, 2.5);
+  // Without the keys, transformers' DeepseekV3Config defaults: 8 groups, 4 kept.
+  json j = DeepseekV3();
+  j.erase("n_group");
+  j.erase("topk_group");
+  EXPECT_EQ(MustImport(j).dims->expert_groups, (ExpertGroups{.count = 8, .keep = 4, .score = GroupScore::kTopTwoSum}));
+}
+
+TEST(HfConfig, DeepseekV3PairsRopeDimsByHalvesWhenRopeInterleaveIsFalse) {
+  json j = DeepseekV3();
+  EXPECT_EQ(MustImport(j).dims->rope_pairing, RopePairing::kInterleaved);  // rope_interleave defaults to true
+  j["rope_interleave"] = false;
+  EXPECT_EQ(MustImport(j).dims->rope_pairing, RopePairing::kHalf);
+  json v2 = DataJson("deepseek-v2-lite.json");
+  v2["rope_interleave"] = false;  // DeepSeek-V2 has no such key: it always pairs adjacent dims
+  EXPECT_EQ(MustImport(v2).dims->rope_pairing, RopePairing::kInterleaved);
+}
+
+TEST(HfConfig, DeepseekV2GroupLimitedGreedyKeepsTheGroupsWithTheBestExpert) {
+  // DeepSeek-V2 itself: 160 experts in 8 groups, 3 kept, top 6, scaled by 16.
+  json j = DataJson("deepseek-v2-lite.json");
+  j["n_routed_experts"] = 160;
+  j["n_group"] = 8;
+  j["topk_group"] = 3;
+  j["topk_method"] = "group_limited_greedy";
+  j["routed_scaling_factor"] = 16.0;
+  const Model m = MustImport(j);
+  EXPECT_EQ(m.dims->expert_groups, (ExpertGroups{.count = 8, .keep = 3, .score = GroupScore::kMax}));
+  EXPECT_EQ(m.dims->scoring, RouterScoring::kSoftmax);
+  EXPECT_FALSE(m.dims->correction_bias);
+  EXPECT_FALSE(m.dims->renormalize);
+  EXPECT_EQ(m.dims->routed_scaling, 16.0);
+}
+
+TEST(HfConfig, DeepseekV2ScalesOnlyTheWeightsItDoesNotRenormalise) {
+  // DeepSeek-V2's MoEGate: with top_k > 1 and norm_topk_prob the weights are
+  // renormalised and routed_scaling_factor is not applied; otherwise they are scaled.
+  json j = DataJson("deepseek-v2-lite.json");
+  j["routed_scaling_factor"] = 16.0;
+  j["norm_topk_prob"] = true;
+  Model m = MustImport(j);
+  EXPECT_TRUE(m.dims->renormalize);
+  EXPECT_EQ(m.dims->routed_scaling, 1.0);
+  j["num_experts_per_tok"] = 1;
+  m = MustImport(j);
+  EXPECT_FALSE(m.dims->renormalize);
+  EXPECT_EQ(m.dims->routed_scaling, 16.0);
+  j["num_experts_per_tok"] = 6;
+  j["norm_topk_prob"] = false;
+  m = MustImport(j);
+  EXPECT_FALSE(m.dims->renormalize);
+  EXPECT_EQ(m.dims->routed_scaling, 16.0);
 }
 
 TEST(HfConfig, NemotronH56BIsSingleStageLayersFromItsOverridePattern) {
@@ -427,6 +509,7 @@ TEST(HfConfig, Qwen3Next80BHasFullAttentionOnEveryFourthLayerAndAMoeInEach) {
   want.experts = 512;
   want.moe_intermediate = 512;
   want.shared_intermediate = 512;
+  want.shared_expert_gate = true;
   want.renormalize = true;
   want.mixer = MixerKind::kGatedDeltaNet;
   want.mixer_heads = 32;
@@ -511,6 +594,7 @@ TEST(HfConfig, DeepseekV4FlashHasFourHyperConnectionStreamsAndSqrtSoftplusRoutin
   want.correction_bias = true;
   want.routed_scaling = 1.5;
   want.hc_sinkhorn_iters = 20;
+  want.yarn = {.factor = 16, .original_positions = 65536, .beta_fast = 32, .beta_slow = 1};
   ExpectDims(m, want);
   const std::vector<StageDecl> layer = m.layer(0);
   EXPECT_EQ(layer[0].attention_sum, AttentionSum::kReducesItself);
@@ -764,12 +848,62 @@ TEST(HfConfigError, TheTwoSpellingsOfGptOssTopKMustAgree) {
 }
 
 TEST(HfConfigError, AnUnknownScoringFunctionListsTheKnownOnes) {
-  json j = DataJson("kimi-k2.json");
-  j["scoring_func"] = "tanh";
-  EXPECT_EQ(ImportError(j), "test.json: unknown scoring_func \"tanh\"; known: softmax, sigmoid");
   json v4 = DataJson("deepseek-v4-flash.json");
   v4["scoring_func"] = "tanh";
   EXPECT_EQ(ImportError(v4), "test.json: unknown scoring_func \"tanh\"; known: softmax, sigmoid, sqrtsoftplus");
+}
+
+// DeepSeek-V3 and Kimi-K2 route as transformers' DeepseekV3TopkRouter does
+// (sigmoid, noaux_tc); DeepSeek-V2 as its MoEGate (softmax; greedy or
+// group_limited_greedy). Anything else would route differently: refused.
+TEST(HfConfigError, ARoutingKeyTheFamilyDoesNotRouteByIsRefused) {
+  json j = DataJson("kimi-k2.json");
+  j["scoring_func"] = "softmax";
+  EXPECT_EQ(ImportError(j), "test.json: scoring_func \"softmax\" is not supported for kimi_k2; supported: sigmoid");
+  j = DataJson("kimi-k2.json");
+  j["topk_method"] = "greedy";
+  EXPECT_EQ(ImportError(j), "test.json: topk_method \"greedy\" is not supported for kimi_k2; supported: noaux_tc");
+  json v2 = DataJson("deepseek-v2-lite.json");
+  v2["scoring_func"] = "sigmoid";
+  EXPECT_EQ(ImportError(v2),
+            "test.json: scoring_func \"sigmoid\" is not supported for deepseek_v2; supported: softmax");
+  v2 = DataJson("deepseek-v2-lite.json");
+  v2["topk_method"] = "noaux_tc";
+  EXPECT_EQ(ImportError(v2),
+            "test.json: topk_method \"noaux_tc\" is not supported for deepseek_v2; supported: greedy, "
+            "group_limited_greedy");
+}
+
+TEST(HfConfigError, ExpertGroupsThatDoNotSplitTheExpertsAreRefused) {
+  json j = DeepseekV3();
+  j["n_group"] = 5;
+  EXPECT_EQ(ImportError(j), "test.json: n_routed_experts 256 is not divisible by n_group 5");
+  j["n_group"] = 256;
+  EXPECT_EQ(ImportError(j), "test.json: n_group 256 leaves 1 expert per group; a group is scored by its best two");
+  j["n_group"] = 512;
+  EXPECT_EQ(ImportError(j), "test.json: key 'n_group' must be an integer from 1 to 256; found 512");
+  j["n_group"] = 8;
+  j["topk_group"] = 9;
+  EXPECT_EQ(ImportError(j), "test.json: key 'topk_group' must be an integer from 1 to 8; found 9");
+  j["n_group"] = 64;  // groups of 4
+  j["topk_group"] = 1;
+  EXPECT_EQ(ImportError(j),
+            "test.json: num_experts_per_tok 8 is more than the 4 experts a row chooses from (topk_group 1 groups of "
+            "4)");
+}
+
+TEST(HfConfigError, GroupLimitedGreedyNeedsItsGroupKeys) {
+  json j = DataJson("deepseek-v2-lite.json");
+  j["topk_method"] = "group_limited_greedy";
+  j.erase("n_group");
+  EXPECT_EQ(ImportError(j),
+            "test.json: missing key 'n_group' (topk_method group_limited_greedy needs n_group and topk_group)");
+}
+
+TEST(HfConfigError, AnOddRopeHeadDimIsRefused) {
+  json j = DataJson("kimi-k2.json");
+  j["qk_rope_head_dim"] = 63;
+  EXPECT_EQ(ImportError(j), "test.json: qk_rope_head_dim 63 is odd; rotary dims turn in pairs");
 }
 
 TEST(HfConfigError, LayerTypesThatDisagreeWithTheAttentionInterval) {
@@ -808,6 +942,32 @@ TEST(HfConfigError, ALlama3RopeScalingNeedsItsHighFrequencyFactorAboveItsLowOne)
   j["rope_scaling"]["high_freq_factor"] = 1.0;
   EXPECT_EQ(ImportError(j),
             "test.json: rope_scaling.high_freq_factor 1 must be above rope_scaling.low_freq_factor 1");
+}
+
+TEST(HfConfigError, ARopeScalingTypeThatIsNeitherLlama3NorYarnIsRefused) {
+  json j = Llama();
+  j["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+  EXPECT_EQ(ImportError(j),
+            "test.json: rope_scaling.type \"linear\" is not supported; supported: default, llama3, yarn");
+  j["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
+  EXPECT_EQ(ImportError(j),
+            "test.json: rope_scaling.rope_type \"dynamic\" is not supported; supported: default, llama3, yarn");
+  j["rope_scaling"] = {{"rope_type", "default"}};
+  EXPECT_EQ(MustImport(j).dims->rope_scaling.factor, 0);
+}
+
+TEST(HfConfigError, AYarnRopeScalingMissingAKeyNamesIt) {
+  json j = DataJson("kimi-k2.json");
+  j["rope_scaling"].erase("original_max_position_embeddings");
+  EXPECT_EQ(ImportError(j),
+            "test.json: missing key 'rope_scaling.original_max_position_embeddings' (a yarn rope_scaling needs factor "
+            "and original_max_position_embeddings)");
+}
+
+TEST(HfConfigError, AYarnRampMustRunFromBetaFastDownToBetaSlow) {
+  json j = DataJson("deepseek-v2-lite.json");
+  j["rope_scaling"]["beta_fast"] = 0.5;
+  EXPECT_EQ(ImportError(j), "test.json: rope_scaling.beta_fast 0.5 must be at least rope_scaling.beta_slow 1");
 }
 
 TEST(HfConfigError, ARopeScalingThatIsNotAnObjectIsNamed) {

@@ -13,6 +13,7 @@
 #include "numerics/streams.h"
 #include "run/a2a.h"
 #include "run/rank_kernels.h"
+#include "run/rank_place.h"
 #include "seam/owed_sum.h"
 #include "seam/step_rules.h"
 
@@ -37,7 +38,8 @@ class RankRunner {
         plan_(plan),
         cfg_(plan.config()),
         comm_(comm),
-        me_(CoordOf(cfg_, comm.rank())),
+        place_(ctx.layout, cfg_, comm.rank()),
+        me_(place_.me()),
         line_(line),
         kernels_(ctx, line, cfg_, me_) {}
 
@@ -58,15 +60,9 @@ class RankRunner {
  private:
   // ---- the rank's rows ----
 
-  RowSpan Span(Rows r) const { return SpanOf(ctx_.layout, cfg_, r, me_); }
-
-  RankGroup GroupFor(Group g) const { return {GroupRanks(cfg_, g, comm_.rank())}; }
-
-  std::vector<RowSpan> MemberSpans(const RankGroup& g, Rows r) const {
-    std::vector<RowSpan> out;
-    for (int rank : g.ranks) out.push_back(SpanOf(ctx_.layout, cfg_, r, CoordOf(cfg_, rank)));
-    return out;
-  }
+  RowSpan Span(Rows r) const { return place_.Span(r); }
+  RankGroup GroupFor(Group g) const { return place_.GroupFor(g); }
+  int Neighbour(int step) const { return place_.Neighbour(step); }
 
   // ---- values ----
 
@@ -173,19 +169,14 @@ class RankRunner {
 
   void ReduceScatter(const Step& s) {
     const RankGroup g = GroupFor(*s.group);
-    const RowSpan in = Span(s.rows_in);
-    std::vector<RowSpan> spans = MemberSpans(g, s.rows_out);
-    for (RowSpan& sp : spans) sp = {sp.begin - in.begin, sp.end - in.begin};
-    value_ = Rounded(comm_.ReduceScatter(g, TakePartial(s.owed_before), spans));
+    value_ = Rounded(comm_.ReduceScatter(g, TakePartial(s.owed_before), place_.ScatterSpans(g, s.rows_in, s.rows_out)));
   }
 
   void AllGather(const Step& s) { Put(s.operand, Gather(s, Take(s.operand))); }
 
   Tensor Gather(const Step& s, const Tensor& mine) {
     const RankGroup g = GroupFor(*s.group);
-    std::vector<int> rows_of;
-    for (const RowSpan& sp : MemberSpans(g, s.rows_in)) rows_of.push_back(sp.rows());
-    return comm_.AllGather(g, mine, rows_of);
+    return comm_.AllGather(g, mine, place_.MemberRows(g, s.rows_in));
   }
 
   void Slice(const Step& s) {
@@ -229,10 +220,6 @@ class RankRunner {
     Put(s.operand, comm_.Recv(Neighbour(-1), Span(s.rows_out).rows(), width));
   }
 
-  int Neighbour(int step) const {
-    return GlobalRank(cfg_, {me_.pp_rank + step, me_.dp_rank, me_.attn_tp_rank});
-  }
-
   // The read: the residual (or, with hyper-connections, the stage's mix of
   // its streams, keeping the coefficients its write will use), then the norm.
   void Norm(const StageRef* stage) {
@@ -268,14 +255,15 @@ class RankRunner {
   void RunCompute(const std::vector<Step>& steps, const StageRef& s) {
     bool prepared = false;
     for (const Step& step : steps) {
-      CheckRule(step);
       if (step.kind == StepKind::kAllGather) {
+        CheckRule(step);
         GatherPrepared(step, s);
         prepared = true;
       } else if (step.kind == StepKind::kCompute) {
+        CheckRule(step);
         Compute(step, s, prepared);
       } else {
-        RunStep(step, &s);
+        RunStep(step, &s);  // checks its rule itself
       }
     }
   }
@@ -361,6 +349,7 @@ class RankRunner {
   const Plan& plan_;
   const ParallelConfig& cfg_;
   Comm& comm_;
+  RankPlace place_;
   RankCoord me_;
   std::optional<Value> value_;
   std::optional<Tensor> residual_;

@@ -18,8 +18,7 @@ constexpr int64_t kBuffers = 8;
 // How many ranks of a TP group hold each element of a stage's weights.
 int64_t CopiesPerElement(const StageDecl& d, const ParallelConfig& cfg) {
   const std::optional<Group> g = ShapeOf(d, cfg).shard;
-  const int split = !g ? 1 : *g == Group::kAttnTp ? cfg.attn_tp() : cfg.tp;
-  return cfg.tp / split;
+  return cfg.tp / (g ? GroupSize(cfg, *g) : 1);
 }
 
 std::string SizeText(int64_t bytes) {

@@ -1,5 +1,6 @@
 #include "run/record.h"
 
+#include "run/rank_place.h"
 #include "seam/sharding.h"
 #include "seam/step_rules.h"
 
@@ -9,7 +10,7 @@ namespace {
 class Recorder {
  public:
   Recorder(const RunContext& ctx, const Plan& plan, Comm& comm)
-      : ctx_(ctx), cfg_(plan.config()), comm_(comm), me_(CoordOf(cfg_, comm.rank())) {}
+      : ctx_(ctx), cfg_(plan.config()), comm_(comm), place_(ctx.layout, cfg_, comm.rank()) {}
 
   void Run(const LinePlan& line) {
     Steps(line.receive, nullptr);
@@ -23,9 +24,9 @@ class Recorder {
   }
 
  private:
-  RowSpan Span(Rows r, RankCoord c) const { return SpanOf(ctx_.layout, cfg_, r, c); }
-  RowSpan Span(Rows r) const { return Span(r, me_); }
-  RankGroup GroupFor(Group g) const { return {GroupRanks(cfg_, g, comm_.rank())}; }
+  RowSpan Span(Rows r) const { return place_.Span(r); }
+  RankGroup GroupFor(Group g) const { return place_.GroupFor(g); }
+  int Neighbour(int step) const { return place_.Neighbour(step); }
 
   void Steps(const std::vector<Step>& steps, const StageRef* stage) {
     for (const Step& s : steps) {
@@ -60,27 +61,19 @@ class Recorder {
 
   void ReduceScatter(const Step& s) {
     const RankGroup g = GroupFor(*s.group);
-    const RowSpan in = Span(s.rows_in);
-    std::vector<RowSpan> spans;
-    for (int rank : g.ranks) {
-      const RowSpan sp = Span(s.rows_out, CoordOf(cfg_, rank));
-      spans.push_back({sp.begin - in.begin, sp.end - in.begin});
-    }
-    comm_.ReduceScatter(g, Tensor(in.rows(), s.width), spans);
+    comm_.ReduceScatter(g, Tensor(Span(s.rows_in).rows(), s.width), place_.ScatterSpans(g, s.rows_in, s.rows_out));
   }
 
   void AllGather(const Step& s) {
     const RankGroup g = GroupFor(*s.group);
-    std::vector<int> rows_of;
-    for (int rank : g.ranks) rows_of.push_back(Span(s.rows_in, CoordOf(cfg_, rank)).rows());
-    comm_.AllGather(g, Tensor(Span(s.rows_in).rows(), s.width), rows_of);
+    comm_.AllGather(g, Tensor(Span(s.rows_in).rows(), s.width), place_.MemberRows(g, s.rows_in));
   }
 
   // The rows member `from` sends member `to` (its experts' share of from's
   // slice under the even spread), as the dispatch packs them.
   int Routed(int from, int to, const StageRef& s) const {
     const ModelDims& d = *ctx_.model.dims;
-    const RowSpan sp = Span(Rows::Slice(cfg_), CoordOf(cfg_, from));
+    const RowSpan sp = place_.MemberSpans(GroupFor(Group::kTp), Rows::Slice(cfg_))[static_cast<size_t>(from)];
     const int k = s.decl.top_k;
     int n = 0;
     for (int r = sp.begin; r < sp.end; ++r) {
@@ -102,14 +95,10 @@ class Recorder {
     comm_.AllToAll(g, std::move(to_each));
   }
 
-  int Neighbour(int step) const {
-    return GlobalRank(cfg_, {me_.pp_rank + step, me_.dp_rank, me_.attn_tp_rank});
-  }
-
   const RunContext& ctx_;
   const ParallelConfig& cfg_;
   Comm& comm_;
-  RankCoord me_;
+  RankPlace place_;
 };
 
 }  // namespace

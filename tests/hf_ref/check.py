@@ -21,6 +21,15 @@ from common import check  # noqa: E402
 # model_type -> the module whose forward(cfg, weights, ids, positions) computes it.
 FAMILIES = {
     "llama": "llama",
+    "qwen3": "qwen3",
+    "qwen3_moe": "qwen3_moe",
+    "gpt_oss": "gpt_oss",
+    "deepseek_v2": "deepseek",
+    "deepseek_v3": "deepseek",
+    "kimi_k2": "deepseek",
+    "nemotron_h": "nemotron_h",
+    "qwen3_next": "qwen3_next",
+    "nemotron-nas": "decilm",
 }
 
 

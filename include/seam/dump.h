@@ -1,19 +1,21 @@
 // seam/dump.h — what a run writes for other tools, and checkpoints it reads.
 //
 // A dump directory holds the weights, the inputs and the final hidden
-// states as safetensors files. For the llama family the weights are a
-// Hugging Face checkpoint (config.json + model.safetensors with HF names),
-// and the final hidden states are HF's last_hidden_state for the dumped
-// input_ids and positions.
+// states as safetensors files. For every family transformers implements the
+// weights are a Hugging Face checkpoint (seam/hf_checkpoint.h), and the
+// final hidden states are HF's last_hidden_state for the dumped input_ids and
+// positions.
 //
 //   inputs.safetensors:  input_ids [tokens] I64, positions [tokens] I64,
 //                        request_lengths [requests] I64 (tokens are requests in order)
 //   outputs.safetensors: last_hidden_state [tokens, hidden] F32 (the run),
 //                        reference_last_hidden_state [tokens, hidden] F32
-//   model.safetensors + config.json (llama), or weights.safetensors (others)
+//   config.json + model.safetensors (a Hugging Face checkpoint), or
+//   weights.safetensors under seam's names for a family without one (mhc)
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "seam/batch.h"
 #include "seam/model.h"
@@ -22,15 +24,16 @@
 
 namespace seam {
 
+// `source_config` is the config.json the model was imported from (empty for
+// a catalogue model): its keys seam does not read are kept in the dump's.
 Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype dtype, uint64_t seed,
-               const Batch& b, const Tensor& hidden, const Tensor& reference);
+               const Batch& b, const Tensor& hidden, const Tensor& reference, std::string_view source_config = {});
 
-// A llama model and its weights from a Hugging Face checkpoint directory.
+// A model and its weights.
 struct LoadedModel {
   Model model;
   Weights weights;
   Dtype dtype = Dtype::kF32;
 };
-Expected<LoadedModel> LoadLlama(const std::string& dir);
 
 }  // namespace seam

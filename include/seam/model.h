@@ -164,6 +164,9 @@ struct Model {
   // How many layers `layer` declares (a NAS block list, a hybrid pattern);
   // 0: as many as asked. num_layers may cut a model, never extend it.
   int declared_layers = 0;
+  // The Hugging Face model_type its checkpoints are written and read as
+  // ("llama", "deepseek_v3", ...); empty when the family has none.
+  std::string hf_type;
 };
 
 // One stage of a model, addressed by its position.

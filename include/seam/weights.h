@@ -35,6 +35,7 @@ struct WeightSpec {
   int cols = 0;
   WeightKind kind = WeightKind::kLinear;
   int stage = -1;  // the stage that computes with it; -1 for the embedding, final norm and stream head
+  bool vector = false;  // one-dimensional in a checkpoint (norms, biases, per-head scalars); rows is 1
 };
 
 // Where a stage's weights live: "model.layers.3.self_attn" (attention),

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "seam/hf_llama.h"
+#include "seam/hf_checkpoint.h"
 #include "seam/safetensors.h"
 
 namespace seam {
@@ -33,26 +33,16 @@ Status WriteInputs(const std::string& path, const Batch& b) {
   return WriteSafetensors(path, {Ints("input_ids", ids), Ints("positions", positions), Ints("request_lengths", lengths)});
 }
 
-// A llama checkpoint of the run's weights, with a generated lm_head so HF's
-// LlamaForCausalLM loads it as is.
-Status WriteLlama(const std::string& dir, const Model& m, const Weights& w, Dtype dtype, uint64_t seed) {
-  LlamaCheckpoint c{.hidden = m.hidden, .layers = m.num_layers, .dims = *m.dims, .dtype = dtype};
-  for (const auto& [name, t] : w.all()) c.weights.emplace(name, t);
-  c.weights.emplace("lm_head.weight",
-                    GenerateWeight({"lm_head.weight", m.dims->vocab, m.hidden, WeightKind::kLinear}, seed, dtype));
-  return WriteLlamaCheckpoint(dir, c);
-}
-
 }  // namespace
 
 Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype dtype, uint64_t seed, const Batch& b,
-               const Tensor& hidden, const Tensor& reference) {
+               const Tensor& hidden, const Tensor& reference, std::string_view source_config) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return InvalidArgument(fmt::format("cannot create {}: {}", dir, ec.message()));
   const StDtype weight_dtype = dtype == Dtype::kBf16 ? StDtype::kBf16 : StDtype::kF32;
-  if (m.name == "llama") {
-    SEAM_RETURN_IF_ERROR(WriteLlama(dir, m, w, dtype, seed));
+  if (HasHfForm(m)) {
+    SEAM_RETURN_IF_ERROR(WriteHfCheckpoint(dir, m, w, dtype, seed, source_config));
   } else {
     std::vector<StTensor> tensors;
     for (const auto& [name, t] : w.all()) tensors.push_back(Floats(name, t, weight_dtype, t.rows() == 1));
@@ -63,21 +53,6 @@ Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype d
                           {Floats("last_hidden_state", hidden, StDtype::kF32, false),
                            Floats("reference_last_hidden_state", reference, StDtype::kF32, false)},
                           {{"model", m.name}, {"dtype", std::string(Name(dtype))}});
-}
-
-Expected<LoadedModel> LoadLlama(const std::string& dir) {
-  Expected<LlamaCheckpoint> c = ReadLlamaCheckpoint(dir);
-  if (!c) return c.error();
-  Model m = LlamaModel(c->layers);
-  m.hidden = c->hidden;
-  m.dims = c->dims;
-  std::map<std::string, Tensor> tensors;
-  for (auto& [name, t] : c->weights) {
-    if (name != "lm_head.weight") tensors.emplace(name, std::move(t));
-  }
-  LoadedModel out{m, Weights(std::move(tensors)), c->dtype};
-  SEAM_RETURN_IF_ERROR(CheckWeights(out.model, out.weights));
-  return out;
 }
 
 }  // namespace seam

@@ -43,7 +43,7 @@ void AddLinear(std::vector<WeightSpec>& out, const std::string& name, int rows, 
 }
 
 void AddVector(std::vector<WeightSpec>& out, const std::string& name, int n, WeightKind kind = WeightKind::kLinear) {
-  out.push_back({name, 1, n, kind});
+  out.push_back({.name = name, .rows = 1, .cols = n, .kind = kind, .vector = true});
 }
 
 void AddFfn(std::vector<WeightSpec>& out, const std::string& prefix, int width, int hidden, Activation act,
@@ -188,7 +188,7 @@ Status StageSpecs(const StageRef& s, const Model& m, std::vector<WeightSpec>& ou
     case StageKind::kNoOp: return Status::Ok();
   }
   if (s.decl.update == UpdateKind::kHyperConnection) AddHyperConnection(out, p, hidden, m.residual_streams);
-  out.push_back({StageNormName(s), 1, hidden, WeightKind::kNorm});
+  AddVector(out, StageNormName(s), hidden, WeightKind::kNorm);
   return Status::Ok();
 }
 
@@ -219,7 +219,7 @@ Expected<std::vector<WeightSpec>> WeightSpecs(const Model& m) {
     for (size_t i = first; i < out.size(); ++i) out[i].stage = s.index;
   }
   if (m.residual_streams > 1) AddLinear(out, kStreamHeadName, m.residual_streams, m.residual_streams * m.hidden);
-  out.push_back({kFinalNormName, 1, m.hidden, WeightKind::kNorm});
+  AddVector(out, kFinalNormName, m.hidden, WeightKind::kNorm);
   return out;
 }
 

@@ -53,12 +53,19 @@ ModelDims MixerDims(ModelDims d) {
 
 const MoeLayout kFirstDense{.sparse = [](int layer) { return layer >= 1; }};
 
+// A catalogue model is a real family at a tiny size: it carries the
+// model_type its checkpoints are written as.
+Model Typed(Model m, const char* hf_type) {
+  m.hf_type = hf_type;
+  return m;
+}
+
 Model Qwen3() {
   ModelDims d = Base(1e-6);
   d.rope_theta = 1e6;
   d.qk_norm = true;
   d.intermediate = 192;
-  return DenseDecoderModel("qwen3", 4, 64, d);
+  return Typed(DenseDecoderModel("qwen3", 4, 64, d), "qwen3");
 }
 
 Model Qwen3Moe() {
@@ -67,7 +74,7 @@ Model Qwen3Moe() {
   d.qk_norm = true;
   d.experts = 8;
   d.moe_intermediate = 32;
-  return MoeDecoderModel("qwen3-moe", 4, 64, d, 2);
+  return Typed(MoeDecoderModel("qwen3-moe", 4, 64, d, 2), "qwen3_moe");
 }
 
 Model GptOss() {
@@ -81,14 +88,15 @@ Model GptOss() {
   d.activation = Activation::kClampedSwiGlu;
   d.swiglu_limit = 0.25;  // the real 7 never bites on tiny weights; this clamps some of them
   // Sliding-window attention (8 tokens) on even layers, full on odd; no a2a path.
-  return MoeDecoderModel("gpt-oss", 4, 64, d, 2,
-                         {.window = [](int layer) { return layer % 2 == 0 ? 8 : 0; }, .a2a = false});
+  return Typed(MoeDecoderModel("gpt-oss", 4, 64, d, 2,
+                               {.window = [](int layer) { return layer % 2 == 0 ? 8 : 0; }, .a2a = false}),
+               "gpt_oss");
 }
 
 Model DeepseekQlora() {
   ModelDims d = DeepseekLiteDims(128);
   d.mla.q_lora = 48;
-  return MoeDecoderModel("deepseek-qlora", 4, 128, d, 2, kFirstDense);
+  return Typed(MoeDecoderModel("deepseek-qlora", 4, 128, d, 2, kFirstDense), "deepseek_v2");
 }
 
 Model KimiK2() {
@@ -105,7 +113,7 @@ Model KimiK2() {
   d.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 1, .beta_slow = 1, .mscale = 1,
             .mscale_all_dim = 1};
   d.expert_groups = {.count = 4, .keep = 2, .score = GroupScore::kTopTwoSum};
-  return MoeDecoderModel("kimi-k2", 4, 128, d, 2, kFirstDense);
+  return Typed(MoeDecoderModel("kimi-k2", 4, 128, d, 2, kFirstDense), "kimi_k2");
 }
 
 Model Nemotron3Nano() {
@@ -118,12 +126,13 @@ Model Nemotron3Nano() {
   d.scoring = RouterScoring::kSigmoid;
   d.correction_bias = true;
   d.routed_scaling = 2.5;
-  return HybridModel("nemotron-3-nano", "MEM*EM", 128, d, 2).value();
+  return Typed(HybridModel("nemotron-3-nano", "MEM*EM", 128, d, 2).value(), "nemotron_h");
 }
 
 Model Qwen3Next() {
   ModelDims d = Base(1e-6);
   d.attention_gate = true;
+  d.qk_norm = true;
   d.rope_fraction = 0.25;
   d.experts = 8;
   d.moe_intermediate = 32;
@@ -137,7 +146,7 @@ Model Qwen3Next() {
   d.mixer_state = 16;
   d.mixer_groups = 8;
   d.mixer_conv = 4;
-  return MixerMoeModel("qwen3-next", 4, 128, d, 2, 4);
+  return Typed(MixerMoeModel("qwen3-next", 4, 128, d, 2, 4), "qwen3_next");
 }
 
 Model NemotronNas() {
@@ -146,13 +155,14 @@ Model NemotronNas() {
   using P = NasBlock::Part;
   // Block configs: n_heads_in_group 2, 2, -, 4, linear, -; ffn_mult 2.625,
   // 5.25, 1.3125, 2.625, 1.0, - at hidden 128 (widths rounded up to 256).
-  return NasModel("nemotron-nas", 128, d,
+  return Typed(NasModel("nemotron-nas", 128, d,
                   {{P::kPresent, 4, P::kPresent, 256},
                    {P::kPresent, 4, P::kPresent, 512},
                    {P::kNoOp, 0, P::kPresent, 256},
                    {P::kPresent, 2, P::kPresent, 256},
                    {P::kLinear, 0, P::kPresent, 256},
-                   {P::kNoOp, 0, P::kNoOp, 0}});
+                   {P::kNoOp, 0, P::kNoOp, 0}}),
+               "nemotron-nas");
 }
 
 Model Mhc() {
@@ -167,10 +177,11 @@ Model Mhc() {
 
 }  // namespace
 
-Model LlamaModel(int layers) { return DenseDecoderModel("llama", layers, 64, LlamaDims()); }
+Model LlamaModel(int layers) { return Typed(DenseDecoderModel("llama", layers, 64, LlamaDims()), "llama"); }
 
 Model DeepseekModel(int layers, int hidden, int top_k) {
-  return MoeDecoderModel("deepseek-v2-lite", layers, hidden, DeepseekLiteDims(hidden), top_k, kFirstDense);
+  return Typed(MoeDecoderModel("deepseek-v2-lite", layers, hidden, DeepseekLiteDims(hidden), top_k, kFirstDense),
+               "deepseek_v2");
 }
 
 Expected<Model> NemotronHModel(const std::string& pattern, int hidden) {
@@ -179,10 +190,14 @@ Expected<Model> NemotronHModel(const std::string& pattern, int hidden) {
   d.intermediate = 2 * hidden;
   d.activation = Activation::kRelu2;
   d.mixer_dt_max = 0.7;  // the real (0, inf) never bites; on tiny weights dt lies near 0.7, so this clamps some
-  d.experts = 8;
-  d.moe_intermediate = 32;
-  d.shared_intermediate = 64;
-  return HybridModel("nemotron-h", pattern, hidden, d, 2);
+  if (pattern.find('E') != std::string::npos) {  // experts only where the pattern has a MoE, as a config says
+    d.experts = 8;
+    d.moe_intermediate = 32;
+    d.shared_intermediate = 64;
+  }
+  Expected<Model> m = HybridModel("nemotron-h", pattern, hidden, d, 2);
+  if (!m) return m.error();
+  return Typed(*std::move(m), "nemotron_h");
 }
 
 Model Zaya1Model(int layers) {
@@ -193,7 +208,7 @@ Model Zaya1Model(int layers) {
   d.moe_intermediate = 64;
   d.renormalize = false;
   d.skip_expert = true;
-  return AlternatingModel("zaya1", layers, 64, d, 1);
+  return Typed(AlternatingModel("zaya1", layers, 64, d, 1), "zaya");
 }
 
 const std::vector<CatalogueEntry>& Catalogue() {
@@ -205,7 +220,7 @@ const std::vector<CatalogueEntry>& Catalogue() {
        [] {
          ModelDims d = LlamaDims();
          d.rope_scaling = {.factor = 8, .low_freq_factor = 1, .high_freq_factor = 4, .original_positions = 16};
-         return DenseDecoderModel("llama3", 4, 64, d);
+         return Typed(DenseDecoderModel("llama3", 4, 64, d), "llama");
        }},
       {"qwen3", "Qwen3 dense: [A F] with query/key norms", "TP, attention DP, dense-tp, input-scattered, PP",
        "qwen3-8b.json", Qwen3},

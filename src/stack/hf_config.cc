@@ -71,7 +71,10 @@ Model ImportModel(const Reader& r) {
   try {
     const std::string type = r.String("model_type");
     for (const Family& f : Families()) {
-      if (type == f.model_type) return f.build(r);
+      if (type != f.model_type) continue;
+      Model m = f.build(r);
+      m.hf_type = type;
+      return m;
     }
     r.Fail(fmt::format("unknown model_type {}; known: {}", Found(json(type)), fmt::join(KnownModelTypes(), ", ")));
   } catch (const json::exception& e) {  // a get<> the checks above should have ruled out

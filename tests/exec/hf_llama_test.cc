@@ -1,6 +1,7 @@
 // Hugging Face Llama checkpoints: a tiny checkpoint round-trips equal in fp32
 // and bf16, config.json holds exactly the keys transformers' LlamaForCausalLM
 // reads, and every bad config key or tensor is an error with an exact message.
+#include "seam/hf_checkpoint.h"
 #include "seam/hf_llama.h"
 
 #include <fmt/format.h>
@@ -469,7 +470,9 @@ TEST(HfLlamaTensors, ANonFiniteWeightIsRefusedNamingTheTensorAndElement) {
   for (const auto& c : cases) {
     const std::string dir = MustWrite("nonfinite");
     EditTensors(dir, [&](std::vector<StTensor>& t) { Find(t, "model.layers.1.mlp.up_proj.weight").floats[13] = c.value; });
-    Expected<LoadedModel> loaded = LoadLlama(dir);
+    Expected<HfCheckpoint> opened = OpenHfCheckpoint(dir);
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    Expected<Weights> loaded = ReadHfWeights(*opened);
     ASSERT_FALSE(loaded.ok());
     EXPECT_EQ(loaded.error().code, ErrorCode::kMalformed);
     EXPECT_EQ(loaded.error().message, fmt::format("weight 'model.layers.1.mlp.up_proj.weight' holds {} at [1, 5]; seam "

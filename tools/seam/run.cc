@@ -9,6 +9,8 @@
 #include "seam/bind.h"
 #include "seam/checked.h"
 #include "seam/dump.h"
+#include "seam/files.h"
+#include "seam/hf_checkpoint.h"
 #include "seam/exec.h"
 #include "seam/matrix.h"
 
@@ -29,19 +31,35 @@ int64_t MemoryLimit(const RunArgs& a) {
   return available > 0 ? available : std::numeric_limits<int64_t>::max();
 }
 
-// The model to run: a catalogue entry, a config.json, or a llama checkpoint.
+// A Hugging Face checkpoint: its config and headers are read first, so the
+// sharding and the memory are checked before a value is decoded.
+Expected<LoadedModel> LoadCheckpoint(const RunArgs& a, const ParallelConfig* cfg) {
+  if (!a.hf_config.empty()) return InvalidArgument("give --weights DIR or --hf-config PATH, not both");
+  if (!a.model.empty()) {
+    return InvalidArgument(fmt::format("--weights DIR runs the model its config.json describes; drop '{}'", a.model));
+  }
+  if (a.layers > 0) {
+    return InvalidArgument(fmt::format("--layers {} cuts a catalogue or --hf-config model; --weights runs every layer "
+                                       "its config.json declares",
+                                       a.layers));
+  }
+  Expected<HfCheckpoint> c = OpenHfCheckpoint(a.weights);
+  if (!c) return c.error();
+  if (cfg != nullptr) {
+    SEAM_RETURN_IF_ERROR(CheckRunnable(c->model, *cfg));
+    SEAM_RETURN_IF_ERROR(CheckRunMemory(c->model, *cfg, a.tokens, MemoryLimit(a)));
+  }
+  if (a.backend == RunBackend::kRecord) return LoadedModel{c->model, Weights(), c->dtype};
+  Expected<Weights> w = ReadHfWeights(*c);
+  if (!w) return w.error();
+  return LoadedModel{c->model, *std::move(w), c->dtype};
+}
+
+// The model to run: a catalogue entry, a config.json, or a checkpoint.
 // Given a configuration, its sharding is checked before any weights are
 // generated (a real-sized config's weights take minutes and gigabytes).
 Expected<LoadedModel> ModelFor(const RunArgs& a, const ParallelConfig* cfg) {
-  if (!a.weights.empty()) {
-    if (!a.hf_config.empty()) return InvalidArgument("give --weights DIR or --hf-config PATH, not both");
-    if (!a.model.empty() && a.model != "llama") {
-      return InvalidArgument(fmt::format("--weights loads a llama checkpoint; the model is '{}'", a.model));
-    }
-    Expected<LoadedModel> loaded = LoadLlama(a.weights);
-    if (loaded && cfg != nullptr) SEAM_RETURN_IF_ERROR(CheckRunnable(loaded->model, *cfg));
-    return loaded;
-  }
+  if (!a.weights.empty()) return LoadCheckpoint(a, cfg);
   if (a.model.empty() && a.hf_config.empty()) {
     return InvalidArgument("name a model (see `seam models`), or give --hf-config PATH or --weights DIR");
   }
@@ -114,7 +132,13 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
   PrintRanks(out);
   std::cout << fmt::format("time: {:.1f} ms on {} ranks\n", out.seconds * 1e3, out.ranks.size());
   if (!a.dump.empty()) {
-    if (Status s = DumpRun(a.dump, m, p.loaded.weights, p.dtype, a.seed, p.batch, out.hidden, *ref); !s.ok()) {
+    std::string source;  // the imported config.json, whose other keys the dump keeps
+    if (!a.hf_config.empty()) {
+      Expected<std::string> text = ReadWholeFile(a.hf_config);
+      if (!text) return Fail(text.error());
+      source = *std::move(text);
+    }
+    if (Status s = DumpRun(a.dump, m, p.loaded.weights, p.dtype, a.seed, p.batch, out.hidden, *ref, source); !s.ok()) {
       return Fail(s.error());
     }
     std::cout << "dumped to " << a.dump << "\n";

@@ -79,14 +79,21 @@ void Gqa(ordered_json& j, const ModelDims& d) {
   j["head_dim"] = d.head_dim;
 }
 
+// Experts per token, from the model's MoE stages; a model cut before its
+// first MoE does not say, and any valid count describes it (a source
+// config's own count replaces this one).
 int TopK(const Model& m) {
   for (const auto& layer : Layers(m)) {
     for (const StageDecl& s : layer) {
       if (s.kind == StageKind::kSparseFfn) return s.top_k;
     }
   }
-  return 0;
+  return 1;
 }
+
+bool HasMoe(const Model& m) { return HasStageKind(m, StageKind::kSparseFfn); }
+
+constexpr const char* kTopKKeys[] = {"num_experts_per_tok", "experts_per_token", "moe_router_topk"};
 
 // ---- one writer per model_type ----
 
@@ -133,6 +140,8 @@ void GptOss(ordered_json& j, const Model& m) {
   Common(j, m, "GptOssForCausalLM", "rms_norm_eps");
   Gqa(j, d);
   Rope(j, d);
+  // transformers 5 reads a null rope_scaling of GPT-OSS as its YaRN default.
+  if (j["rope_scaling"].is_null()) j["rope_scaling"] = {{"rope_type", "default"}};
   j["attention_bias"] = d.qkv_bias;
   j["num_local_experts"] = d.experts;
   j["num_experts_per_tok"] = TopK(m);
@@ -224,7 +233,7 @@ void NemotronH(ordered_json& j, const Model& m) {
     }
   }
   j["hybrid_override_pattern"] = pattern;
-  if (pattern.find('*') != std::string::npos) {
+  if (d.heads > 0) {
     j["num_attention_heads"] = d.heads;
     j["num_key_value_heads"] = d.kv_heads;
     j["head_dim"] = d.head_dim;
@@ -238,7 +247,7 @@ void NemotronH(ordered_json& j, const Model& m) {
     j["intermediate_size"] = d.intermediate;
   }
   j["mlp_hidden_act"] = "relu2";
-  if (pattern.find('M') != std::string::npos) {
+  if (d.mixer_heads > 0) {
     j["mamba_num_heads"] = d.mixer_heads;
     j["mamba_head_dim"] = d.mixer_head_dim;
     j["ssm_state_size"] = d.mixer_state;
@@ -251,7 +260,7 @@ void NemotronH(ordered_json& j, const Model& m) {
     j["time_step_limit"] = {d.mixer_dt_min, std::isinf(d.mixer_dt_max) ? ordered_json(kInfinityMark)
                                                                         : ordered_json(d.mixer_dt_max)};
   }
-  if (pattern.find('E') != std::string::npos) {
+  if (d.experts > 0) {
     j["n_routed_experts"] = d.experts;
     j["num_experts_per_tok"] = TopK(m);
     j["moe_intermediate_size"] = d.moe_intermediate;
@@ -410,6 +419,9 @@ Expected<std::string> HfConfigText(const Model& m, Dtype dtype, std::string_view
     if (!source) return source.error();
     for (const auto& [key, value] : source->items()) {
       if (!j.contains(key) && !PerLayerKey(key)) j[key] = value;
+    }
+    for (const char* key : kTopKKeys) {
+      if (!HasMoe(m) && j.contains(key) && source->contains(key)) j[key] = (*source)[key];
     }
   }
   std::string text = QuoteInfinity(j.dump(2)) + "\n";

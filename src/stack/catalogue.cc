@@ -86,7 +86,6 @@ Model GptOss() {
   d.moe_intermediate = 64;
   d.moe_bias = true;
   d.activation = Activation::kClampedSwiGlu;
-  d.swiglu_limit = 0.25;  // the real 7 never bites on tiny weights; this clamps some of them
   // Sliding-window attention (8 tokens) on even layers, full on odd; no a2a path.
   return Typed(MoeDecoderModel("gpt-oss", 4, 64, d, 2,
                                {.window = [](int layer) { return layer % 2 == 0 ? 8 : 0; }, .a2a = false}),

@@ -84,10 +84,12 @@ Model NemotronH(const Reader& r) {
   auto has = [&pattern](char k) { return pattern.find(k) != std::string::npos; };
   d.rope = false;
   d.activation = Activation::kRelu2;
-  if (has('*')) {
+  // A part's keys are read when its layers are in the pattern or its keys are
+  // given: a config cut to fewer layers describes the same model.
+  if (has('*') || r.Given("num_attention_heads") != nullptr) {
     ReadAttention(r, c.hidden, d, "num_attention_heads", "num_key_value_heads", {"attention_head_dim", "head_dim"});
   }
-  if (has('M')) ReadMamba2(r, c.hidden, d);
+  if (has('M') || r.Given("mamba_num_heads") != nullptr) ReadMamba2(r, c.hidden, d);
   // intermediate_size: one width, or one per '-' in pattern order.
   std::vector<int> widths;
   if (const json* w = has('-') ? &r.Need("intermediate_size") : r.Given("intermediate_size"); w != nullptr) {
@@ -106,7 +108,7 @@ Model NemotronH(const Reader& r) {
     }
   }
   int top_k = 1;
-  if (has('E')) {
+  if (has('E') || r.Given("n_routed_experts") != nullptr) {
     top_k = ReadExperts(r, d, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size");
     int shared = r.IntOr("moe_shared_expert_intermediate_size", 0, 0, kMaxSize);
     if (const int n = r.IntOr("n_shared_experts", 1, 0, kMaxSize); n > 1) shared = SharedWidth(r, n, shared);

@@ -89,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Part{"gpt-oss", "biases", [](ModelDims& d) { d.qkv_bias = false; }},
                       Part{"gpt-oss", "expert_biases", [](ModelDims& d) { d.moe_bias = false; }},
                       Part{"gpt-oss", "clamped_swiglu", [](ModelDims& d) { d.activation = Activation::kSwiGlu; }},
-                      Part{"gpt-oss", "clamp", [](ModelDims& d) { d.swiglu_limit = 7.0; }},
+                      Part{"gpt-oss", "swiglu_limit", [](ModelDims& d) { d.swiglu_limit = 0.25; }},
                       Part{"kimi-k2", "correction_bias", [](ModelDims& d) { d.correction_bias = false; }},
                       Part{"kimi-k2", "routed_scaling", [](ModelDims& d) { d.routed_scaling = 1.0; }},
                       Part{"kimi-k2", "sigmoid_scoring", [](ModelDims& d) { d.scoring = RouterScoring::kSoftmax; }},

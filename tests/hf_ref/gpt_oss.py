@@ -41,6 +41,9 @@ DEFAULT_ROPE = {
 }
 
 
+_warned = []
+
+
 def swiglu_limit(cfg):
     forced = os.environ.get("HF_REF_GPT_OSS_LIMIT")
     return float(forced) if forced else float(cfg.get("swiglu_limit", 7.0))
@@ -83,7 +86,8 @@ def forward(cfg, w, ids, positions):
     eps = cfg.get("rms_norm_eps", 1e-5)
     types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n)]
     window = cfg.get("sliding_window", 128) or 0
-    if not cfg.get("rope_parameters") and not cfg.get("rope_scaling") and "rope_scaling" in cfg:
+    if not cfg.get("rope_parameters") and not cfg.get("rope_scaling") and "rope_scaling" in cfg and not _warned:
+        _warned.append(True)
         print(
             "gpt_oss: config.json says rope_scaling null and names no rope_parameters: transformers 4.x reads"
             " plain RoPE (as here), 5.x falls back to GptOssConfig's YaRN default",

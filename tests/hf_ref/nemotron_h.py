@@ -168,8 +168,8 @@ def mamba(cfg, w, p, x):
     lo, hi = get(cfg, "time_step_limit")
     if np.any(raw < tmin) or np.any(raw > hi):
         note(
-            f"dt outside [time_step_min={tmin}, time_step_limit[1]={hi}] (range {raw.min():.3g}..{raw.max():.3g}): "
-            "here clamped to time_step_limit as transformers' CUDA path and the Hub code do; "
+            f"some dt fall outside [time_step_min={tmin}, time_step_limit[1]={hi}]: "
+            "clamped to time_step_limit as transformers' CUDA path and the Hub code do; "
             "transformers' in-library torch_forward would clamp at time_step_min only"
         )
     dt = np.clip(raw, lo, hi)

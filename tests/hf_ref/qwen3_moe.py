@@ -9,7 +9,7 @@ output is scaled by its routing weight; no shared expert, no bias.
 """
 import numpy as np
 
-from common import rms_norm, silu, softmax
+from common import rms_norm, softmax
 from qwen3 import attention, check_act, dense_mlp, rope_cos_sin
 
 

@@ -147,7 +147,10 @@ void AttentionKernel::ProjectGqa(const Tensor& x, std::span<const int> positions
 
 void AttentionKernel::ProjectMla(const Tensor& prepared, std::span<const int> positions, Projected& p) const {
   const MlaDims& a = d_.mla;
-  const float eps = static_cast<float>(d_.rms_eps);
+  // transformers builds q_a_layernorm and kv_a_layernorm as DeepseekV2RMSNorm(rank) /
+  // DeepseekV3RMSNorm(rank), keeping the class default eps 1e-6 whatever rms_norm_eps says
+  // (as DeepSeek's own modeling_deepseek.py does).
+  constexpr float eps = 1e-6f;
   Tensor kv_a;
   if (a.q_lora > 0) {
     const Tensor q_a = prepared.ColRange(0, a.q_lora);

@@ -16,6 +16,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "seam/batch.h"
 #include "seam/model.h"
@@ -24,10 +25,27 @@
 
 namespace seam {
 
-// `source_config` is the config.json the model was imported from (empty for
-// a catalogue model): its keys seam does not read are kept in the dump's.
+struct DumpOptions {
+  // The config.json the model was imported from (empty for a catalogue
+  // model): its keys seam does not read are kept in the dump's.
+  std::string_view source_config;
+  // Replace the files of an earlier dump in a non-empty directory (only
+  // seam's own file names; anything else there is left alone).
+  bool force = false;
+};
+
+// The files are written into a fresh private directory beside `dir` and
+// moved into place once all are written, so a failure (a full disk) leaves
+// the earlier dump or nothing. `dir` must not exist, or be an empty
+// directory, or (with force) a directory whose seam files are regular files;
+// a symbolic link is refused wherever it is met.
 Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype dtype, uint64_t seed,
-               const Batch& b, const Tensor& hidden, const Tensor& reference, std::string_view source_config = {});
+               const Batch& b, const Tensor& hidden, const Tensor& reference, const DumpOptions& options = {});
+// The checks DumpRun makes of `dir` before writing, to run before the work
+// whose results it will hold.
+Status CheckDumpTarget(const std::string& dir, bool force);
+// The file names a dump writes.
+const std::vector<std::string>& DumpFileNames();
 
 // A model and its weights.
 struct LoadedModel {

@@ -53,6 +53,16 @@ Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, int
 // when it cannot tell.
 int64_t AvailableMemory();
 
+// Attention's cost grows with the square of each request's length: the
+// multiply-adds of every attention stage's scores and weighted values over
+// the batch, for the ranks and the reference together.
+double AttentionFlops(const Model& m, const Batch& b);
+// Refuses (bad input) a run whose attention alone would take longer than
+// `max_seconds` at kAttentionFlopsPerSecond, with the estimate and the flag
+// that raises the bound.
+inline constexpr double kAttentionFlopsPerSecond = 2e9;  // measured: 10,000 tokens of llama's 4 layers in 28 s
+Status CheckRunSeconds(const Model& m, const Batch& b, double max_seconds);
+
 struct RunOptions {
   Dtype dtype = Dtype::kF32;
   // kRecord runs no kernels and needs no weights (pass an empty Weights):

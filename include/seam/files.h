@@ -1,16 +1,21 @@
 // seam/files.h — reading a whole file, with an error that names it.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "seam/error.h"
 
 namespace seam {
 
-// The bytes of a regular file; an InvalidArgument error names the path and
-// why it could not be read.
-Expected<std::string> ReadWholeFile(const std::string& path);
-// The same, refusing a file larger than `max_bytes` before reading any of it.
+// The limits on what each kind of input file may hold, checked before a byte
+// of it is read.
+inline constexpr size_t kMaxConfigBytes = size_t{16} << 20;  // a config.json (NAS block lists: a few hundred KiB)
+inline constexpr size_t kMaxPlanBytes = size_t{256} << 20;   // a plan (JSON or text)
+
+// The bytes of a regular file of at most `max_bytes`; an InvalidArgument
+// error names the path and why it could not be read (no such file, a loop of
+// links, a directory, a FIFO or device, too large). Never blocks on a FIFO.
 Expected<std::string> ReadFileAtMost(const std::string& path, size_t max_bytes);
 
 }  // namespace seam

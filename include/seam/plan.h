@@ -93,6 +93,10 @@ struct LinePlan {
   bool operator==(const LinePlan&) const = default;
 };
 
+// An activation element on the wire is at most 8 bytes (fp64); a plan file
+// claiming more is refused when read.
+inline constexpr int kMaxElementBytes = 8;
+
 struct PlanHeader {
   std::string model;
   int hidden = 0;

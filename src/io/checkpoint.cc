@@ -1,5 +1,7 @@
 #include "seam/checkpoint.h"
 
+#include "core/strict_json.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -29,8 +31,12 @@ bool PlainFileName(const std::string& name) {
 Expected<std::map<std::string, std::string>> ReadWeightMap(const std::string& path) {
   Expected<std::string> text = ReadFileAtMost(path, kMaxIndexBytes);
   if (!text) return text.error();
-  const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Malformed(fmt::format("{}: not a JSON object", path));
+  StrictJson<json> parsed = ParseStrictJson<json>(*text);
+  if (parsed.error && parsed.error->problem != JsonProblem::kSyntax) {
+    return Malformed(fmt::format("{}: {}", path, parsed.error->message));
+  }
+  const json j = std::move(parsed.value);
+  if (parsed.error || !j.is_object()) return Malformed(fmt::format("{}: not a JSON object", path));
   auto map = j.find("weight_map");
   if (map == j.end() || !map->is_object()) return Malformed(fmt::format("{}: no \"weight_map\" object", path));
   std::map<std::string, std::string> out;

@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "seam/hf_checkpoint.h"
@@ -35,24 +41,103 @@ Status WriteInputs(const std::string& path, const Batch& b) {
 
 }  // namespace
 
-Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype dtype, uint64_t seed, const Batch& b,
-               const Tensor& hidden, const Tensor& reference, std::string_view source_config) {
+const std::vector<std::string>& DumpFileNames() {
+  static const std::vector<std::string> names = {"config.json", "model.safetensors", "weights.safetensors",
+                                                 "inputs.safetensors", "outputs.safetensors"};
+  return names;
+}
+
+Status CheckDumpTarget(const std::string& dir, bool force) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::Ok();  // created by the dump
+    return InvalidArgument(fmt::format("--dump {}: {}", dir, std::strerror(errno)));
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return InvalidArgument(fmt::format("--dump {} is a symbolic link; give the directory itself", dir));
+  }
+  if (!S_ISDIR(st.st_mode)) return InvalidArgument(fmt::format("--dump {} exists and is not a directory", dir));
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return InvalidArgument(fmt::format("cannot create {}: {}", dir, ec.message()));
+  const bool empty = std::filesystem::is_empty(dir, ec);
+  if (ec) return InvalidArgument(fmt::format("--dump {}: {}", dir, ec.message()));
+  if (!empty && !force) {
+    return InvalidArgument(fmt::format("--dump {} is not empty; --force replaces the files of an earlier dump in it",
+                                       dir));
+  }
+  for (const std::string& name : DumpFileNames()) {
+    const std::string path = dir + "/" + name;
+    if (lstat(path.c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode)) {
+      return InvalidArgument(fmt::format("--dump {}: {} is not a regular file; seam replaces only its own files", dir,
+                                         path));
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// Writes every file of the dump into `tmp`.
+Status WriteAll(const std::string& tmp, const Model& m, const Weights& w, Dtype dtype, uint64_t seed, const Batch& b,
+                const Tensor& hidden, const Tensor& reference, std::string_view source_config) {
   const StDtype weight_dtype = dtype == Dtype::kBf16 ? StDtype::kBf16 : StDtype::kF32;
   if (HasHfForm(m)) {
-    SEAM_RETURN_IF_ERROR(WriteHfCheckpoint(dir, m, w, dtype, seed, source_config));
+    SEAM_RETURN_IF_ERROR(WriteHfCheckpoint(tmp, m, w, dtype, seed, source_config));
   } else {
     std::vector<StTensor> tensors;
     for (const auto& [name, t] : w.all()) tensors.push_back(Floats(name, t, weight_dtype, t.rows() == 1));
-    SEAM_RETURN_IF_ERROR(WriteSafetensors(dir + "/weights.safetensors", tensors, {{"model", m.name}}));
+    SEAM_RETURN_IF_ERROR(WriteSafetensors(tmp + "/weights.safetensors", tensors, {{"model", m.name}}));
   }
-  SEAM_RETURN_IF_ERROR(WriteInputs(dir + "/inputs.safetensors", b));
-  return WriteSafetensors(dir + "/outputs.safetensors",
+  SEAM_RETURN_IF_ERROR(WriteInputs(tmp + "/inputs.safetensors", b));
+  return WriteSafetensors(tmp + "/outputs.safetensors",
                           {Floats("last_hidden_state", hidden, StDtype::kF32, false),
                            Floats("reference_last_hidden_state", reference, StDtype::kF32, false)},
                           {{"model", m.name}, {"dtype", std::string(Name(dtype))}});
+}
+
+// Moves the written files into `dir`: the whole directory when `dir` does
+// not exist, else file by file (removing an earlier dump's other files).
+Status MoveIntoPlace(const std::string& tmp, const std::string& dir) {
+  if (rename(tmp.c_str(), dir.c_str()) == 0) return Status::Ok();
+  if (errno != EEXIST && errno != ENOTEMPTY) {
+    return InvalidArgument(fmt::format("cannot move the dump into {}: {}", dir, std::strerror(errno)));
+  }
+  for (const std::string& name : DumpFileNames()) {
+    const std::string from = tmp + "/" + name, to = dir + "/" + name;
+    if (access(from.c_str(), F_OK) == 0) {
+      if (rename(from.c_str(), to.c_str()) != 0) {
+        return InvalidArgument(fmt::format("cannot move {} into {}: {}", name, dir, std::strerror(errno)));
+      }
+    } else {
+      unlink(to.c_str());  // an earlier dump's file this one does not write
+    }
+  }
+  rmdir(tmp.c_str());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype dtype, uint64_t seed, const Batch& b,
+               const Tensor& hidden, const Tensor& reference, const DumpOptions& options) {
+  SEAM_RETURN_IF_ERROR(CheckDumpTarget(dir, options.force));
+  const std::filesystem::path target(dir);
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::absolute(target, ec).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) return InvalidArgument(fmt::format("cannot create {}: {}", parent.string(), ec.message()));
+  // A private directory (mode 0700, a fresh name) beside the target: no one
+  // else can plant a link or a FIFO where its files are written.
+  std::string tmp = (parent / (".seam-dump-" + target.filename().string() + "-XXXXXX")).string();
+  if (mkdtemp(tmp.data()) == nullptr) {
+    return InvalidArgument(fmt::format("cannot create a directory beside {}: {}", dir, std::strerror(errno)));
+  }
+  Status written = WriteAll(tmp, m, w, dtype, seed, b, hidden, reference, options.source_config);
+  if (!written.ok()) {
+    std::filesystem::remove_all(tmp, ec);
+    return Error{written.error().code, fmt::format("{}; nothing was written to {}", written.error().message, dir)};
+  }
+  return MoveIntoPlace(tmp, dir);
 }
 
 }  // namespace seam

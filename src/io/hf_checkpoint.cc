@@ -21,8 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kLmHead = "lm_head.weight";
-// A config.json is a few kilobytes; NAS block lists reach a few hundred.
-constexpr size_t kMaxConfigBytes = size_t{16} << 20;
 
 std::string ShapeText(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 

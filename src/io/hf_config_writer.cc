@@ -40,7 +40,10 @@ void Common(ordered_json& j, const Model& m, const char* architecture, const cha
   j["num_hidden_layers"] = m.num_layers;
   j["vocab_size"] = d.vocab;
   j[eps_key] = d.rms_eps;
-  j["max_position_embeddings"] = 4096;
+  // YaRN's factor is max_position_embeddings / original in older
+  // transformers releases: the two agree only when written so.
+  j["max_position_embeddings"] =
+      d.yarn.factor > 0 ? static_cast<int64_t>(std::llround(d.yarn.factor * d.yarn.original_positions)) : 4096;
   j["tie_word_embeddings"] = false;
 }
 
@@ -210,10 +213,12 @@ void Deepseek(ordered_json& j, const Model& m) {
     j["norm_topk_prob"] = d.renormalize;
     j["routed_scaling_factor"] = d.routed_scaling;
   } else {
+    // transformers' DeepseekV2Moe scales and never renormalises.
+    if (d.renormalize) Cannot(m, "DeepSeek-V2 does not renormalise its top-k weights");
     j["scoring_func"] = "softmax";
     j["topk_method"] = d.expert_groups.count > 1 ? "group_limited_greedy" : "greedy";
-    j["norm_topk_prob"] = d.renormalize;
-    j["routed_scaling_factor"] = d.renormalize ? 1.0 : d.routed_scaling;
+    j["norm_topk_prob"] = false;
+    j["routed_scaling_factor"] = d.routed_scaling;
   }
 }
 
@@ -418,7 +423,7 @@ Expected<std::string> HfConfigText(const Model& m, Dtype dtype, std::string_view
     Expected<nlohmann::json> source = hf::ParseConfigJson(source_config, "the source config");
     if (!source) return source.error();
     for (const auto& [key, value] : source->items()) {
-      if (!j.contains(key) && !PerLayerKey(key)) j[key] = value;
+      if ((!j.contains(key) || key == "max_position_embeddings") && !PerLayerKey(key)) j[key] = value;
     }
     for (const char* key : kTopKKeys) {
       if (!HasMoe(m) && j.contains(key) && source->contains(key)) j[key] = (*source)[key];

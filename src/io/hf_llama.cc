@@ -276,7 +276,7 @@ Expected<Dtype> CheckTensors(const CheckpointTensors& tensors, const std::vector
 
 Expected<LlamaCheckpoint> ReadLlamaCheckpoint(const std::string& dir) {
   const std::string config_path = (fs::path(dir) / "config.json").string();
-  Expected<std::string> text = ReadWholeFile(config_path);
+  Expected<std::string> text = ReadFileAtMost(config_path, kMaxConfigBytes);
   if (!text) return text.error();
   ConfigFacts facts;
   try {

@@ -6,6 +6,8 @@
 
 #include "seam/plan_io.h"
 
+#include "core/strict_json.h"
+
 namespace seam {
 namespace {
 
@@ -92,11 +94,13 @@ class Node {
   }
   bool IsNull() const { return j_.is_null(); }
   // An integer in [lo, 1e9]; plans hold sizes, indices and widths.
-  int Int(int lo = 0) const {
+  int Int(int lo = 0, int hi = 1'000'000'000) const {
     if (!j_.is_number_integer()) Fail("is not an integer");
-    if (j_.is_number_unsigned() && j_.get<unsigned long long>() > 1'000'000'000ULL) Fail("is out of range");
+    if (j_.is_number_unsigned() && j_.get<unsigned long long>() > static_cast<unsigned long long>(hi)) {
+      Fail(fmt::format("is out of range ({} to {})", lo, hi));
+    }
     const auto v = j_.get<long long>();
-    if (v < lo || v > 1'000'000'000) Fail(fmt::format("is out of range (at least {})", lo));
+    if (v < lo || v > hi) Fail(fmt::format("is out of range ({} to {})", lo, hi));
     return static_cast<int>(v);
   }
   bool Bool() const {
@@ -217,7 +221,7 @@ Plan ReadPlan(const Node& n) {
   PlanHeader h{.model = n["model"].String(),
                .hidden = n["hidden"].Int(1),
                .residual_streams = n["residual_streams"].Int(1),
-               .element_bytes = n["element_bytes"].Int(1),
+               .element_bytes = n["element_bytes"].Int(1, kMaxElementBytes),
                .config = ReadConfig(n["config"]),
                .pp_rank = n["pp_rank"].Int(),
                .first_layer = layers[0].Int(),
@@ -276,9 +280,19 @@ std::string ToJson(const Pipeline& ranks) {
   return json{{"seam_pipeline", kFormatVersion}, {"ranks", docs}}.dump(2) + "\n";
 }
 
+namespace {
+
+Error PlanJsonError(const JsonError& e) {
+  if (e.problem == JsonProblem::kSyntax) return Malformed("the plan is not valid JSON");
+  return Malformed("the plan: " + e.message);
+}
+
+}  // namespace
+
 Expected<Plan> PlanFromJson(std::string_view text) {
-  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Malformed("the plan is not valid JSON");
+  StrictJson<json> parsed = ParseStrictJson<json>(text);
+  if (parsed.error) return PlanJsonError(*parsed.error);
+  const json doc = std::move(parsed.value);
   try {
     return ReadPlan(Node(doc, ""));
   } catch (const ReadError& e) {
@@ -287,8 +301,9 @@ Expected<Plan> PlanFromJson(std::string_view text) {
 }
 
 Expected<Pipeline> PipelineFromJson(std::string_view text) {
-  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Malformed("the plan is not valid JSON");
+  StrictJson<json> parsed = ParseStrictJson<json>(text);
+  if (parsed.error) return PlanJsonError(*parsed.error);
+  const json doc = std::move(parsed.value);
   try {
     if (doc.is_object() && doc.contains("seam_pipeline")) return ReadPipeline(Node(doc, ""));
     return Pipeline{ReadPlan(Node(doc, ""))};

@@ -26,7 +26,7 @@ double BytesPerToken(const Step& s, const PlanHeader& h) {
   const double share = static_cast<double>(n - 1) / n;
   // The logical buffer: the ungathered side for a sum, the gathered side for a gather.
   const Rows rows = s.kind == StepKind::kAllGather ? s.rows_out : s.rows_in;
-  const double buffer = s.width * h.element_bytes * RowFraction(h.config, rows);
+  const double buffer = static_cast<double>(s.width) * h.element_bytes * RowFraction(h.config, rows);
   switch (traffic) {
     case Traffic::kNone:
     case Traffic::kAtTheSender: return 0.0;

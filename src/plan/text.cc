@@ -184,15 +184,16 @@ class Fields {
   std::map<std::string_view, std::string_view, std::less<>> values_;
 };
 
-int Number(const Reader& r, const TextLine& l, std::string_view what, std::string_view text, int lo = 0) {
+int Number(const Reader& r, const TextLine& l, std::string_view what, std::string_view text, int lo = 0,
+           long long hi = kMaxNumber) {
   long long v = 0;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || text[0] == '-' || text[0] == '+' || ec == std::errc::invalid_argument || ptr != end) {
     r.Fail(l, fmt::format("{} '{}' is not a number", what, text));
   }
-  if (ec == std::errc::result_out_of_range || v < lo || v > kMaxNumber) {
-    r.Fail(l, fmt::format("{} {} is out of range ({}..{})", what, text, lo, kMaxNumber));
+  if (ec == std::errc::result_out_of_range || v < lo || v > hi) {
+    r.Fail(l, fmt::format("{} {} is out of range ({}..{})", what, text, lo, hi));
   }
   return static_cast<int>(v);
 }
@@ -274,7 +275,7 @@ class PlanReader {
     PlanHeader h{.model = Model(l, l.tokens[1]),
                  .hidden = Int(f, l, "hidden", 1),
                  .residual_streams = Int(f, l, "streams", 1),
-                 .element_bytes = Int(f, l, "bytes", 1),
+                 .element_bytes = Int(f, l, "bytes", 1, kMaxElementBytes),
                  .config = std::move(c),
                  .pp_rank = Int(f, l, "pp_rank"),
                  .first_layer = Number(r_, l, "first layer", layers.substr(0, dots)),
@@ -283,8 +284,8 @@ class PlanReader {
     return h;
   }
 
-  int Int(const Fields& f, const TextLine& l, std::string_view key, int lo = 0) {
-    return Number(r_, l, key, f.Get(key), lo);
+  int Int(const Fields& f, const TextLine& l, std::string_view key, int lo = 0, long long hi = kMaxNumber) {
+    return Number(r_, l, key, f.Get(key), lo, hi);
   }
 
   std::vector<int> Split(const TextLine& l, std::string_view text) {

@@ -71,6 +71,27 @@ Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, int
       SizeText(e->total()), SizeText(e->weights), SizeText(e->shards), SizeText(e->activations), SizeText(e->overhead()), SizeText(limit), fits));
 }
 
+double AttentionFlops(const Model& m, const Batch& b) {
+  if (!m.dims) return 0;
+  const ModelDims& d = *m.dims;
+  const double qk = d.mla.kv_lora > 0 ? d.mla.qk_nope + d.mla.qk_rope : d.head_dim;
+  const double v = d.mla.kv_lora > 0 ? d.mla.v : d.head_dim;
+  double stages = 0;
+  for (const StageRef& s : StagesOf(m, 0, m.num_layers)) stages += s.decl.kind == StageKind::kAttention;
+  double pairs = 0;  // (query, key) pairs of causal attention over the batch
+  for (const auto& r : b.requests) pairs += 0.5 * static_cast<double>(r.size()) * static_cast<double>(r.size() + 1);
+  return 2.0 * 2.0 * pairs * d.heads * (qk + v) * stages;  // multiply-adds, ranks and reference
+}
+
+Status CheckRunSeconds(const Model& m, const Batch& b, double max_seconds) {
+  const double seconds = AttentionFlops(m, b) / kAttentionFlopsPerSecond;
+  if (seconds <= max_seconds) return Status::Ok();
+  return InvalidArgument(fmt::format("attention over {} tokens in {} requests would take about {:.0f} s (its cost grows "
+                                     "with the square of a request's length), more than --max-seconds {:g}; use fewer "
+                                     "tokens or more requests, or raise --max-seconds",
+                                     b.tokens(), b.requests.size(), seconds, max_seconds));
+}
+
 int64_t AvailableMemory() {
   std::ifstream in("/proc/meminfo");
   std::string key, unit;

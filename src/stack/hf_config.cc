@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "core/strict_json.h"
 #include "seam/files.h"
 #include "stack/hf_reader.h"
 
@@ -53,18 +55,26 @@ std::vector<std::string> KnownModelTypes() {
 namespace hf {
 
 Expected<json> ParseConfigJson(std::string_view text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(QuoteNonFinite(text));
-  } catch (const json::exception& e) {
-    std::string why = e.what();
-    if (const size_t end = why.find("] "); why.starts_with("[json.exception.") && end != std::string::npos) {
-      why = why.substr(end + 2);
-    }
-    return Malformed(fmt::format("{}: not JSON: {}", source, why));
+  StrictJson<json> parsed = ParseStrictJson<json>(QuoteNonFinite(text));
+  if (parsed.error) {
+    const bool syntax = parsed.error->problem == JsonProblem::kSyntax;
+    return Malformed(fmt::format("{}: {}{}", source, syntax ? "not JSON: " : "", parsed.error->message));
   }
+  json j = std::move(parsed.value);
   if (!j.is_object()) return Malformed(fmt::format("{}: not a JSON object; found {}", source, Found(j)));
   return j;
+}
+
+// A collective's buffer is at most kMaxProduct elements per token: the
+// widest are a MoE's dispatch (top_k copies of the hidden state) and the
+// hyper-connection streams.
+void CheckWidths(const Reader& r, const Model& m) {
+  CheckProduct(r, "hidden_size * the residual streams", m.hidden, m.residual_streams);
+  int top_k = 0;
+  for (int l = 0; l < m.num_layers && top_k == 0; ++l) {
+    for (const StageDecl& d : m.layer(l)) top_k = std::max(top_k, d.top_k);
+  }
+  CheckProduct(r, "num_experts_per_tok * hidden_size (an all-to-all dispatch per token)", top_k, m.hidden);
 }
 
 Model ImportModel(const Reader& r) {
@@ -74,6 +84,7 @@ Model ImportModel(const Reader& r) {
       if (type != f.model_type) continue;
       Model m = f.build(r);
       m.hf_type = type;
+      CheckWidths(r, m);
       return m;
     }
     r.Fail(fmt::format("unknown model_type {}; known: {}", Found(json(type)), fmt::join(KnownModelTypes(), ", ")));
@@ -96,7 +107,7 @@ Expected<Model> ModelFromHfConfig(std::string_view json_text, std::string_view s
 }
 
 Expected<Model> LoadHfConfig(const std::string& path) {
-  Expected<std::string> text = ReadWholeFile(path);
+  Expected<std::string> text = ReadFileAtMost(path, kMaxConfigBytes);
   if (!text) return text.error();
   return ModelFromHfConfig(*text, path);
 }

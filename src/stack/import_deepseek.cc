@@ -60,11 +60,11 @@ void ReadV3Routing(const Reader& r, const std::string& family, int top_k, ModelD
   d.routed_scaling = r.NumberOr("routed_scaling_factor", 2.5, 0, 1e6);
 }
 
-// DeepSeek-V2 routes as its own MoEGate: softmax scores, the top k of all
-// experts (greedy) or of the best topk_group groups, each scored by its best
-// expert (group_limited_greedy). With top_k > 1 and norm_topk_prob the
-// weights are renormalised (1e-20 added to the sum) and not scaled;
-// otherwise they are scaled by routed_scaling_factor.
+// DeepSeek-V2 routes as transformers' DeepseekV2Moe: softmax scores, the top
+// k of all experts (greedy) or of the best topk_group groups, each scored by
+// its best expert (group_limited_greedy), weighed by their scores times
+// routed_scaling_factor. transformers never renormalises them
+// (norm_topk_prob is not read), unlike DeepSeek's remote MoEGate.
 void ReadV2Routing(const Reader& r, const std::string& family, int top_k, ModelDims& d) {
   OneOf(r, "scoring_func", family, {"softmax"});
   const std::string method = OneOf(r, "topk_method", family, {"greedy", "group_limited_greedy"});
@@ -80,10 +80,10 @@ void ReadV2Routing(const Reader& r, const std::string& family, int top_k, ModelD
     }
     d.expert_groups = ReadGroups(r, d, top_k, 1, 1, GroupScore::kMax);
   }
-  const double scaling = r.NumberOr("routed_scaling_factor", 1.0, 0, 1e6);
-  d.renormalize = top_k > 1 && r.BoolOr("norm_topk_prob", false);
+  (void)top_k;
+  d.renormalize = false;
   d.renormalize_eps = 1e-20;
-  d.routed_scaling = d.renormalize ? 1.0 : scaling;
+  d.routed_scaling = r.NumberOr("routed_scaling_factor", 1.0, 0, 1e6);
 }
 
 }  // namespace

@@ -11,5 +11,13 @@ here=$(dirname "$0")
 rm -rf "$dir" "$dir.back"
 "$seam" run "$model" "$@" --dump "$dir" >/dev/null
 /usr/bin/python3 "$here/check.py" "$dir" "$tol"
+# The checkpoint carries its dtype: --dtype does not go with --weights.
+skip=0
+for arg in "$@"; do
+  shift
+  if [ "$skip" = 1 ]; then skip=0; continue; fi
+  if [ "$arg" = --dtype ]; then skip=1; continue; fi
+  set -- "$@" "$arg"
+done
 "$seam" run --weights "$dir" "$@" --dump "$dir.back" >/dev/null
 /usr/bin/python3 "$here/same_outputs.py" "$dir" "$dir.back"

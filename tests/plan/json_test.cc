@@ -274,7 +274,7 @@ TEST(PlanJsonErrors, OtherWrongTypesNameThePath) {
 TEST(PlanJsonErrors, OutOfRangeIntegerIsRejected) {
   json doc = LlamaDoc();
   doc["hidden"] = 5'000'000'000LL;
-  EXPECT_EQ(ErrorOf(doc), "hidden: is out of range");
+  EXPECT_EQ(ErrorOf(doc), "hidden: is out of range (1 to 1000000000)");
 }
 
 // An unsigned integer beyond the signed 64-bit range must not wrap into a
@@ -282,7 +282,7 @@ TEST(PlanJsonErrors, OutOfRangeIntegerIsRejected) {
 TEST(PlanJsonErrors, HugeUnsignedIntegerIsOutOfRangeNotWrapped) {
   json doc = LlamaDoc();
   doc["lines"][0]["stages"][1]["entry"][0]["width"] = 18446744073709551615ULL;  // reads as -1 if wrapped
-  EXPECT_EQ(ErrorOf(doc), "lines[0].stages[1].entry[0].width: is out of range");
+  EXPECT_EQ(ErrorOf(doc), "lines[0].stages[1].entry[0].width: is out of range (0 to 1000000000)");
 }
 
 TEST(PlanJsonErrors, UnknownStepNamesThePathAndTheChoices) {

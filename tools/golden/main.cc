@@ -75,7 +75,7 @@ Status Rewrite(const Subject& s, const fs::path& dir, size_t& bytes, size_t& sce
 
 Status Check(const Subject& s, const fs::path& dir, int& differing) {
   const fs::path path = dir / FileName(s);
-  Expected<std::string> text = ReadWholeFile(path.string());
+  Expected<std::string> text = ReadFileAtMost(path.string(), kMaxPlanBytes);
   if (!text) return text.error();
   Expected<std::vector<Recorded>> stored = ReadSubjectFile(*text, path.string());
   if (!stored) return stored.error();

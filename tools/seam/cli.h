@@ -42,6 +42,29 @@ CLI::Option* AddParsed(CLI::App& cmd, const std::string& flag, T& out, Parse par
       help);
 }
 
+// The ranges of the command line's numbers, checked as it is read.
+constexpr int kMaxRanks = 65536;        // --tp, --attn-dp, --dense-tp, --pp
+constexpr int kMaxLayerCount = 100000;  // --layers, each --pp-split count (a config's own limit)
+constexpr int kMaxTokens = 1 << 20;     // --tokens, --requests
+constexpr int kMaxJobs = 256;           // --jobs
+constexpr double kMinSeconds = 1e-3;    // --timeout
+constexpr double kMaxSeconds = 86400;
+
+// An integer in [lo, hi]; a seed (any uint64, digits only); seconds in
+// [kMinSeconds, kMaxSeconds]; a path that is not empty.
+Expected<int> ParseCount(std::string_view text, int lo, int hi);
+Expected<uint64_t> ParseSeed(std::string_view text);
+Expected<double> ParseSeconds(std::string_view text);
+Expected<std::string> ParsePath(std::string_view text);
+
+inline CLI::Option* AddCount(CLI::App& cmd, const std::string& flag, int& out, int lo, int hi,
+                             const std::string& help) {
+  return AddParsed(cmd, flag, out, [lo, hi](std::string_view t) { return ParseCount(t, lo, hi); }, help);
+}
+inline CLI::Option* AddPath(CLI::App& cmd, const std::string& flag, std::string& out, const std::string& help) {
+  return AddParsed(cmd, flag, out, ParsePath, help);
+}
+
 // The parallel flags of docs/design.md §8.
 struct ParallelFlags {
   int tp = 1;
@@ -93,6 +116,7 @@ struct RunArgs {
   RunBackend backend = RunBackend::kThreads;
   uint64_t seed = 1;
   std::string dump;
+  bool force = false;  // --dump into a directory holding an earlier dump
   std::string weights;
   bool matrix = false;
   bool full = false;     // --matrix: every split under every reduction
@@ -101,6 +125,7 @@ struct RunArgs {
   std::optional<MpiMode> mpi_mode;  // --backend mpi only
   std::optional<Fault> fault;       // --backend mpi only: for testing fault handling
   int64_t max_memory = 0;           // bytes a run may need; 0: what the system has available
+  double max_seconds = 600;         // the attention a run may compute, in estimated seconds
 };
 
 // A run made ready on this process: the model and weights, the plans, the batch.

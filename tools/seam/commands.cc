@@ -17,12 +17,12 @@ namespace seam::cli {
 namespace {
 
 // A plan file in either form: JSON when its first non-blank character is
-// '{', else the compact text form (whose errors already name path:line).
+// '{' or '[', else the compact text form (whose errors already name path:line).
 Expected<Pipeline> LoadPlans(const std::string& path) {
-  Expected<std::string> text = ReadWholeFile(path);
+  Expected<std::string> text = ReadFileAtMost(path, kMaxPlanBytes);
   if (!text) return text.error();
   const size_t first = text->find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || (*text)[first] != '{') return PipelineFromText(*text, path);
+  if (first == std::string::npos || ((*text)[first] != '{' && (*text)[first] != '[')) return PipelineFromText(*text, path);
   Expected<Pipeline> plans = PipelineFromJson(*text);
   if (!plans) return Malformed(fmt::format("{}: {}", path, plans.error().message));
   return plans;
@@ -86,6 +86,7 @@ int RunPlan(const PlanArgs& a) {
 }
 
 int RunShow(const FileArgs& a) {
+  if (a.first.empty()) return Fail(InvalidArgument("seam show reads a plan: give its FILE"));
   Expected<Pipeline> plans = LoadPlans(a.first);
   if (!plans) return Fail(plans.error());
   const std::vector<Violation> violations = VerifyPipeline(*plans);
@@ -100,6 +101,10 @@ int RunShow(const FileArgs& a) {
 }
 
 int RunDiff(const FileArgs& a) {
+  if (a.second.empty()) {
+    return Fail(InvalidArgument(fmt::format("seam diff compares two plans: give FIRST and SECOND (got {})",
+                                            a.first.empty() ? "neither" : "only " + a.first)));
+  }
   Expected<Pipeline> first = LoadPlans(a.first);
   if (!first) return Fail(first.error());
   Expected<Pipeline> second = LoadPlans(a.second);

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <limits>
 
 #include "cli.h"
 
@@ -16,8 +17,9 @@ Expected<std::vector<int>> ParseSplit(std::string_view text) {
     const std::string_view part = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     int v = 0;
     auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size()) {
-      return InvalidArgument(fmt::format("'{}' is not a list of layer counts like 1+3 or 2,2", text));
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || v < 1 || v > kMaxLayerCount) {
+      return InvalidArgument(fmt::format("'{}' is not a list of layer counts like 1+3 or 2,2 (each from 1 to {})",
+                                         text, kMaxLayerCount));
     }
     out.push_back(v);
     if (end == std::string_view::npos) break;
@@ -27,6 +29,42 @@ Expected<std::vector<int>> ParseSplit(std::string_view text) {
 }
 
 }  // namespace
+
+Expected<int> ParseCount(std::string_view text, int lo, int hi) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < lo || v > hi) {
+    return InvalidArgument(fmt::format("'{}' is not an integer from {} to {}", text, lo, hi));
+  }
+  return v;
+}
+
+Expected<uint64_t> ParseSeed(std::string_view text) {
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || text[0] == '-' || text[0] == '+' || ec != std::errc() || ptr != text.data() + text.size()) {
+    return InvalidArgument(fmt::format("'{}' is not a seed: an integer from 0 to {}", text,
+                                       std::numeric_limits<uint64_t>::max()));
+  }
+  return v;
+}
+
+Expected<double> ParseSeconds(std::string_view text) {
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !(v >= kMinSeconds) ||
+      !(v <= kMaxSeconds)) {
+    return InvalidArgument(
+        fmt::format("'{}' is not a number of seconds from {:g} to {:g} (a day)", text, kMinSeconds, kMaxSeconds));
+  }
+  return v;
+}
+
+Expected<std::string> ParsePath(std::string_view text) {
+  if (text.empty()) return InvalidArgument("the path is empty");
+  if (text.find('\0') != std::string_view::npos) return InvalidArgument("the path holds a NUL byte");
+  return std::string(text);
+}
 
 Expected<RunBackend> ParseRunBackend(std::string_view text) {
   if (text == "threads") return RunBackend::kThreads;
@@ -56,16 +94,16 @@ Expected<int64_t> ParseByteSize(std::string_view text) {
 }
 
 void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
-  cmd.add_option("--tp", f.tp, "tensor-parallel size of each pipeline rank")->capture_default_str();
-  cmd.add_option("--attn-dp", f.attn_dp, "attention data-parallel groups (attn_tp = tp / attn_dp)")
-      ->capture_default_str();
-  cmd.add_option("--dense-tp", f.dense_tp, "dense FFN width: tp, attn_tp or 1 (default: tp)");
+  AddCount(cmd, "--tp", f.tp, 1, kMaxRanks, "tensor-parallel size of each pipeline rank")->default_str("1");
+  AddCount(cmd, "--attn-dp", f.attn_dp, 1, kMaxRanks, "attention data-parallel groups (attn_tp = tp / attn_dp)")
+      ->default_str("1");
+  AddCount(cmd, "--dense-tp", f.dense_tp, 1, kMaxRanks, "dense FFN width: tp, attn_tp or 1 (default: tp)");
   AddParsed(cmd, "--moe", f.moe, ParseMoeMode, "MoE mode: tp (TP-MoE) or a2a (all-to-all dispatch)")
       ->default_str("tp");
   cmd.add_flag("--input-scattered", f.input_scattered, "also bind input-scattered batches");
   AddParsed(cmd, "--reduction", f.reduction, ParseReduction, "boundary reduction: ar, rs, rsv or rs+rsv")
       ->default_str("ar");
-  cmd.add_option("--pp", f.pp, "pipeline ranks (default 1, or as many as --pp-split names)")
+  AddCount(cmd, "--pp", f.pp, 1, kMaxRanks, "pipeline ranks (default 1, or as many as --pp-split names)")
       ->each([&f](const std::string&) { f.pp_given = true; });
   AddParsed(cmd, "--pp-split", f.pp_split, ParseSplit,
             "layers per pipeline rank, e.g. 1+3 (default: even, remainder last)");

@@ -1,5 +1,8 @@
 // seam: plans, checks and runs the communication at the seams of a transformer.
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli.h"
 
@@ -13,57 +16,87 @@ int main(int argc, char** argv) {
   PlanArgs plan;
   CLI::App* plan_cmd = app.add_subcommand("plan", "bind a model to a parallel configuration and print the plan");
   plan_cmd->add_option("model", plan.model, "a catalogue name (see `seam models`)");
-  plan_cmd->add_option("--hf-config", plan.hf_config,
-                       "plan the model a Hugging Face config.json describes, at its real size");
+  CLI::Option* plan_config = AddPath(*plan_cmd, "--hf-config", plan.hf_config,
+                                     "plan the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*plan_cmd, plan.flags);
-  plan_cmd->add_option("--layers", plan.layers, "keep only the first N of the model's layers");
+  AddCount(*plan_cmd, "--layers", plan.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
+  (void)plan_config;
   AddFormatFlag(*plan_cmd, plan.format);
 
   FileArgs show;
   CLI::App* show_cmd = app.add_subcommand("show", "read a plan (JSON or text), verify it and print it");
-  show_cmd->add_option("file", show.first, "a plan written by `seam plan --format json` or `--format text`")
-      ->required();
+  AddPath(*show_cmd, "file", show.first, "a plan written by `seam plan --format json` or `--format text`");
   AddFormatFlag(*show_cmd, show.format);
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "run the plan on simulated ranks and compare with the unsharded reference");
   run_cmd->add_option("model", run.model, "a catalogue name (see `seam models`)");
-  run_cmd->add_option("--hf-config", run.hf_config,
-                      "run the model a Hugging Face config.json describes, at its real size");
+  CLI::Option* run_config = AddPath(*run_cmd, "--hf-config", run.hf_config,
+                                    "run the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*run_cmd, run.flags);
-  run_cmd->add_option("--layers", run.layers, "keep only the first N of the model's layers");
-  run_cmd->add_option("--tokens", run.tokens, "tokens in the batch")->capture_default_str();
-  run_cmd->add_option("--requests", run.requests, "requests the tokens are split into")->capture_default_str();
-  AddParsed(*run_cmd, "--dtype", run.dtype, seam::ParseDtype, "storage dtype: fp32 or bf16")->default_str("fp32");
-  AddParsed(*run_cmd, "--backend", run.backend, ParseRunBackend,
-            "threads (data), record (calls and bytes only) or mpi (one process per rank, under mpirun)")
-      ->default_str("threads");
-  AddParsed(*run_cmd, "--mpi-mode", run.mpi_mode, seam::ParseMpiMode,
-            "with --backend mpi: canonical (bit-identical sums, the default) or native (MPI's own collectives)");
-  run_cmd->add_option("--timeout", run.timeout, "seconds a rank waits for another before the run fails")
-      ->capture_default_str();
-  AddParsed(*run_cmd, "--fault", run.fault, seam::ParseFault,
-            "with --backend mpi, to test failure handling: RANK:KIND[@CALL], KIND throw, kill, hang or input");
-  AddParsed(*run_cmd, "--max-memory", run.max_memory, ParseByteSize,
-            "refuse a run estimated to need more, e.g. 16G (default: the memory available now)");
-  run_cmd->add_option("--seed", run.seed, "seed of the weights and the batch")->capture_default_str();
-  run_cmd->add_option("--dump", run.dump, "write weights, inputs and outputs as safetensors into DIR");
-  run_cmd->add_option("--weights", run.weights, "load a Hugging Face llama checkpoint DIR instead of generating");
-  run_cmd->add_flag("--matrix", run.matrix, "run the model across a grid of configurations, one line each");
-  run_cmd->add_flag("--full", run.full, "with --matrix: every pipeline split under every reduction");
-  run_cmd->add_flag("--unfused", run.unfused, "bind add+norm as separate steps");
+  CLI::Option* layers = AddCount(*run_cmd, "--layers", run.layers, 1, kMaxLayerCount,
+                                 "keep only the first N of the model's layers");
+  AddCount(*run_cmd, "--tokens", run.tokens, 1, kMaxTokens, "tokens in the batch")->default_str("32");
+  AddCount(*run_cmd, "--requests", run.requests, 1, kMaxTokens, "requests the tokens are split into")
+      ->default_str("4");
+  CLI::Option* dtype =
+      AddParsed(*run_cmd, "--dtype", run.dtype, seam::ParseDtype, "storage dtype: fp32 or bf16")->default_str("fp32");
+  CLI::Option* backend = AddParsed(*run_cmd, "--backend", run.backend, ParseRunBackend,
+                                   "threads (data), record (calls and bytes only) or mpi (one process per rank, under "
+                                   "mpirun)")
+                             ->default_str("threads");
+  CLI::Option* mpi_mode =
+      AddParsed(*run_cmd, "--mpi-mode", run.mpi_mode, seam::ParseMpiMode,
+                "with --backend mpi: canonical (bit-identical sums, the default) or native (MPI's own collectives)");
+  CLI::Option* timeout = AddParsed(*run_cmd, "--timeout", run.timeout, ParseSeconds,
+                                   "seconds a rank waits for another before the run fails (up to a day)")
+                             ->default_str("60");
+  CLI::Option* fault =
+      AddParsed(*run_cmd, "--fault", run.fault, seam::ParseFault,
+                "with --backend mpi, to test failure handling: RANK:KIND[@CALL], KIND throw, kill, hang or input");
+  CLI::Option* max_memory = AddParsed(*run_cmd, "--max-memory", run.max_memory, ParseByteSize,
+                                      "refuse a run estimated to need more, e.g. 16G (default: the memory available now)");
+  AddParsed(*run_cmd, "--max-seconds", run.max_seconds, ParseSeconds,
+            "refuse a run whose attention is estimated to take longer (default 600)")
+      ->default_str("600");
+  AddParsed(*run_cmd, "--seed", run.seed, ParseSeed, "seed of the weights and the batch (0 to 2^64-1)")
+      ->default_str("1");
+  CLI::Option* dump = AddPath(*run_cmd, "--dump", run.dump, "write a Hugging Face checkpoint, inputs and outputs into DIR");
+  run_cmd->add_flag("--force", run.force, "with --dump: replace an earlier dump's files in DIR")->needs(dump);
+  CLI::Option* weights =
+      AddPath(*run_cmd, "--weights", run.weights, "run the Hugging Face checkpoint in DIR instead of a model name");
+  CLI::Option* matrix =
+      run_cmd->add_flag("--matrix", run.matrix, "run the model across a grid of configurations, one line each");
+  CLI::Option* full = run_cmd->add_flag("--full", run.full, "with --matrix: every pipeline split under every reduction");
+  CLI::Option* unfused = run_cmd->add_flag("--unfused", run.unfused, "bind add+norm as separate steps");
+  // A flag the command would ignore is refused, naming both.
+  full->needs(matrix);
+  for (const char* flag : {"--tp", "--attn-dp", "--dense-tp", "--moe", "--input-scattered", "--reduction", "--pp",
+                           "--pp-split"}) {
+    matrix->excludes(run_cmd->get_option(flag));
+  }
+  for (CLI::Option* o : {dump, backend, mpi_mode, fault, timeout, unfused, max_memory}) matrix->excludes(o);
+  for (CLI::Option* o : {layers, dtype, run_config}) weights->excludes(o);
 
   SweepArgs sweep;
   CLI::App* sweep_cmd = app.add_subcommand("sweep", "bind and verify every small stack at every pipeline cut");
   sweep_cmd->add_option("--max-stages", sweep.max_stages, "stacks of 1..N stages")->capture_default_str();
   sweep_cmd->add_option("--max-pp", sweep.max_pp, "cuts into at most N pipeline ranks")->capture_default_str();
-  sweep_cmd->add_option("--jobs", sweep.jobs, "worker threads (default: one per hardware thread)");
+  AddCount(*sweep_cmd, "--jobs", sweep.jobs, 1, kMaxJobs, "worker threads (default: one per hardware thread)");
 
   FileArgs diff;
   CLI::App* diff_cmd = app.add_subcommand("diff", "compare two plans (JSON or text); exit 1 when they differ");
-  diff_cmd->add_option("first", diff.first)->required();
-  diff_cmd->add_option("second", diff.second)->required();
+  AddPath(*diff_cmd, "first", diff.first, "a plan (JSON or text)");
+  AddPath(*diff_cmd, "second", diff.second, "the plan to compare it with");
 
+  // A first word that names no command is refused by name (CLI11 would
+  // report a missing subcommand).
+  const std::string first = argc > 1 ? argv[1] : "";
+  const std::vector<std::string> commands = {"models", "plan", "show", "run", "sweep", "diff"};
+  if (!first.empty() && first[0] != '-' && std::find(commands.begin(), commands.end(), first) == commands.end()) {
+    std::cerr << "seam: unknown command '" << argv[1] << "'; the commands are models, plan, show, run, sweep, diff\n";
+    return kBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ValidationError& e) {

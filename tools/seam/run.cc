@@ -100,6 +100,7 @@ Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg) {
   if (!plans) return plans.error();
   Expected<Batch> batch = RandomBatch(a.tokens, a.requests, m.dims->vocab, a.seed);
   if (!batch) return batch.error();
+  if (a.backend != RunBackend::kRecord) SEAM_RETURN_IF_ERROR(CheckRunSeconds(m, *batch, a.max_seconds));
   return PreparedRun{*std::move(loaded), dtype, *std::move(plans), *std::move(batch)};
 }
 
@@ -134,11 +135,13 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
   if (!a.dump.empty()) {
     std::string source;  // the imported config.json, whose other keys the dump keeps
     if (!a.hf_config.empty()) {
-      Expected<std::string> text = ReadWholeFile(a.hf_config);
+      Expected<std::string> text = ReadFileAtMost(a.hf_config, kMaxConfigBytes);
       if (!text) return Fail(text.error());
       source = *std::move(text);
     }
-    if (Status s = DumpRun(a.dump, m, p.loaded.weights, p.dtype, a.seed, p.batch, out.hidden, *ref, source); !s.ok()) {
+    if (Status s = DumpRun(a.dump, m, p.loaded.weights, p.dtype, a.seed, p.batch, out.hidden, *ref,
+                           {.source_config = source, .force = a.force});
+        !s.ok()) {
       return Fail(s.error());
     }
     std::cout << "dumped to " << a.dump << "\n";
@@ -213,6 +216,9 @@ int RunRun(const RunArgs& a) {
   if (a.fault || a.mpi_mode) return Fail(InvalidArgument("--fault and --mpi-mode go with --backend mpi"));
   if (a.backend == RunBackend::kRecord && !a.dump.empty()) {
     return Fail(InvalidArgument("--dump writes a run's values; the record backend computes none"));
+  }
+  if (!a.dump.empty()) {  // before the run whose results it will hold
+    if (Status s = CheckDumpTarget(a.dump, a.force); !s.ok()) return Fail(s.error());
   }
   return RunOnce(a, *cfg, a.backend == RunBackend::kRecord ? Backend::kRecord : Backend::kThreads);
 }

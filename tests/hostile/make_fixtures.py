@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""Writes the hostile inputs cases.txt refers to into DIR (the big ones are
+sparse or generated, so nothing large is stored or kept in memory).
+
+Usage: make_fixtures.py SEAM CONFIGS DIR
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def config(configs, name, **changes):
+    j = json.loads(open(os.path.join(configs, name)).read().replace("Infinity", '"Infinity"'))
+    j.update(changes)
+    return j
+
+
+def main():
+    seam, configs, d = sys.argv[1:4]
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    p = lambda name: os.path.join(d, name)  # noqa: E731
+
+    # ---- files that are not what they claim ----
+    with open(p("big.json"), "wb") as f:  # 20 GB, sparse
+        f.truncate(20 << 30)
+    os.mkfifo(p("fifo.json"))
+    os.symlink(p("loop_b.json"), p("loop_a.json"))
+    os.symlink(p("loop_a.json"), p("loop_b.json"))
+    os.makedirs(p("a_directory.json"))
+    write(p("empty.json"), "")
+    write(p("not_json.json"), "{\"model_type\": \"llama\",")
+    write(p("array.json"), "[1, 2, 3]")
+    write(p("nul.json"), "{\"model_type\": \"lla\0ma\"}")
+    write(p("deep.json"), "[" * 100000 + "]" * 100000)
+    write(p("deep_object.json"), "{\"a\":" * 10000 + "1" + "}" * 10000)
+
+    # ---- configs that parse but must be refused ----
+    llama = open(os.path.join(configs, "llama-3.1-8b.json")).read()
+    write(p("dup_key.json"), llama.replace("{", "{\"hidden_size\": 64,", 1))
+    for name, changes in {
+        "layers_huge.json": {"num_hidden_layers": 2147483647},
+        "layers_over_limit.json": {"num_hidden_layers": 100001},
+        "hidden_huge.json": {"hidden_size": 10**12},
+        "hidden_negative.json": {"hidden_size": -4096},
+        "hidden_float.json": {"hidden_size": 4096.5},
+        "hidden_string.json": {"hidden_size": "4096"},
+        "heads_zero.json": {"num_attention_heads": 0},
+        "kv_not_dividing.json": {"num_key_value_heads": 3},
+        "eps_zero.json": {"rms_norm_eps": 0},
+        "theta_negative.json": {"rope_theta": -1},
+        "vocab_zero.json": {"vocab_size": 0},
+        "unknown_type.json": {"model_type": "mistral"},
+        "type_number.json": {"model_type": 7},
+        "rope_unknown.json": {"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}},
+        "rope_not_object.json": {"rope_scaling": "llama3"},
+        "act_gelu.json": {"hidden_act": "gelu"},
+        "bias.json": {"attention_bias": True},
+    }.items():
+        j = json.loads(llama)
+        j.update(changes)
+        write(p(name), json.dumps(j))
+    # A MoE whose sizes stay within the importer's limits but whose products do not fit 32 bits.
+    j = config(configs, "qwen3-30b-a3b.json", hidden_size=10**7, num_experts_per_tok=1000, num_experts=1000,
+               num_attention_heads=8, num_key_value_heads=8, head_dim=8)
+    write(p("moe_overflow.json"), json.dumps(j))
+    j = config(configs, "nemotron-h-56b.json", hybrid_override_pattern="M-X")
+    write(p("pattern_bad.json"), json.dumps(j))
+    j = config(configs, "nemotron-super-49b.json")
+    j["block_configs"] = j["block_configs"][:3]
+    write(p("blocks_short.json"), json.dumps(j))
+    j = config(configs, "deepseek-v2-lite.json", topk_method="group_limited_greedy", n_group=7, topk_group=1)
+    write(p("groups_bad.json"), json.dumps(j))
+
+    # ---- plans ----
+    plan = subprocess.run([seam, "plan", "llama", "--tp", "2", "--format", "json"], capture_output=True,
+                          text=True, check=True).stdout
+    write(p("plan.json"), plan)
+    j = json.loads(plan)
+    j["element_bytes"] = 10**9
+    write(p("plan_element_bytes.json"), json.dumps(j))
+    write(p("plan_dup.json"), plan.replace("{", "{\"hidden\": 1,", 1))
+    write(p("plan_truncated.json"), plan[: len(plan) // 2])
+    j = json.loads(plan)
+    j["config"]["tp"] = 1 << 40
+    write(p("plan_tp_huge.json"), json.dumps(j))
+    text = subprocess.run([seam, "plan", "llama", "--tp", "2", "--format", "text"], capture_output=True, text=True,
+                          check=True).stdout
+    write(p("plan.txt"), text)
+    write(p("plan_garbage.txt"), text.replace("start-residual", "start-gossip", 1))
+
+    # ---- checkpoints ----
+    ck = p("ck")
+    subprocess.run([seam, "run", "llama", "--dump", ck], capture_output=True, check=True)
+    def variant(name, edit):
+        out = p(name)
+        shutil.copytree(ck, out)
+        edit(out)
+    variant("ck_no_config", lambda o: os.remove(os.path.join(o, "config.json")))
+    variant("ck_no_weights", lambda o: os.remove(os.path.join(o, "model.safetensors")))
+    def fifo_config(o):
+        os.remove(os.path.join(o, "config.json"))
+        os.mkfifo(os.path.join(o, "config.json"))
+    variant("ck_fifo_config", fifo_config)
+    def fifo_weights(o):
+        os.remove(os.path.join(o, "model.safetensors"))
+        os.mkfifo(os.path.join(o, "model.safetensors"))
+    variant("ck_fifo_weights", fifo_weights)
+    def many_layers(o):
+        c = json.load(open(os.path.join(o, "config.json")))
+        c["num_hidden_layers"] = 100000
+        json.dump(c, open(os.path.join(o, "config.json"), "w"))
+    variant("ck_many_layers", many_layers)
+    def huge_header(o):
+        with open(os.path.join(o, "model.safetensors"), "r+b") as f:
+            f.write(struct.pack("<Q", 1 << 62))
+    variant("ck_huge_header", huge_header)
+    def truncated(o):
+        path = os.path.join(o, "model.safetensors")
+        os.truncate(path, os.path.getsize(path) // 2)
+    variant("ck_truncated", truncated)
+    def escape_index(o):
+        os.remove(os.path.join(o, "model.safetensors"))
+        json.dump({"weight_map": {"model.norm.weight": "../../etc/passwd"}},
+                  open(os.path.join(o, "model.safetensors.index.json"), "w"))
+    variant("ck_index_escape", escape_index)
+    def sparse_weights(o):
+        path = os.path.join(o, "model.safetensors")
+        os.remove(path)
+        with open(path, "wb") as f:
+            f.truncate(20 << 30)
+    variant("ck_sparse_weights", sparse_weights)
+
+    # ---- dump targets ----
+    os.makedirs(p("dump_nonempty"))
+    write(p("dump_nonempty/notes.txt"), "mine")
+    os.makedirs(p("dump_real"))
+    os.symlink(p("dump_real"), p("dump_link"))
+    write(p("dump_file"), "not a directory")
+    os.makedirs(p("dump_fifo"))
+    os.mkfifo(p("dump_fifo/config.json"))
+    os.makedirs(p("dump_linked_file"))
+    os.symlink("/etc/passwd", p("dump_linked_file/inputs.safetensors"))
+
+
+if __name__ == "__main__":
+    main()

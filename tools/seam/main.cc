@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
             "refuse a run estimated to need more, e.g. 16G (default: the memory available now)");
   run_cmd->add_option("--seed", run.seed, "seed of the weights and the batch")->capture_default_str();
   run_cmd->add_option("--dump", run.dump, "write weights, inputs and outputs as safetensors into DIR");
-  run_cmd->add_option("--weights", run.weights, "load a Hugging Face llama checkpoint DIR instead of generating");
+  run_cmd->add_option("--weights", run.weights, "load a Hugging Face checkpoint DIR instead of generating");
   run_cmd->add_flag("--matrix", run.matrix, "run the model across a grid of configurations, one line each");
   run_cmd->add_flag("--full", run.full, "with --matrix: every pipeline split under every reduction");
   run_cmd->add_flag("--unfused", run.unfused, "bind add+norm as separate steps");

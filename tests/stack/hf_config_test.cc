@@ -1024,6 +1024,44 @@ TEST(HfConfigError, GatedDeltaNetValuesSeamDoesNotComputeAreRefused) {
   EXPECT_EQ(ImportError(missing), "test.json: missing key 'linear_num_key_heads'");
 }
 
+// transformers' Llama and Qwen3 take any hidden_act and optional biases;
+// seam's dense decoder runs SiLU without biases, so a config asking for
+// either is refused (by --hf-config and by --weights alike).
+TEST(HfConfigError, ADenseDecoderWithAnotherActivationOrBiasesIsRefused) {
+  for (const char* file : {"llama-3.1-8b.json", "qwen3-8b.json"}) {
+    SCOPED_TRACE(file);
+    const json base = DataJson(file);
+    const auto with = [&](const char* key, const json& v) {
+      json j = base;
+      j[key] = v;
+      return ImportError(j);
+    };
+    EXPECT_EQ(with("hidden_act", "gelu"), "test.json: hidden_act is 'gelu'; only 'silu' is supported");
+    EXPECT_EQ(with("hidden_act", std::string(100, 'x')),
+              "test.json: hidden_act is '" + std::string(40, 'x') + "'...; only 'silu' is supported");
+    EXPECT_EQ(with("hidden_act", 2), "test.json: key 'hidden_act' must be a string; found 2");
+    EXPECT_EQ(with("attention_bias", true), "test.json: attention_bias is true; biases are not supported");
+    EXPECT_EQ(with("attention_bias", "no"), "test.json: key 'attention_bias' must be true or false; found \"no\"");
+    // Absent, null or as seam runs: the model imports.
+    for (const auto& [key, value] : {std::pair<const char*, json>{"hidden_act", "silu"}, {"hidden_act", nullptr},
+                                     {"attention_bias", false}, {"attention_bias", nullptr}}) {
+      json j = base;
+      j[key] = value;
+      MustImport(j);
+      j.erase(key);
+      MustImport(j);
+    }
+  }
+  json llama = Llama();
+  llama["mlp_bias"] = true;
+  EXPECT_EQ(ImportError(llama), "test.json: mlp_bias is true; biases are not supported");
+  // Qwen3's config has no mlp_bias (its MLP never has biases): transformers
+  // ignores the key, and so does seam.
+  json qwen3 = DataJson("qwen3-8b.json");
+  qwen3["mlp_bias"] = true;
+  EXPECT_EQ(MustImport(qwen3).name, "qwen3");
+}
+
 TEST(HfConfigError, AnOddMergedZayaFfnWidthIsRejected) {
   json j = Zaya1Config();
   j["ffn_hidden_size"] = 4095;

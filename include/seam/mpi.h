@@ -40,10 +40,17 @@ class MpiProcess {
   // rank is; otherwise the first failure, its rank named unless every rank
   // failed the same way. A rank that does not answer in time ends the job.
   Status Agree(const Status& mine, double timeout_seconds) const;
+  // Whether every rank holds the same `mine` (a digest of its flags, model
+  // and seed): when one differs, an InvalidArgument naming it and both values.
+  Status AgreeOn(std::string_view what, const std::string& mine, double timeout_seconds) const;
   // Prints "seam: <message>" and, after `grace_seconds`, ends every
   // process of the job with `code` (the grace lets other ranks that gave
   // up waiting say whom they waited for).
   [[noreturn]] void Abort(const std::string& message, int code, double grace_seconds = 0) const;
+  // The grace a rank that gave up waiting leaves the others: ranks waiting on
+  // one silent rank give up within about this much of each other, so a hang
+  // ends within --timeout plus this, not twice --timeout.
+  static double AbortGrace(double timeout_seconds) { return timeout_seconds < 2.0 ? timeout_seconds : 2.0; }
 
  private:
   int rank_ = 0;
@@ -53,6 +60,8 @@ class MpiProcess {
 // The Comm of this process's rank for a configuration: collective over the
 // world (every rank builds the groups together).
 std::unique_ptr<Comm> MakeMpiComm(const MpiProcess& p, const ParallelConfig& cfg, const MpiOptions& o);
+// The communication calls an MPI rank has made (the count --fault's CALL refers to).
+int CommunicationCalls(const Comm& comm);
 
 // Runs this process's rank of the plans. Rank 0 receives the whole output
 // (every DP group's rows in batch order, every rank's stats); the others an

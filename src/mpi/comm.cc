@@ -79,6 +79,7 @@ class Requests {
 
 class MpiComm final : public Comm {
  public:
+  int calls() const { return calls_; }
   MpiComm(int rank, const ParallelConfig& cfg, const MpiOptions& o) : Comm(rank), options_(o) {
     int* ub = nullptr;
     int found = 0;
@@ -354,6 +355,12 @@ class MpiComm final : public Comm {
 
 std::unique_ptr<Comm> MakeMpiComm(const MpiProcess& p, const ParallelConfig& cfg, const MpiOptions& o) {
   return std::make_unique<MpiComm>(p.rank(), cfg, o);
+}
+
+int CommunicationCalls(const Comm& comm) {
+  const auto* mpi = dynamic_cast<const MpiComm*>(&comm);
+  SEAM_CHECK(mpi != nullptr, "CommunicationCalls counts an MPI rank's calls");
+  return mpi->calls();
 }
 
 }  // namespace seam

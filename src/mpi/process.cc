@@ -47,7 +47,8 @@ Status MpiProcess::Agree(const Status& mine, double timeout_seconds) const {
   try {
     all = mpi::AllGatherBytes(out, MPI_COMM_WORLD, timeout_seconds, "the ranks' setup");
   } catch (const mpi::PeerTimeout& e) {
-    Abort(fmt::format("rank {} stopped waiting: {}", rank_, e.what()), ExitStatusOf(e.error().code), timeout_seconds);
+    Abort(fmt::format("rank {} stopped waiting: {}", rank_, e.what()), ExitStatusOf(e.error().code),
+          AbortGrace(timeout_seconds));
   }
   int first = -1;
   bool same = true;
@@ -71,6 +72,28 @@ Status MpiProcess::Agree(const Status& mine, double timeout_seconds) const {
   }
   if (first < 0) return Status::Ok();
   return Error{static_cast<ErrorCode>(code), same ? message : fmt::format("rank {} failed: {}", first, message)};
+}
+
+Status MpiProcess::AgreeOn(std::string_view what, const std::string& mine, double timeout_seconds) const {
+  mpi::Bytes out;
+  out.String(mine);
+  std::vector<mpi::Bytes> all;
+  try {
+    all = mpi::AllGatherBytes(out, MPI_COMM_WORLD, timeout_seconds, "the ranks' " + std::string(what));
+  } catch (const mpi::PeerTimeout& e) {
+    Abort(fmt::format("rank {} stopped waiting: {}", rank_, e.what()), ExitStatusOf(e.error().code),
+          AbortGrace(timeout_seconds));
+  }
+  const std::string first = mpi::Reader(all.front()).String();
+  for (int r = 1; r < static_cast<int>(all.size()); ++r) {
+    const std::string theirs = mpi::Reader(all[static_cast<size_t>(r)]).String();
+    if (theirs != first) {
+      return InvalidArgument(fmt::format("the ranks disagree on {}: rank {} has {} but rank 0 has {}; start every rank "
+                                         "with the same flags",
+                                         what, r, theirs, first));
+    }
+  }
+  return Status::Ok();
 }
 
 void MpiProcess::Abort(const std::string& message, int code, double grace_seconds) const {

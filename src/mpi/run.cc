@@ -62,11 +62,22 @@ Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pip
                                        p.size(), p.size() == 1 ? "" : "es", cfg.tp, cfg.pp, WorldSize(cfg),
                                        WorldSize(cfg)));
   }
+  const Fault& fault = mpi.fault;
+  if (fault.rank >= p.size()) {
+    return InvalidArgument(fmt::format("--fault names rank {} but the job has ranks 0 to {}: it could never fire",
+                                       fault.rank, p.size() - 1));
+  }
   const auto start = std::chrono::steady_clock::now();
   std::vector<mpi::Bytes> all;
+  Status fired = Status::Ok();
   try {
     std::unique_ptr<Comm> comm = MakeMpiComm(p, cfg, mpi);
     const RankOutput mine = RunRankOf(m, plans, w, b, options, p.rank(), *comm);
+    // A fault asked for at a call this rank never made did not test anything.
+    if (fault.rank == p.rank() && fault.kind != FaultKind::kInput && CommunicationCalls(*comm) < fault.at_call) {
+      fired = InvalidArgument(fmt::format("--fault {}:{}@{} never fired: rank {} made {} communication calls", fault.rank,
+                                          Name(fault.kind), fault.at_call, fault.rank, CommunicationCalls(*comm)));
+    }
     all = mpi::GatherBytes(Encode(mine), MPI_COMM_WORLD, mpi.timeout_seconds, "the ranks' results");
   } catch (const mpi::PeerTimeout& e) {
     // Ranks waiting on one that stopped answering each name the rank they
@@ -74,11 +85,12 @@ Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pip
     // itself waiting: the grace lets the rank waiting on the silent one say
     // so before the job ends.
     p.Abort(fmt::format("rank {} stopped waiting: {}", p.rank(), e.what()), ExitStatusOf(e.error().code),
-            mpi.timeout_seconds);
+            MpiProcess::AbortGrace(mpi.timeout_seconds));
   } catch (const std::exception& e) {
     // Every other rank is ended with this one: no rank waits for it in vain.
     p.Abort(fmt::format("rank {} failed: {}", p.rank(), e.what()), 1);
   }
+  SEAM_RETURN_IF_ERROR(p.Agree(fired, mpi.timeout_seconds));
   if (!p.root()) return RunOutput{};
   std::vector<RankOutput> ranks;
   for (const mpi::Bytes& bytes : all) ranks.push_back(Decode(bytes));

@@ -154,6 +154,7 @@ struct SweepArgs {
   int max_stages = 5;
   int max_pp = 4;
   int jobs = 0;  // 0: one per hardware thread
+  double max_seconds = 600;  // the estimated time a sweep may take
 };
 
 int RunModels();

@@ -83,6 +83,9 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--max-stages", sweep.max_stages, "stacks of 1..N stages")->capture_default_str();
   sweep_cmd->add_option("--max-pp", sweep.max_pp, "cuts into at most N pipeline ranks")->capture_default_str();
   AddCount(*sweep_cmd, "--jobs", sweep.jobs, 1, kMaxJobs, "worker threads (default: one per hardware thread)");
+  AddParsed(*sweep_cmd, "--max-seconds", sweep.max_seconds, ParseSeconds,
+            "refuse a sweep estimated to take longer (default 600)")
+      ->default_str("600");
 
   FileArgs diff;
   CLI::App* diff_cmd = app.add_subcommand("diff", "compare two plans (JSON or text); exit 1 when they differ");

@@ -38,6 +38,20 @@ Expected<PreparedRun> Setup(const RunArgs& a, const ParallelConfig& cfg, const M
   return PrepareRun(a, cfg);
 }
 
+// What every rank must share to run one job: the model, the configuration,
+// the dtype, the seed and the batch, as words a user can compare.
+std::string Digest(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p) {
+  const Model& m = p.loaded.model;
+  size_t batch = 0;
+  for (const auto& r : p.batch.requests) {
+    for (int id : r) batch = batch * 1000003u + static_cast<size_t>(id) + 1;
+  }
+  return fmt::format("'{} ({} layers, hidden {}) {} dtype={} seed={} {} tokens in {} requests (batch hash {:x}) "
+                     "mpi-mode={} timeout={:g}'",
+                     m.name, m.num_layers, m.hidden, Describe(cfg), Name(p.dtype), a.seed, p.batch.tokens(),
+                     p.batch.requests.size(), batch, Name(a.mpi_mode.value_or(MpiMode::kCanonical)), a.timeout);
+}
+
 }  // namespace
 
 int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg) {
@@ -49,6 +63,7 @@ int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg) {
   if (!options) return fail(options.error());
   Expected<PreparedRun> p = Setup(a, cfg, *options, mpi.rank());
   if (Status s = mpi.Agree(p.status(), options->timeout_seconds); !s.ok()) return fail(s.error());
+  if (Status s = mpi.AgreeOn("the run", Digest(a, cfg, *p), options->timeout_seconds); !s.ok()) return fail(s.error());
   Expected<RunOutput> out = RunPlansOnMpi(mpi, p->loaded.model, p->plans, p->loaded.weights, p->batch,
                                           {.dtype = p->dtype, .timeout_seconds = a.timeout}, *options);
   if (!out) return fail(out.error());

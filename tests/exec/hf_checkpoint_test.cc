@@ -25,7 +25,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string FreshDir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("seam_hfc_" + name);
+  // Named by the test too: ctest runs the tests of one binary in parallel.
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       fmt::format("seam_hfc_{}.{}_{}", test->test_suite_name(), test->name(), name);
   fs::remove_all(dir);
   return dir.string();
 }

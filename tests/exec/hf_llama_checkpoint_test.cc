@@ -33,7 +33,10 @@ constexpr uint64_t kSeed = 7;
 
 // A fresh, empty directory for one test.
 std::string FreshDir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("seam_hf_" + name);
+  // Named by the test too: ctest runs the tests of one binary in parallel.
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       fmt::format("seam_hf_{}.{}_{}", test->test_suite_name(), test->name(), name);
   fs::remove_all(dir);
   return dir.string();
 }

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -168,6 +170,10 @@ int RunDiff(const FileArgs& a);
 // one of the two), cut to its first `layers` layers when that is above 0
 // (more than the model declares is an error).
 Expected<Model> ChooseModel(const std::string& name, const std::string& hf_config, int layers);
+
+// ", about N s left" at the rate since `start` (empty before the first or
+// after the last item): what a progress line adds.
+std::string TimeLeft(std::chrono::steady_clock::time_point start, int64_t done, int64_t total);
 
 // Prints the error to stderr and returns its exit code.
 int Fail(const Error& e);

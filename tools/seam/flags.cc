@@ -66,6 +66,12 @@ Expected<std::string> ParsePath(std::string_view text) {
   return std::string(text);
 }
 
+std::string TimeLeft(std::chrono::steady_clock::time_point start, int64_t done, int64_t total) {
+  if (done <= 0 || done >= total) return "";
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return fmt::format(", about {:.0f} s left", elapsed * static_cast<double>(total - done) / static_cast<double>(done));
+}
+
 Expected<RunBackend> ParseRunBackend(std::string_view text) {
   if (text == "threads") return RunBackend::kThreads;
   if (text == "record") return RunBackend::kRecord;

@@ -168,8 +168,10 @@ int RunGrid(const RunArgs& a) {
   const Model& m = loaded->model;
   MatrixOptions options{.tokens = a.tokens, .requests = a.requests, .seed = a.seed};
   if (isatty(STDERR_FILENO)) {
-    options.progress = [](size_t done, size_t total) {
-      std::cerr << fmt::format("\r{}/{} configurations", done, total) << (done == total ? "\n" : "") << std::flush;
+    options.progress = [start = std::chrono::steady_clock::now()](size_t done, size_t total) {
+      std::cerr << fmt::format("\r{}/{} configurations{}   ", done, total,
+                               TimeLeft(start, static_cast<int64_t>(done), static_cast<int64_t>(total)))
+                << (done == total ? "\n" : "") << std::flush;
     };
   }
   Expected<std::vector<MatrixRow>> rows = RunMatrix(m, MatrixCases(m, a.full), options);

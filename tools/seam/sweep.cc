@@ -18,10 +18,7 @@ void ProgressBar(int64_t done, int64_t total) {
   static const auto start = std::chrono::steady_clock::now();
   constexpr int kWidth = 40;
   const int filled = total == 0 ? kWidth : static_cast<int>(kWidth * done / total);
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string left =
-      done > 0 && done < total ? fmt::format(", about {:.0f} s left", elapsed * static_cast<double>(total - done) / static_cast<double>(done))
-                               : "";
+  const std::string left = TimeLeft(start, done, total);
   std::cerr << fmt::format("\r[{}{}] {:3}% {}/{}{}   ", std::string(static_cast<size_t>(filled), '#'),
                            std::string(static_cast<size_t>(kWidth - filled), '.'),
                            total == 0 ? 100 : 100 * done / total, done, total, left)

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -12,6 +13,16 @@
 #include "seam/model.h"
 
 namespace seam::testing {
+
+// A fresh, empty directory for one test, named by the test and `name`:
+// ctest runs the tests of one binary in parallel, so no two share one.
+inline std::string FreshTestDir(const std::string& name) {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                    (std::string("seam_") + test->test_suite_name() + "." + test->name() + "_" + name);
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
 
 // A stack of single-stage layers from letters: A always-partial attention,
 // R attention that reduces itself, M mixer, F dense FFN, E sparse FFN (top-2),

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "io/hf_checkpoint_internal.h"
 #include "seam/files.h"
-#include "seam/hf_config.h"
 #include "seam/safetensors.h"
 #include "stack/hf_reader.h"
 
@@ -160,19 +160,21 @@ Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir) {
   const std::string config_path = (fs::path(dir) / "config.json").string();
   Expected<std::string> text = ReadFileAtMost(config_path, kMaxConfigBytes);
   if (!text) return text.error();
-  Expected<Model> model = ModelFromHfConfig(*text, config_path);
-  if (!model) return model.error();
+  // One parse serves the importer and the key it does not read.
+  Expected<nlohmann::json> j = hf::ParseConfigJson(*text, config_path);
+  if (!j) return j.error();
+  std::optional<Model> model;
+  bool tied = false;
+  try {
+    const hf::Reader r(*j, config_path);
+    model = hf::ImportModel(r);
+    tied = r.BoolOr("tie_word_embeddings", false);
+  } catch (const Failure& e) {
+    return e.error();
+  }
   if (!HasHfForm(*model)) {
     return InvalidArgument(fmt::format("{}: seam reads no checkpoint of model_type '{}'", config_path,
                                        model->hf_type));
-  }
-  Expected<nlohmann::json> j = hf::ParseConfigJson(*text, config_path);
-  if (!j) return j.error();
-  bool tied = false;
-  try {
-    tied = hf::Reader(*j, config_path).BoolOr("tie_word_embeddings", false);
-  } catch (const Failure& e) {
-    return e.error();
   }
   Expected<CheckpointTensors> tensors = CheckpointTensors::Open(dir);
   if (!tensors) return tensors.error();

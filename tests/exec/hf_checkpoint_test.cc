@@ -17,21 +17,13 @@
 
 #include "seam/hf_config.h"
 #include "seam/safetensors.h"
+#include "testing.h"
 
 namespace seam {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string FreshDir(const std::string& name) {
-  // Named by the test too: ctest runs the tests of one binary in parallel.
-  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(::testing::TempDir()) /
-                       fmt::format("seam_hfc_{}.{}_{}", test->test_suite_name(), test->name(), name);
-  fs::remove_all(dir);
-  return dir.string();
-}
 
 Model Catalogued(const std::string& name) {
   Expected<Model> m = CatalogueModel(name);
@@ -46,7 +38,7 @@ Weights Generated(const Model& m, Dtype dtype = Dtype::kF32) {
 }
 
 std::string MustWrite(const std::string& name, const Model& m, Dtype dtype = Dtype::kF32) {
-  const std::string dir = FreshDir(name);
+  const std::string dir = testing::FreshTestDir(name);
   Status s = WriteHfCheckpoint(dir, m, Generated(m, dtype), dtype, 7);
   EXPECT_TRUE(s.ok()) << s.error().message;
   return dir;
@@ -100,7 +92,7 @@ TEST(HfCheckpoint, EveryFamilyRoundTripsItsModelAndWeightsBitForBit) {
 TEST(HfCheckpoint, AFamilyWithoutATransformersFormIsRefused) {
   const Model m = Catalogued("mhc");
   EXPECT_FALSE(HasHfForm(m));
-  Status s = WriteHfCheckpoint(FreshDir("mhc"), m, Generated(m), Dtype::kF32, 7);
+  Status s = WriteHfCheckpoint(testing::FreshTestDir("mhc"), m, Generated(m), Dtype::kF32, 7);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message, "model 'mhc' has no Hugging Face form (model_type '')");
 }

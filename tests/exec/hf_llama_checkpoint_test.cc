@@ -22,6 +22,7 @@
 #include "seam/dump.h"
 #include "seam/families.h"
 #include "seam/safetensors.h"
+#include "testing.h"
 
 namespace seam {
 namespace {
@@ -30,16 +31,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr uint64_t kSeed = 7;
-
-// A fresh, empty directory for one test.
-std::string FreshDir(const std::string& name) {
-  // Named by the test too: ctest runs the tests of one binary in parallel.
-  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(::testing::TempDir()) /
-                       fmt::format("seam_hf_{}.{}_{}", test->test_suite_name(), test->name(), name);
-  fs::remove_all(dir);
-  return dir.string();
-}
 
 std::string ConfigPath(const std::string& dir) { return (fs::path(dir) / "config.json").string(); }
 std::string StPath(const std::string& dir) { return (fs::path(dir) / "model.safetensors").string(); }
@@ -64,7 +55,7 @@ Weights Generated(const Model& m) {
 }
 
 std::string MustWrite(const std::string& name, const Model& m, const Weights& w, Dtype dtype = Dtype::kF32) {
-  const std::string dir = FreshDir(name);
+  const std::string dir = testing::FreshTestDir(name);
   Status s = WriteHfCheckpoint(dir, m, w, dtype, kSeed);
   EXPECT_TRUE(s.ok()) << s.error().message;
   return dir;
@@ -271,7 +262,7 @@ TEST(HfLlama, SafetensorsLayout) {
 }
 
 TEST(HfLlama, WriteCreatesNestedDirectories) {
-  const std::string dir = (fs::path(FreshDir("nested")) / "a" / "b").string();
+  const std::string dir = (fs::path(testing::FreshTestDir("nested")) / "a" / "b").string();
   const Model m = Tiny();
   ASSERT_TRUE(WriteHfCheckpoint(dir, m, Generated(m), Dtype::kF32, kSeed).ok());
   EXPECT_TRUE(Read(dir).ok());
@@ -308,12 +299,12 @@ TEST(HfLlama, RopeThetaMayBeAnInteger) {
 // its limits and its defaults are the same as for `--hf-config`.
 TEST(HfLlamaConfig, AnotherModelTypeReadsTheTensorsAsThatFamily) {
   EXPECT_EQ(ConfigError("mistral", [](json& j) { j["model_type"] = "mistral"; }),
-            ConfigPath(FreshDir("mistral")) + ": unknown model_type \"mistral\"; known: llama, qwen3, qwen3_moe, "
+            ConfigPath(testing::FreshTestDir("mistral")) + ": unknown model_type \"mistral\"; known: llama, qwen3, qwen3_moe, "
                                               "gpt_oss, deepseek_v2, deepseek_v3, kimi_k2, nemotron_h, zaya, "
                                               "qwen3_next, nemotron-nas, deepseek_v4");
   // A Qwen3 norms each head's query and key: the Llama's tensors lack those norms.
   EXPECT_EQ(ConfigError("qwen3", [](json& j) { j["model_type"] = "qwen3"; }),
-            StPath(FreshDir("qwen3")) + ": missing tensor 'model.layers.0.self_attn.k_norm.weight'");
+            StPath(testing::FreshTestDir("qwen3")) + ": missing tensor 'model.layers.0.self_attn.k_norm.weight'");
 }
 
 TEST(HfLlamaConfig, RequiredKeys) {
@@ -321,12 +312,12 @@ TEST(HfLlamaConfig, RequiredKeys) {
                           "vocab_size"}) {
     const std::string name = std::string("missing_") + key;
     EXPECT_EQ(ConfigError(name, [&](json& j) { j.erase(key); }),
-              ConfigPath(FreshDir(name)) + ": missing key '" + key + "'");
+              ConfigPath(testing::FreshTestDir(name)) + ": missing key '" + key + "'");
   }
 }
 
 TEST(HfLlamaConfig, WrongJsonTypes) {
-  const std::string p = ConfigPath(FreshDir("types"));
+  const std::string p = ConfigPath(testing::FreshTestDir("types"));
   auto error = [&](const std::function<void(json&)>& edit) { return ConfigError("types", edit); };
   EXPECT_EQ(error([](json& j) { j["model_type"] = 1; }), p + ": key 'model_type' must be a string; found 1");
   EXPECT_EQ(error([](json& j) { j["hidden_size"] = "8"; }),
@@ -370,7 +361,7 @@ TEST(HfLlamaConfig, MissingConfigFile) {
 
 TEST(HfLlamaConfig, HeadsNotDivisibleByKvHeads) {
   EXPECT_EQ(ConfigError("kv3", [](json& j) { j["num_key_value_heads"] = 3; }),
-            ConfigPath(FreshDir("kv3")) + ": num_attention_heads 2 is not divisible by num_key_value_heads 3");
+            ConfigPath(testing::FreshTestDir("kv3")) + ": num_attention_heads 2 is not divisible by num_key_value_heads 3");
 }
 
 TEST(HfLlamaConfig, MissingKvHeadsDefaultsToHeads) {
@@ -385,7 +376,7 @@ TEST(HfLlamaConfig, MissingKvHeadsDefaultsToHeads) {
 // the file shows first in layer 0's k_proj.
 TEST(HfLlamaConfig, HeadDimInconsistentWithTheProjections) {
   EXPECT_EQ(ConfigError("head_dim2", [](json& j) { j["head_dim"] = 2; }),
-            StPath(FreshDir("head_dim2")) +
+            StPath(testing::FreshTestDir("head_dim2")) +
                 ": tensor 'model.layers.0.self_attn.k_proj.weight' has shape [4, 8]; expected [2, 8]");
 }
 
@@ -404,7 +395,7 @@ TEST(HfLlamaConfig, MissingHeadDimWithIndivisibleHidden) {
                           j["num_attention_heads"] = 3;
                           j["num_key_value_heads"] = 1;
                         }),
-            ConfigPath(FreshDir("indivisible")) +
+            ConfigPath(testing::FreshTestDir("indivisible")) +
                 ": head_dim is not given and hidden_size 8 is not divisible by num_attention_heads 3");
 }
 
@@ -431,7 +422,7 @@ TEST(HfLlamaConfig, Llama3RopeScalingIsReadAndWrittenBack) {
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->model.dims->rope_scaling, d.rope_scaling);
   EXPECT_EQ(ConfigError("rope_partial", [](json& j) { j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}}; }),
-            ConfigPath(FreshDir("rope_partial")) +
+            ConfigPath(testing::FreshTestDir("rope_partial")) +
                 ": missing key 'rope_scaling.low_freq_factor' (a llama3 rope_scaling needs factor, low_freq_factor, "
                 "high_freq_factor and original_max_position_embeddings)");
 }
@@ -452,14 +443,14 @@ TEST(HfLlamaConfig, NormEpsilonAndRopeThetaTakeHfDefaults) {
 // tests/stack/hf_config_test.cc): the checkpoint reader says the same.
 TEST(HfLlamaConfig, OnlySilu) {
   EXPECT_EQ(ConfigError("gelu", [](json& j) { j["hidden_act"] = "gelu"; }),
-            ConfigPath(FreshDir("gelu")) + ": hidden_act is 'gelu'; only 'silu' is supported");
+            ConfigPath(testing::FreshTestDir("gelu")) + ": hidden_act is 'gelu'; only 'silu' is supported");
 }
 
 TEST(HfLlamaConfig, NoBiases) {
   EXPECT_EQ(ConfigError("attn_bias", [](json& j) { j["attention_bias"] = true; }),
-            ConfigPath(FreshDir("attn_bias")) + ": attention_bias is true; biases are not supported");
+            ConfigPath(testing::FreshTestDir("attn_bias")) + ": attention_bias is true; biases are not supported");
   EXPECT_EQ(ConfigError("mlp_bias", [](json& j) { j["mlp_bias"] = true; }),
-            ConfigPath(FreshDir("mlp_bias")) + ": mlp_bias is true; biases are not supported");
+            ConfigPath(testing::FreshTestDir("mlp_bias")) + ": mlp_bias is true; biases are not supported");
 }
 
 // ---- tensor errors ----
@@ -469,7 +460,7 @@ TEST(HfLlamaTensors, MissingTensor) {
                         [](std::vector<StTensor>& t) {
                           std::erase_if(t, [](const StTensor& s) { return s.name == "model.layers.1.mlp.up_proj.weight"; });
                         }),
-            StPath(FreshDir("missing")) + ": missing tensor 'model.layers.1.mlp.up_proj.weight'");
+            StPath(testing::FreshTestDir("missing")) + ": missing tensor 'model.layers.1.mlp.up_proj.weight'");
 }
 
 TEST(HfLlamaTensors, WrongShape) {
@@ -478,13 +469,13 @@ TEST(HfLlamaTensors, WrongShape) {
                           StTensor& s = Find(t, "model.layers.1.mlp.down_proj.weight");
                           s.shape = {12, 8};  // transposed
                         }),
-            StPath(FreshDir("shape")) +
+            StPath(testing::FreshTestDir("shape")) +
                 ": tensor 'model.layers.1.mlp.down_proj.weight' has shape [12, 8]; expected [8, 12]");
 }
 
 TEST(HfLlamaTensors, NormsAreOneDimensional) {
   EXPECT_EQ(TensorError("norm2d", [](std::vector<StTensor>& t) { Find(t, "model.norm.weight").shape = {1, 8}; }),
-            StPath(FreshDir("norm2d")) + ": tensor 'model.norm.weight' has shape [1, 8]; expected [8]");
+            StPath(testing::FreshTestDir("norm2d")) + ": tensor 'model.norm.weight' has shape [1, 8]; expected [8]");
 }
 
 // A weight that is not finite is refused on load, naming it and the element;
@@ -517,7 +508,7 @@ TEST(HfLlamaTensors, ExtraTensor) {
                           t.push_back({.name = "model.layers.2.input_layernorm.weight", .shape = {8},
                                        .floats = std::vector<float>(8)});
                         }),
-            StPath(FreshDir("extra")) +
+            StPath(testing::FreshTestDir("extra")) +
                 ": unexpected tensor 'model.layers.0.self_attn.rotary_emb.inv_freq' (not a weight of this 2-layer "
                 "llama)");
 }
@@ -530,7 +521,7 @@ TEST(HfLlamaTensors, IntegerDtype) {
                           s.ints.assign(8, 1);
                           s.floats.clear();
                         }),
-            StPath(FreshDir("int")) + ": tensor 'model.norm.weight' has dtype I64; expected F32 or BF16");
+            StPath(testing::FreshTestDir("int")) + ": tensor 'model.norm.weight' has dtype I64; expected F32 or BF16");
 }
 
 // The first F32 tensor in name order is lm_head.weight.
@@ -539,7 +530,7 @@ TEST(HfLlamaTensors, MixedDtypes) {
                         [](std::vector<StTensor>& t) {
                           Find(t, "model.layers.1.self_attn.v_proj.weight").dtype = StDtype::kBf16;
                         }),
-            StPath(FreshDir("mixed")) +
+            StPath(testing::FreshTestDir("mixed")) +
                 ": tensor 'lm_head.weight' is F32 but 'model.layers.1.self_attn.v_proj.weight' is BF16; "
                 "every weight must have one dtype");
 }
@@ -549,7 +540,7 @@ TEST(HfLlamaTensors, LmHeadRequiredUnlessTied) {
     std::erase_if(t, [](const StTensor& s) { return s.name == "lm_head.weight"; });
   };
   EXPECT_EQ(TensorError("untied", drop_head),
-            StPath(FreshDir("untied")) + ": missing tensor 'lm_head.weight' (tie_word_embeddings is false)");
+            StPath(testing::FreshTestDir("untied")) + ": missing tensor 'lm_head.weight' (tie_word_embeddings is false)");
 
   const Model m = Tiny();
   const Weights w = Generated(m);
@@ -652,7 +643,7 @@ TEST(HfLlamaTensors, MalformedSafetensorsNamesTheFile) {
 // ---- the writer checks the model and its weights ----
 
 TEST(HfLlamaWrite, RefusesWeightsThatDoNotFitTheModel) {
-  const std::string dir = FreshDir("bad_weights");
+  const std::string dir = testing::FreshTestDir("bad_weights");
   const Model m = Tiny();
   auto error = [&](const std::function<void(std::map<std::string, Tensor>&)>& edit) {
     std::map<std::string, Tensor> w = Generated(m).all();
@@ -688,7 +679,7 @@ TEST(HfLlamaWrite, AWeightTheModelDoesNotRunWithIsNotWritten) {
 // The config it writes must read back as the model that ran: a model that
 // is no Llama under model_type "llama" is refused.
 TEST(HfLlamaWrite, RefusesAModelItsConfigCannotDescribe) {
-  const std::string dir = FreshDir("bad_model");
+  const std::string dir = testing::FreshTestDir("bad_model");
   auto error = [&](const std::function<void(ModelDims&)>& edit) {
     ModelDims d = TinyDims();
     edit(d);

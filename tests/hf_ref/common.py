@@ -90,6 +90,41 @@ def llama3_inv_freq(dim, theta, s):
     return np.where(medium, smoothed, scaled)
 
 
+def get_mscale(scale, mscale=1.0):
+    """YaRN's magnitude correction (`get_mscale` in transformers' rope utils)."""
+    return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+
+def yarn_inv_freq(dim, base, factor, original, s):
+    """`_compute_yarn_parameters` once factor and the original length are
+    known: (inv_freq, attention_factor). `s` holds the optional keys
+    (attention_factor, mscale, mscale_all_dim, beta_fast, beta_slow, truncate)."""
+    attention_factor = s.get("attention_factor")
+    mscale, mscale_all_dim = s.get("mscale"), s.get("mscale_all_dim")
+    if attention_factor is None:
+        if mscale and mscale_all_dim:
+            attention_factor = get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
+        else:
+            attention_factor = get_mscale(factor)
+    beta_fast = s.get("beta_fast") or 32
+    beta_slow = s.get("beta_slow") or 1
+
+    def correction_dim(rotations):
+        return (dim * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if s.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0, 1)
+    extrapolation_factor = 1 - ramp
+    pos_freqs = base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
+    inv = (1.0 / (factor * pos_freqs)) * (1 - extrapolation_factor) + (1.0 / pos_freqs) * extrapolation_factor
+    return inv, float(attention_factor)
+
+
 def rotate_half(x, cos, sin):
     """x: [tokens, heads, dim]; cos/sin: [tokens, dim/2]. Pairs i with i + dim/2."""
     c = np.concatenate([cos, cos], axis=-1)[:, None, :]

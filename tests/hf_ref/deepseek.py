@@ -42,11 +42,10 @@ Layer i is MoE when i >= first_k_dense_replace (transformers does not read
 moe_layer_freq; kimi_k2's remote code also asks i % moe_layer_freq == 0).
 MoE output = sum_k w_k expert_k(x) + shared_experts(x), experts SwiGLU.
 """
-import math
 
 import numpy as np
 
-from common import causal_attention, default_inv_freq, rms_norm, sigmoid, silu, softmax
+from common import causal_attention, default_inv_freq, get_mscale, rms_norm, sigmoid, silu, softmax, yarn_inv_freq
 
 # Constructor defaults of the config classes, for keys a config.json leaves out.
 V2_DEFAULTS = dict(
@@ -89,42 +88,11 @@ def rope_parameters(c):
     return s
 
 
-def get_mscale(scale, mscale=1.0):
-    if scale <= 1:
-        return 1.0
-    return 0.1 * mscale * math.log(scale) + 1.0
-
-
 def yarn(dim, c, s):
-    """`_compute_yarn_parameters`: (inv_freq, attention_factor)."""
-    base = s["rope_theta"]
-    factor = float(s["factor"])
+    """`_compute_yarn_parameters`: (inv_freq, attention_factor); the original
+    length defaults to max_position_embeddings."""
     original = s.get("original_max_position_embeddings") or c.raw["max_position_embeddings"]
-    attention_factor = s.get("attention_factor")
-    mscale, mscale_all_dim = s.get("mscale"), s.get("mscale_all_dim")
-    if attention_factor is None:
-        if mscale and mscale_all_dim:
-            attention_factor = get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
-        else:
-            attention_factor = get_mscale(factor)
-    beta_fast = s.get("beta_fast") or 32
-    beta_slow = s.get("beta_slow") or 1
-
-    def correction_dim(rotations):
-        return (dim * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(base))
-
-    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
-    if s.get("truncate", True):
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, dim - 1)
-    if low == high:
-        high += 0.001
-    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0, 1)
-    extrapolation_factor = 1 - ramp
-    pos_freqs = base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
-    extrapolation, interpolation = 1.0 / pos_freqs, 1.0 / (factor * pos_freqs)
-    inv = interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor
-    return inv, float(attention_factor)
+    return yarn_inv_freq(dim, s["rope_theta"], float(s["factor"]), original, s)
 
 
 def rotary(c, dim):

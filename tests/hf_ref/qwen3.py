@@ -7,11 +7,10 @@ configuration the way transformers' config classes do, the rope types they
 can name (default, linear, llama3, yarn), the attention of one layer and the
 dense MLP.
 """
-import math
 
 import numpy as np
 
-from common import causal_attention, default_inv_freq, llama3_inv_freq, rms_norm, rotate_half, silu
+from common import causal_attention, default_inv_freq, llama3_inv_freq, rms_norm, rotate_half, silu, yarn_inv_freq as common_yarn
 
 
 # ----------------------------------------------------------------------------
@@ -38,40 +37,13 @@ def rope_parameters(cfg, family_default=None):
 
 
 def yarn_inv_freq(dim, p, max_position_embeddings):
-    """`_compute_yarn_parameters`: (inv_freq, attention_factor)."""
-    base = p["rope_theta"]
-    factor = p.get("factor")
+    """`_compute_yarn_parameters`: (inv_freq, attention_factor); a missing
+    factor is max_position_embeddings over the original length."""
     old = p["original_max_position_embeddings"]
+    factor = p.get("factor")
     if factor is None:
         factor = max_position_embeddings / old
-
-    def get_mscale(scale, mscale=1.0):
-        return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
-
-    attention_factor = p.get("attention_factor")
-    mscale, mscale_all_dim = p.get("mscale"), p.get("mscale_all_dim")
-    if attention_factor is None:
-        if mscale and mscale_all_dim:
-            attention_factor = get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
-        else:
-            attention_factor = get_mscale(factor)
-    beta_fast = p.get("beta_fast") or 32
-    beta_slow = p.get("beta_slow") or 1
-
-    def correction_dim(rotations):
-        return (dim * math.log(old / (rotations * 2 * math.pi))) / (2 * math.log(base))
-
-    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
-    if p.get("truncate", True):
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, dim - 1)
-    if low == high:
-        high += 0.001
-    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0, 1)
-    extrapolation_factor = 1 - ramp
-    pos_freqs = base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
-    inv = (1.0 / (factor * pos_freqs)) * (1 - extrapolation_factor) + (1.0 / pos_freqs) * extrapolation_factor
-    return inv, attention_factor
+    return common_yarn(dim, p["rope_theta"], factor, old, p)
 
 
 def rope_cos_sin(cfg, dim, positions, family_default=None):

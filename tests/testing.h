@@ -45,9 +45,13 @@ inline Model StackOf(std::string_view letters, int hidden = 64) {
           .layer = [stages](int i) { return std::vector{stages[static_cast<size_t>(i)]}; }};
 }
 
+// 4-byte activations on the wire: the byte counts docs/binding.md's worked
+// examples state.
+inline constexpr WireDtypes kFp32Wire{.act = WireDtype::kFp32, .dispatch = WireDtype::kFp32};
+
 // Binds with the verifier on; a rejection or a violation fails the test.
-inline Plan MustBind(const Model& m, const ParallelConfig& cfg) {
-  Expected<Plan> p = BindChecked(m, cfg, 0);
+inline Plan MustBind(const Model& m, const ParallelConfig& cfg, const BindOptions& options = {}) {
+  Expected<Plan> p = BindChecked(m, cfg, 0, options);
   if (!p) throw std::runtime_error("bind failed: " + p.error().message);
   return *std::move(p);
 }

@@ -26,6 +26,9 @@ struct BindOptions {
   // Complete a sum, add and norm as one fused step where nothing moves in
   // between; false binds the three as separate steps (the same bits).
   bool fuse = true;
+  // The dtypes activations cross the wire in (the plan's bytes; the binder's
+  // steps do not depend on them).
+  WireDtypes wire;
   // The stages the rank actually built, one list per layer it holds; checked
   // against the model's declaration function when given.
   std::optional<std::vector<std::vector<StageDecl>>> built;

@@ -19,6 +19,7 @@
 #include "seam/layout.h"
 #include "seam/stage.h"
 #include "seam/step_kind.h"
+#include "seam/wire.h"
 
 namespace seam {
 
@@ -93,15 +94,11 @@ struct LinePlan {
   bool operator==(const LinePlan&) const = default;
 };
 
-// An activation element on the wire is at most 8 bytes (fp64); a plan file
-// claiming more is refused when read.
-inline constexpr int kMaxElementBytes = 8;
-
 struct PlanHeader {
   std::string model;
   int hidden = 0;
   int residual_streams = 1;
-  int element_bytes = 4;  // bytes per activation element on the wire
+  WireDtypes wire;  // the dtypes activations cross the wire in
   ParallelConfig config;
   int pp_rank = 0;
   int first_layer = 0;

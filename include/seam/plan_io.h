@@ -34,8 +34,8 @@ std::string ToJson(const Plan& plan);
 // names the JSON path of the first bad field.
 Expected<Plan> PlanFromJson(std::string_view text);
 
-// A pipeline of one rank is written as that rank's plan; of several, as
-// {"seam_pipeline": 1, "ranks": [plan, ...]}. The reader takes either.
+// A pipeline is always written as {"seam_pipeline": 2, "ranks": [plan, ...]},
+// even of one rank; the reader also takes one plan on its own.
 std::string ToJson(const Pipeline& ranks);
 Expected<Pipeline> PipelineFromJson(std::string_view text);
 
@@ -43,7 +43,7 @@ Expected<Pipeline> PipelineFromJson(std::string_view text);
 // indentation (spaces) for structure; blank lines and lines starting with #
 // are skipped. A pipeline is its ranks' plans one after another.
 //
-//   plan llama hidden=64 streams=1 bytes=4 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no
+//   plan llama hidden=64 streams=1 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no
 //        pp=1 split=- pp_rank=0 layers=0..4          (one line)
 //   line ordinary                                    (a batch variant)
 //     receive STEP                                   (from_pp, later ranks)

@@ -90,6 +90,7 @@ std::vector<StageRef> WithNeighbours(const std::vector<StageRef>& stages, const 
 
 Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, const BindOptions& options) {
   SEAM_RETURN_IF_ERROR(CheckModel(model));
+  SEAM_RETURN_IF_ERROR(Validate(options.wire));
   Expected<std::vector<LayerRange>> ranges = SplitLayers(cfg, model.num_layers);
   if (!ranges) return ranges.error();
   if (pp_rank < 0 || pp_rank >= cfg.pp) {
@@ -117,7 +118,7 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   ParallelConfig resolved = cfg;
   resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"
   Plan plan({.model = model.name, .hidden = model.hidden, .residual_streams = model.residual_streams,
-             .config = resolved, .pp_rank = pp_rank, .first_layer = range.first, .last_layer = range.last},
+             .wire = options.wire, .config = resolved, .pp_rank = pp_rank, .first_layer = range.first, .last_layer = range.last},
             std::move(lines));
   return plan;
 }

@@ -19,7 +19,8 @@ class Differ {
     Field("model", a.model, b.model);
     Field("hidden", a.hidden, b.hidden);
     Field("residual_streams", a.residual_streams, b.residual_streams);
-    Field("element_bytes", a.element_bytes, b.element_bytes);
+    Field("act_dtype", std::string(Name(a.wire.act)), std::string(Name(b.wire.act)));
+    Field("dispatch_dtype", std::string(Name(a.wire.dispatch)), std::string(Name(b.wire.dispatch)));
     Field("config", Describe(a.config), Describe(b.config));
     Field("pp_rank", a.pp_rank, b.pp_rank);
     Field("layers", fmt::format("{}..{}", a.first_layer, a.last_layer), fmt::format("{}..{}", b.first_layer, b.last_layer));

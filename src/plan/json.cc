@@ -12,7 +12,9 @@ namespace seam {
 namespace {
 
 using nlohmann::json;
-constexpr int kFormatVersion = 1;
+// Format 2: wire dtypes instead of a byte count; a pipeline is always written
+// as one, even of one rank.
+constexpr int kFormatVersion = 2;
 
 // ---- writing ----
 
@@ -221,7 +223,7 @@ Plan ReadPlan(const Node& n) {
   PlanHeader h{.model = n["model"].String(),
                .hidden = n["hidden"].Int(1),
                .residual_streams = n["residual_streams"].Int(1),
-               .element_bytes = n["element_bytes"].Int(1, kMaxElementBytes),
+               .wire = {.act = n["act_dtype"].As(ParseWireDtype), .dispatch = n["dispatch_dtype"].As(ParseWireDtype)},
                .config = ReadConfig(n["config"]),
                .pp_rank = n["pp_rank"].Int(),
                .first_layer = layers[0].Int(),
@@ -253,7 +255,8 @@ json PlanDoc(const Plan& plan) {
   }
   const json doc = {{"seam_plan", kFormatVersion}, {"model", h.model},
                     {"hidden", h.hidden},          {"residual_streams", h.residual_streams},
-                    {"element_bytes", h.element_bytes}, {"config", ConfigJson(h.config)},
+                    {"act_dtype", Name(h.wire.act)}, {"dispatch_dtype", Name(h.wire.dispatch)},
+                    {"config", ConfigJson(h.config)},
                     {"pp_rank", h.pp_rank},        {"layers", {h.first_layer, h.last_layer}},
                     {"lines", lines}};
   return doc;
@@ -274,7 +277,6 @@ Pipeline ReadPipeline(const Node& n) {
 std::string ToJson(const Plan& plan) { return PlanDoc(plan).dump(2) + "\n"; }
 
 std::string ToJson(const Pipeline& ranks) {
-  if (ranks.size() == 1) return ToJson(ranks.front());
   json docs = json::array();
   for (const Plan& p : ranks) docs.push_back(PlanDoc(p));
   return json{{"seam_pipeline", kFormatVersion}, {"ranks", docs}}.dump(2) + "\n";

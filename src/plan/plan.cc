@@ -19,6 +19,19 @@ const LinePlan* Plan::line(Variant v) const {
   return nullptr;
 }
 
+namespace {
+
+// Bytes of one token's buffer on the wire. A dispatch sends one hidden-wide
+// row per expert it goes to (its width is top_k x hidden), each with its own
+// scales when it goes in fp8.
+double WireBytes(const Step& s, const PlanHeader& h) {
+  if (s.kind != StepKind::kDispatch) return RowBytes(h.wire.act, s.width);
+  if (h.hidden > 0 && s.width % h.hidden == 0) return (s.width / h.hidden) * RowBytes(h.wire.dispatch, h.hidden);
+  return RowBytes(h.wire.dispatch, s.width);
+}
+
+}  // namespace
+
 double BytesPerToken(const Step& s, const PlanHeader& h) {
   const Traffic traffic = Spec(s.kind).traffic;
   if (traffic == Traffic::kNone || !s.group) return 0.0;  // a group-less collective is the verifier's to report
@@ -26,7 +39,7 @@ double BytesPerToken(const Step& s, const PlanHeader& h) {
   const double share = static_cast<double>(n - 1) / n;
   // The logical buffer: the ungathered side for a sum, the gathered side for a gather.
   const Rows rows = s.kind == StepKind::kAllGather ? s.rows_out : s.rows_in;
-  const double buffer = static_cast<double>(s.width) * h.element_bytes * RowFraction(h.config, rows);
+  const double buffer = WireBytes(s, h) * RowFraction(h.config, rows);
   switch (traffic) {
     case Traffic::kNone:
     case Traffic::kAtTheSender: return 0.0;

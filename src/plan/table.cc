@@ -93,6 +93,15 @@ void AddSteps(std::vector<Row>& rows, const std::vector<Step>& steps, std::strin
   if (rows.size() > first) rows[first][2] = std::string(label);
 }
 
+// The dtype every byte count below is in.
+std::string WireText(const WireDtypes& w) {
+  if (w.dispatch == w.act) return fmt::format("wire: {} activations\n", Name(w.act));
+  const std::string scales = w.dispatch == WireDtype::kFp8
+                                 ? fmt::format(", with an fp32 scale per {} elements", kFp8ScaleBlock)
+                                 : "";
+  return fmt::format("wire: {} activations, {} all-to-all dispatch{}\n", Name(w.act), Name(w.dispatch), scales);
+}
+
 }  // namespace
 
 std::string ToTable(const Pipeline& ranks) {
@@ -105,6 +114,7 @@ std::string ToTable(const Plan& plan) {
   const PlanHeader& h = plan.header();
   std::string out = fmt::format("{} on pipeline rank {} of {} (layers {}..{})\n{}\n", h.model, h.pp_rank,
                                 h.config.pp, h.first_layer, h.last_layer - 1, Describe(h.config));
+  out += WireText(h.wire);
   out += "rows: full = every row of the batch, attn = this attention-DP group's rows, "
          "slice = this rank's 1/attn_tp share of them\n";
   for (const LinePlan& line : plan.lines()) {

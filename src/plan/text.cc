@@ -96,9 +96,9 @@ std::string HeaderText(const PlanHeader& h) {
   const ParallelConfig& c = h.config;
   const std::string split = c.pp_split.empty() ? "-" : fmt::format("{}", fmt::join(c.pp_split, "+"));
   return fmt::format(
-      "plan {} hidden={} streams={} bytes={} tp={} attn_dp={} dense_tp={} moe={} reduction={} scattered={} pp={} "
+      "plan {} hidden={} streams={} act={} dispatch={} tp={} attn_dp={} dense_tp={} moe={} reduction={} scattered={} pp={} "
       "split={} pp_rank={} layers={}..{}\n",
-      ModelText(h.model), h.hidden, h.residual_streams, h.element_bytes, c.tp, c.attn_dp, c.dense_tp, Name(c.moe),
+      ModelText(h.model), h.hidden, h.residual_streams, Name(h.wire.act), Name(h.wire.dispatch), c.tp, c.attn_dp, c.dense_tp, Name(c.moe),
       Name(c.reduction), YesNo(c.input_scattered), c.pp, split, h.pp_rank, h.first_layer, h.last_layer);
 }
 
@@ -251,14 +251,14 @@ class PlanReader {
 
  private:
   static constexpr std::string_view kHeaderUsage =
-      "plan MODEL hidden= streams= bytes= tp= attn_dp= dense_tp= moe= reduction= scattered= pp= split= pp_rank= "
+      "plan MODEL hidden= streams= act= dispatch= tp= attn_dp= dense_tp= moe= reduction= scattered= pp= split= pp_rank= "
       "layers=FIRST..LAST";
 
   PlanHeader ReadHeader(const TextLine& l) {
     ExpectKeyword(r_, l, 0, "plan", kHeaderUsage);
     ExpectCount(r_, l, 2, kHeaderUsage);
     const Fields f(r_, l, 2,
-                   {"hidden", "streams", "bytes", "tp", "attn_dp", "dense_tp", "moe", "reduction", "scattered", "pp",
+                   {"hidden", "streams", "act", "dispatch", "tp", "attn_dp", "dense_tp", "moe", "reduction", "scattered", "pp",
                     "split", "pp_rank", "layers"});
     ParallelConfig c{.tp = Int(f, l, "tp", 1),
                      .attn_dp = Int(f, l, "attn_dp", 1),
@@ -275,7 +275,8 @@ class PlanReader {
     PlanHeader h{.model = Model(l, l.tokens[1]),
                  .hidden = Int(f, l, "hidden", 1),
                  .residual_streams = Int(f, l, "streams", 1),
-                 .element_bytes = Int(f, l, "bytes", 1, kMaxElementBytes),
+                 .wire = {.act = As(r_, l, f.Get("act"), ParseWireDtype),
+                          .dispatch = As(r_, l, f.Get("dispatch"), ParseWireDtype)},
                  .config = std::move(c),
                  .pp_rank = Int(f, l, "pp_rank"),
                  .first_layer = Number(r_, l, "first layer", layers.substr(0, dots)),

@@ -28,7 +28,7 @@ bool UsesFusedSteps(const Pipeline& ranks) {
 }
 
 std::vector<std::string> CompareBound(const Pipeline& ranks, const Model& model, bool fuse) {
-  const Expected<Pipeline> bound = BindPipeline(model, ranks.front().config(), {.fuse = fuse});
+  const Expected<Pipeline> bound = BindPipeline(model, ranks.front().config(), {.fuse = fuse, .wire = ranks.front().header().wire});
   if (!bound) return {"seam does not bind these stages under this configuration: " + bound.error().message};
   return Diff(ranks, *bound);
 }

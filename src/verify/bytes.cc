@@ -41,8 +41,8 @@ class Count {
  public:
   Count(const Plan& plan, const LinePlan& line)
       : cfg_(plan.config()), variant_(line.variant), hidden_(plan.header().hidden),
-        element_bytes_(plan.header().element_bytes),
-        value_bytes_(static_cast<double>(hidden_) * element_bytes_),
+        wire_(plan.header().wire),
+        value_bytes_(RowBytes(wire_.act, hidden_)),
         residual_bytes_(value_bytes_ * plan.header().residual_streams), line_(line) {}
 
   // Bytes per seam: seam k ends at the compute of the k-th computing stage;
@@ -144,14 +144,16 @@ class Count {
     const Shape s = ShapeOf(d);
     Entry(s);
     if (s.need != s.input) {  // the attention gathers its projected input itself
-      const double width = (d.gather_width > 0 ? d.gather_width : hidden_) * static_cast<double>(element_bytes_);
+      const double width = RowBytes(wire_.act, d.gather_width > 0 ? d.gather_width : hidden_);
       bytes_ += Share(GroupSize(cfg_, GatherGroup(s.input, s.need))) * width * Fraction(s.need);
     }
     const bool a2a = d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a;
-    const double dispatched = Scatter(Group::kTp, slice()) * d.top_k;
-    if (a2a) bytes_ += dispatched;
+    // The dispatch may go in fp8 with its scales; the combine returns in the
+    // activation dtype.
+    const double share = Share(GroupSize(cfg_, Group::kTp)) * Fraction(slice()) * d.top_k;
+    if (a2a) bytes_ += share * RowBytes(wire_.dispatch, hidden_);
     EndSeam();
-    if (a2a) bytes_ += dispatched;  // the combine
+    if (a2a) bytes_ += share * value_bytes_;
     value_ = Value{s.need, OwesOf(d, cfg_), IsFfn(d)};
     if (d.kind == StageKind::kAttention && d.attention_sum == AttentionSum::kReducesItself &&
         value_->owed != Owed::kNothing) {
@@ -209,7 +211,7 @@ class Count {
   const ParallelConfig& cfg_;
   Variant variant_;
   int hidden_;
-  int element_bytes_;
+  WireDtypes wire_;
   double value_bytes_;
   double residual_bytes_;
   const LinePlan& line_;

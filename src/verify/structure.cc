@@ -40,7 +40,7 @@ class Checker {
     if (cfg_.dense_tp == 0) bad("the configuration leaves dense_tp unresolved; a plan states its widths");
     if (h().hidden < 1) bad(fmt::format("hidden size {} is not positive", h().hidden));
     if (h().residual_streams < 1) bad(fmt::format("{} residual streams", h().residual_streams));
-    if (h().element_bytes < 1) bad(fmt::format("{} bytes per element", h().element_bytes));
+    if (Status s = Validate(h().wire); !s.ok()) bad("the wire dtypes are invalid: " + s.error().message);
     if (h().first_layer < 0 || h().first_layer >= h().last_layer) {
       bad(fmt::format("the layer range {}..{} is empty or negative", h().first_layer, h().last_layer));
     }

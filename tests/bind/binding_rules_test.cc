@@ -193,8 +193,8 @@ TEST(HyperConnectionRule, AnFfnOnItsSliceWritesThereAndTheStreamsTravelWithTheRe
   EXPECT_EQ(Exit(p, 1), "add slice");
   EXPECT_EQ(Entry(p, 2), "norm slice; ag(attn_tp) input slice->full");
   EXPECT_EQ(Exit(p, 3), "add slice; ag(attn_tp) residual slice->full");
-  // The residual gather moves all four streams: 1/2 x 4 x 256 B.
-  EXPECT_EQ(BytesPerToken(StageOf(p, kOrd, 3).exit.back(), p.header()), 512);
+  // The residual gather moves all four streams: 1/2 x 4 x 128 B (bf16).
+  EXPECT_EQ(BytesPerToken(StageOf(p, kOrd, 3).exit.back(), p.header()), 256);
 }
 
 TEST(HyperConnectionRule, ACutSendsTheWrittenStreamsAndNoSeparateValue) {
@@ -203,8 +203,8 @@ TEST(HyperConnectionRule, ACutSendsTheWrittenStreamsAndNoSeparateValue) {
     const Pipeline p = testing::MustBindPipeline(m, testing::Cut({.tp = 2, .reduction = r}, {2, 2}));
     for (const Step& s : p[0].line(kOrd)->end.steps) EXPECT_EQ(s.operand, Operand::kResidual) << ShortString(s);
     for (const Step& s : p[1].line(kOrd)->receive) EXPECT_EQ(s.operand, Operand::kResidual) << ShortString(s);
-    // The slice of four streams: 1/2 x 4 x 256 B per token.
-    EXPECT_EQ(BytesPerToken(p[0].line(kOrd)->end.steps.back(), p[0].header()), 512);
+    // The slice of four streams: 1/2 x 4 x 128 B (bf16) per token.
+    EXPECT_EQ(BytesPerToken(p[0].line(kOrd)->end.steps.back(), p[0].header()), 256);
     EXPECT_TRUE(CompareWithUncut(MustBind(m, {.tp = 2, .reduction = r}), p).empty()) << Name(r);
   }
 }

@@ -130,7 +130,7 @@ TEST(WorkedExampleE2, TheCutFfnWritesAtTheHandoffAndTheReceiverReadsWithoutAddin
   EXPECT_EQ(End(p[0]), "send(pp) residual slice");
   EXPECT_EQ(Receive(p[1]), "recv(pp) residual slice; ag(attn_tp) residual slice->attn");
   EXPECT_EQ(ShortString(StageOf(p[1], kOrd, 2).entry), "norm attn");
-  EXPECT_EQ(BytesPerToken(p[0].line(kOrd)->end.steps[0], p[0].header()), 64);  // a quarter of 256 B
+  EXPECT_EQ(BytesPerToken(p[0].line(kOrd)->end.steps[0], p[0].header()), 32);  // a quarter of 128 B (bf16)
 }
 
 // E4: nemotron-h M - * - cut after the attention, T = 4, D = 1.

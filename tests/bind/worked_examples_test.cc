@@ -8,7 +8,10 @@
 namespace seam {
 namespace {
 
-using testing::MustBind;
+using testing::kFp32Wire;
+
+// The examples count 4-byte floats.
+Plan MustBind(const Model& m, const ParallelConfig& cfg) { return testing::MustBind(m, cfg, {.wire = kFp32Wire}); }
 using testing::StackOf;
 using testing::StageOf;
 

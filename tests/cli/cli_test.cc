@@ -83,8 +83,8 @@ TEST_F(Cli, PlanPrintsTheSameTableAsTheLibrary) {
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out, ToTable(Bound("deepseek-v2-lite", kDeepseekCfg)));
   EXPECT_EQ(r.out.rfind("deepseek-v2-lite on pipeline rank 0 of 1 (layers 0..3)\n", 0), 0U) << r.out;
-  EXPECT_NE(r.out.find("\nbytes per token per rank: layer 0: 64, layers 1..2: 416 each, layer 3: 480, final "
-                       "norm: 0; total 1376\n"),
+  EXPECT_NE(r.out.find("\nbytes per token per rank: layer 0: 32, layers 1..2: 208 each, layer 3: 240, final "
+                       "norm: 0; total 688\n"),
             std::string::npos)
       << r.out;
 }
@@ -93,7 +93,7 @@ TEST_F(Cli, PlanPrintsJsonAndDotOnRequest) {
   const Plan p = Bound("deepseek-v2-lite", kDeepseekCfg);
   const Result json = Run(With({"plan"}, With(kDeepseekArgs, {"--format", "json"})));
   ASSERT_EQ(json.code, 0) << json.err;
-  EXPECT_EQ(json.out, ToJson(p));
+  EXPECT_EQ(json.out, ToJson(Pipeline{p}));
   const Result dot = Run(With({"plan"}, With(kDeepseekArgs, {"--format", "dot"})));
   ASSERT_EQ(dot.code, 0) << dot.err;
   EXPECT_EQ(dot.out, ToDot(p));
@@ -167,6 +167,11 @@ TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
        "--fault: '1-kill' is not RANK:KIND or RANK:KIND@CALL (KIND: throw, kill, hang, input)"},
       {{"run", "llama", "--mpi-mode", "canonical"}, "--fault and --mpi-mode go with --backend mpi"},
       {{"plan", "llama", "--tp", "0"}, "--tp: '0' is not an integer from 1 to 65536"},
+      {{"plan", "llama", "--act-dtype", "fp8"},
+       "--act-dtype: the activation dtype is bf16, fp16 or fp32: fp8 applies only to the all-to-all dispatch (as "
+       "DeepEP sends it)"},
+      {{"plan", "llama", "--dispatch-dtype", "fp4"},
+       "--dispatch-dtype: unknown wire dtype 'fp4'; expected one of: fp32, bf16, fp16, fp8"},
       {{"plan", "nemotron-h", "--tp", "2", "--input-scattered"},
        "stage 0 (mixer, layer 0): a mixer cannot gather its own input from the slice on input-scattered batches "
        "(rule: input-scattered eligibility); drop --input-scattered"},
@@ -353,7 +358,7 @@ TEST_F(Cli, ShowOfABadFieldExitsTwoNamingTheFileAndThePath) {
   const Result r = Run({"show", file});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "seam: " + file +
-                       ": lines[0].stages[0].entry[0].step: unknown step 'frobnicate'; expected one of: ar, rs, "
+                       ": ranks[0].lines[0].stages[0].entry[0].step: unknown step 'frobnicate'; expected one of: ar, rs, "
                        "rsv, ag, a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, "
                        "compute, leave, send, recv\n");
 }
@@ -453,7 +458,7 @@ TEST_F(Cli, APipelineJsonReadsBackEqualThroughShowAndDiff) {
   const std::vector<std::string> args = {"deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1",
                                          "--moe", "a2a", "--pp", "3"};
   const std::string file = PlanFile("pipeline.json", args);
-  EXPECT_NE(ReadText(file).find("\"seam_pipeline\": 1"), std::string::npos);
+  EXPECT_NE(ReadText(file).find("\"seam_pipeline\": 2"), std::string::npos);
   const Result shown = Run({"show", file, "--format", "json"});
   ASSERT_EQ(shown.code, 0) << shown.err;
   EXPECT_EQ(shown.out, ReadText(file));

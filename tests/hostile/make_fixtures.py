@@ -85,12 +85,12 @@ def main():
                           text=True, check=True).stdout
     write(p("plan.json"), plan)
     j = json.loads(plan)
-    j["element_bytes"] = 10**9
-    write(p("plan_element_bytes.json"), json.dumps(j))
-    write(p("plan_dup.json"), plan.replace("{", "{\"hidden\": 1,", 1))
+    j["ranks"][0]["act_dtype"] = "fp64"
+    write(p("plan_act_dtype.json"), json.dumps(j))
+    write(p("plan_dup.json"), plan.replace("\"hidden\":", "\"hidden\": 1, \"hidden\":", 1))
     write(p("plan_truncated.json"), plan[: len(plan) // 2])
     j = json.loads(plan)
-    j["config"]["tp"] = 1 << 40
+    j["ranks"][0]["config"]["tp"] = 1 << 40
     write(p("plan_tp_huge.json"), json.dumps(j))
     text = subprocess.run([seam, "plan", "llama", "--tp", "2", "--format", "text"], capture_output=True, text=True,
                           check=True).stdout

@@ -61,10 +61,10 @@ TEST(PlanDiff, ChangedHeaderFactsAreEachListedByName) {
   const Plan b = WithHeader(a, [](PlanHeader& h) {
     h.model = "llama-edited";
     h.hidden = 128;
-    h.element_bytes = 2;
+    h.wire.act = WireDtype::kFp32;
     h.last_layer = 3;
   });
-  EXPECT_EQ(Diff(a, b), (Lines{"model: llama != llama-edited", "hidden: 64 != 128", "element_bytes: 4 != 2",
+  EXPECT_EQ(Diff(a, b), (Lines{"model: llama != llama-edited", "hidden: 64 != 128", "act_dtype: bf16 != fp32",
                                "layers: 0..2 != 0..3"}));
 }
 

@@ -123,7 +123,7 @@ TEST(PlanJson, EveryCataloguePlanReadsBackToEqualLinesAndHeaderFacts) {
     EXPECT_EQ(b.model, a.model) << c.name;
     EXPECT_EQ(b.hidden, a.hidden) << c.name;
     EXPECT_EQ(b.residual_streams, a.residual_streams) << c.name;
-    EXPECT_EQ(b.element_bytes, a.element_bytes) << c.name;
+    EXPECT_EQ(b.wire, a.wire) << c.name;
     EXPECT_EQ(b.pp_rank, a.pp_rank) << c.name;
     EXPECT_EQ(b.first_layer, a.first_layer) << c.name;
     EXPECT_EQ(b.last_layer, a.last_layer) << c.name;
@@ -165,11 +165,12 @@ TEST(PlanJson, WritingWhatWasReadIsByteIdentical) {
 TEST(PlanJson, DocumentNamesTheFormatVersionAndEveryHeaderFact) {
   const Plan p = MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
   const json doc = json::parse(ToJson(p));
-  EXPECT_EQ(doc["seam_plan"], 1);
+  EXPECT_EQ(doc["seam_plan"], 2);
   EXPECT_EQ(doc["model"], "deepseek-v2-lite");
   EXPECT_EQ(doc["hidden"], 64);
   EXPECT_EQ(doc["residual_streams"], 1);
-  EXPECT_EQ(doc["element_bytes"], 4);
+  EXPECT_EQ(doc["act_dtype"], "bf16");
+  EXPECT_EQ(doc["dispatch_dtype"], "bf16");
   EXPECT_EQ(doc["pp_rank"], 0);
   EXPECT_EQ(doc["layers"], json::array({0, 3}));
   EXPECT_EQ(doc["config"], json::parse(R"({"tp": 4, "attn_dp": 2, "dense_tp": 1, "moe": "a2a",
@@ -177,7 +178,7 @@ TEST(PlanJson, DocumentNamesTheFormatVersionAndEveryHeaderFact) {
   ASSERT_EQ(doc["lines"].size(), 1U);
   EXPECT_EQ(doc["lines"][0]["variant"], "ordinary");
   EXPECT_EQ(doc["lines"][0]["stages"].size(), 6U);
-  EXPECT_EQ(doc["lines"][0]["bytes_per_token"], 960.0);
+  EXPECT_EQ(doc["lines"][0]["bytes_per_token"], 480.0);
 }
 
 TEST(PlanJson, InputScatteredPlanWritesBothVariants) {
@@ -366,8 +367,8 @@ TEST(PlanJsonErrors, ABatchVariantTwiceIsNamed) {
 
 TEST(PlanJsonErrors, WrongFormatVersionIsNamed) {
   json doc = LlamaDoc();
-  doc["seam_plan"] = 2;
-  EXPECT_EQ(ErrorOf(doc), "seam_plan: expected format 1");
+  doc["seam_plan"] = 1;  // element_bytes, before the wire dtypes
+  EXPECT_EQ(ErrorOf(doc), "seam_plan: expected format 2");
 
   doc = LlamaDoc();
   doc["seam_plan"] = "1";

@@ -20,7 +20,10 @@
 namespace seam {
 namespace {
 
-using testing::MustBind;
+using testing::kFp32Wire;
+
+// The tables below count 4-byte floats (the same numbers as docs/binding.md).
+Plan MustBind(const Model& m, const ParallelConfig& cfg) { return testing::MustBind(m, cfg, {.wire = kFp32Wire}); }
 using testing::StackOf;
 
 std::vector<std::string> LinesOf(const std::string& text) {
@@ -51,6 +54,7 @@ TEST(PlanTable, LlamaOnTp2IsOneRowPerStepWithItsBytes) {
   const std::string expected =
       "llama on pipeline rank 0 of 1 (layers 0..1)\n"
       "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1\n"
+      "wire: fp32 activations\n"
       "rows: full = every row of the batch, attn = this attention-DP group's rows, "
       "slice = this rank's 1/attn_tp share of them\n"
       "\n"
@@ -151,8 +155,8 @@ TEST(PlanTable, EveryStepIsOneRow) {
   size_t steps = 0;
   for (const StagePlan& s : p.line(Variant::kOrdinary)->stages) steps += s.entry.size() + s.compute.size() + s.exit.size();
   steps += p.line(Variant::kOrdinary)->end.steps.size();
-  // title, config, rows legend, blank, "ordinary batches", header row, steps, summary
-  EXPECT_EQ(LinesOf(ToTable(p)).size(), 6 + steps + 1);
+  // title, config, wire dtypes, rows legend, blank, "ordinary batches", header row, steps, summary
+  EXPECT_EQ(LinesOf(ToTable(p)).size(), 7 + steps + 1);
 }
 
 TEST(PlanTable, NoOpStageGetsAPassOnRow) {

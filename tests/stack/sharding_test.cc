@@ -10,6 +10,7 @@
 #include "seam/hf_config.h"
 #include "seam/model.h"
 #include "seam/sharding.h"
+#include "testing.h"
 
 namespace seam {
 namespace {
@@ -229,7 +230,8 @@ TEST(Sharding, EveryAcceptedPlanMovesWholeBytesPerToken) {
                                      .input_scattered = tp > 1 && dp == 1, .reduction = Reduction::kRsRsv,
                                      .pp = 2};
             if (!Validate(cfg).ok() || !CheckSharding(m, cfg).ok()) continue;
-            Expected<Pipeline> plans = BindPipeline(m, cfg);
+            // fp32, so a quarter element shows as a fraction of a byte.
+            Expected<Pipeline> plans = BindPipeline(m, cfg, {.wire = testing::kFp32Wire});
             if (!plans) continue;
             ++accepted;
             for (const Plan& p : *plans) {

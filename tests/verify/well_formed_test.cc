@@ -239,8 +239,8 @@ TEST(FewestBytes, CatchesAnAllReduceWhereAReduceScatterOntoTheSliceSuffices) {
   });
   EXPECT_EQ(Describe(Verify(broken)),
             "rank 0 ordinary stage 1 entry[0]: invariant 10 (the plan moves no more bytes than its stages need): "
-            "the seam from here to the next compute moves 128 bytes per token (ar(attn_tp) value attn 128) but its stages "
-            "need 64\n");
+            "the seam from here to the next compute moves 64 bytes per token (ar(attn_tp) value attn 64) but its stages "
+            "need 32\n");
 }
 
 TEST(FewestBytes, CatchesAResidualGatheredBeforeAHandoffThatSlicesItAgain) {
@@ -257,8 +257,8 @@ TEST(FewestBytes, CatchesAResidualGatheredBeforeAHandoffThatSlicesItAgain) {
   });
   EXPECT_EQ(Describe(Verify(broken)),
             "rank 0 ordinary stage 3 compute[2]: invariant 10 (the plan moves no more bytes than its stages need): "
-            "the seam from here to the next compute moves 272 bytes per token (a2a-combine(tp) value slice 144, "
-            "ag(attn_tp) residual slice->attn 64, send(pp) residual slice 64) but its stages need 208\n");
+            "the seam from here to the next compute moves 136 bytes per token (a2a-combine(tp) value slice 72, "
+            "ag(attn_tp) residual slice->attn 32, send(pp) residual slice 32) but its stages need 104\n");
 }
 
 // ---- the binder: a valid plan that is not what seam binds ----

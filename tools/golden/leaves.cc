@@ -33,7 +33,8 @@ class Leaves {
     Leaf(at + "model", a.model, b.model);
     Leaf(at + "hidden", a.hidden, b.hidden);
     Leaf(at + "residual_streams", a.residual_streams, b.residual_streams);
-    Leaf(at + "element_bytes", a.element_bytes, b.element_bytes);
+    Leaf(at + "act_dtype", std::string(Name(a.wire.act)), std::string(Name(b.wire.act)));
+    Leaf(at + "dispatch_dtype", std::string(Name(a.wire.dispatch)), std::string(Name(b.wire.dispatch)));
     const ParallelConfig& x = a.config;
     const ParallelConfig& y = b.config;
     Leaf(at + "config.tp", x.tp, y.tp);

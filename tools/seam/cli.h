@@ -16,6 +16,7 @@
 #include "seam/mpi_options.h"
 #include "seam/plan_io.h"
 #include "seam/topology.h"
+#include "seam/wire.h"
 
 namespace seam::cli {
 
@@ -84,6 +85,15 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f);
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f);
 void AddFormatFlag(CLI::App& cmd, PlanFormat& format);
 
+// The wire dtypes of a plan's byte counts: --act-dtype (default bf16, as
+// engines run) and --dispatch-dtype (default: the activation dtype).
+struct WireFlags {
+  WireDtype act = WireDtype::kBf16;
+  std::optional<WireDtype> dispatch;
+};
+void AddWireFlags(CLI::App& cmd, WireFlags& f);
+Expected<WireDtypes> ToWire(const WireFlags& f);
+
 // Where `seam run` runs its ranks.
 enum class RunBackend {
   kThreads,  // one thread per rank, data in memory
@@ -98,6 +108,7 @@ struct PlanArgs {
   std::string model;
   std::string hf_config;  // a Hugging Face config.json instead of a catalogue name
   ParallelFlags flags;
+  WireFlags wire;
   int layers = 0;  // 0: the catalogue's depth
   PlanFormat format = PlanFormat::kTable;
 };

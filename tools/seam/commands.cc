@@ -79,8 +79,10 @@ int RunPlan(const PlanArgs& a) {
   if (!cfg) return Fail(cfg.error());
   Expected<Model> model = ChooseModel(a.model, a.hf_config, a.layers);
   if (!model) return Fail(model.error());
+  Expected<WireDtypes> wire = ToWire(a.wire);
+  if (!wire) return Fail(wire.error());
   const Model& m = *model;
-  Expected<Pipeline> plans = BindPipelineChecked(m, *cfg);
+  Expected<Pipeline> plans = BindPipelineChecked(m, *cfg, {.wire = *wire});
   if (!plans) return Fail(plans.error());
   return Print(*plans, a.format);
 }

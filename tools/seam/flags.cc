@@ -119,6 +119,21 @@ void AddFormatFlag(CLI::App& cmd, PlanFormat& format) {
   AddParsed(cmd, "--format", format, ParsePlanFormat, "table, json, text or dot")->default_str("table");
 }
 
+void AddWireFlags(CLI::App& cmd, WireFlags& f) {
+  AddParsed(cmd, "--act-dtype", f.act, ParseWireDtype,
+            "dtype of activations on the wire: bf16 (as engines run), fp16 or fp32")
+      ->default_str("bf16");
+  AddParsed(cmd, "--dispatch-dtype", f.dispatch, ParseWireDtype,
+            "dtype of the MoE all-to-all dispatch: fp8 (with an fp32 scale per 128 elements, as DeepEP sends it), "
+            "bf16, fp16 or fp32 (default: the activation dtype)");
+}
+
+Expected<WireDtypes> ToWire(const WireFlags& f) {
+  const WireDtypes w{.act = f.act, .dispatch = f.dispatch.value_or(f.act)};
+  if (Status s = Validate(w); !s.ok()) return InvalidArgument("--act-dtype: " + s.error().message);
+  return w;
+}
+
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f) {
   ParallelConfig cfg{.tp = f.tp, .attn_dp = f.attn_dp, .dense_tp = f.dense_tp, .moe = f.moe,
                      .input_scattered = f.input_scattered, .reduction = f.reduction, .pp = f.pp,

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   CLI::Option* plan_config = AddPath(*plan_cmd, "--hf-config", plan.hf_config,
                                      "plan the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*plan_cmd, plan.flags);
+  AddWireFlags(*plan_cmd, plan.wire);
   AddCount(*plan_cmd, "--layers", plan.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
   (void)plan_config;
   AddFormatFlag(*plan_cmd, plan.format);

@@ -17,6 +17,8 @@
 namespace seam {
 
 Status CheckSharding(const Model& m, const ParallelConfig& cfg);
+// The first kind alone: what an engine refuses at start-up.
+Status CheckEngineSplits(const Model& m, const ParallelConfig& cfg);
 
 // The member of an a2a MoE's group that holds `expert`: experts are dealt
 // round-robin over the group.

@@ -128,12 +128,18 @@ Status StageBlocks(const StageRef& s, const ModelDims& d, int k) {
 
 }  // namespace
 
-Status CheckSharding(const Model& m, const ParallelConfig& cfg) {
-  const std::vector<StageRef> stages = m.dims ? StagesOf(m, 0, m.num_layers) : std::vector<StageRef>{};
+Status CheckEngineSplits(const Model& m, const ParallelConfig& cfg) {
+  if (!m.dims) return Status::Ok();
   const Groups groups = GroupsOf(cfg);
-  for (const StageRef& s : stages) {
+  for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
     SEAM_RETURN_IF_ERROR(StageSplits(s, *m.dims, cfg, groups));
   }
+  return Status::Ok();
+}
+
+Status CheckSharding(const Model& m, const ParallelConfig& cfg) {
+  SEAM_RETURN_IF_ERROR(CheckEngineSplits(m, cfg));
+  const std::vector<StageRef> stages = m.dims ? StagesOf(m, 0, m.num_layers) : std::vector<StageRef>{};
   SEAM_RETURN_IF_ERROR(CheckSumGroups(cfg));
   for (const StageRef& s : stages) {
     SEAM_RETURN_IF_ERROR(StageBlocks(s, *m.dims, CanonicalKBlocks(cfg)));

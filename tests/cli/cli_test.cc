@@ -604,5 +604,84 @@ TEST_F(Cli, TheMatrixPrintsOneLinePerConfigurationAndASummary) {
   EXPECT_NE(r.out.find("a2a MoE vs TP-MoE bf16"), std::string::npos) << r.out;
 }
 
+
+// ---- engine front doors ----
+
+// The SGLang command line plans exactly what the same seam flags
+// plan; so does vLLM's (its --tensor-parallel-size per data-parallel rank).
+TEST_F(Cli, AnEngineCommandLinePlansWhatTheEquivalentSeamFlagsPlan) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/deepseek-v2-lite.json";
+  const Result seam = Run({"plan", "--hf-config", config, "--tp", "8", "--attn-dp", "4", "--dense-tp", "1", "--moe",
+                           "a2a", "--pp", "2"});
+  ASSERT_EQ(seam.code, 0) << seam.err;
+  const Result sglang = Run({"plan", "--engine", "sglang", "--", "--model-path", config, "--tp-size", "8",
+                             "--dp-size", "4", "--enable-dp-attention", "--moe-dense-tp-size", "1",
+                             "--moe-a2a-backend", "deepep", "--pp-size", "2"});
+  ASSERT_EQ(sglang.code, 0) << sglang.err;
+  EXPECT_EQ(sglang.out, seam.out);
+  EXPECT_NE(sglang.err.find("seam: SGLang flags read as: --tp 8 --attn-dp 4 --dense-tp 1 --moe a2a --pp 2 (model " +
+                            config + ")\n"),
+            std::string::npos)
+      << sglang.err;
+  const Result vllm = Run({"plan", "--engine", "vllm", "--", config, "--tensor-parallel-size", "2",
+                           "--data-parallel-size", "4", "--enable-expert-parallel", "--all2all-backend",
+                           "deepep_high_throughput", "--pipeline-parallel-size", "2"});
+  ASSERT_EQ(vllm.code, 0) << vllm.err;
+  const Result seam_vllm = Run({"plan", "--hf-config", config, "--tp", "8", "--attn-dp", "4", "--dense-tp", "2",
+                                "--moe", "a2a", "--pp", "2"});
+  EXPECT_EQ(vllm.out, seam_vllm.out);
+  // The same through a model directory, as engines take it.
+  const std::string dir = PathOf("model");
+  std::filesystem::create_directory(dir);
+  std::filesystem::copy_file(config, dir + "/config.json");
+  const Result from_dir = Run({"plan", "--engine", "sglang", "--", "--model-path", dir, "--tp-size", "8",
+                               "--dp-size", "4", "--enable-dp-attention", "--moe-dense-tp-size", "1",
+                               "--moe-a2a-backend", "deepep", "--pp-size", "2"});
+  EXPECT_EQ(from_dir.out, seam.out) << from_dir.err;
+}
+
+TEST_F(Cli, EngineFlagsThatContradictOrStrayExitTwo) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/llama-3.1-8b.json";
+  const std::vector<BadInput> cases = {
+      {{"plan", "--engine", "sglang", "--tp", "2", "--", "--model-path", config}, "--tp excludes --engine"},
+      {{"plan", "llama", "--engine", "sglang", "--", "--model-path", config}, "model excludes --engine"},
+      {{"plan", "--engine", "sglang", "--act-dtype", "fp32", "--", "--model-path", config},
+       "--act-dtype excludes --engine"},
+      {{"plan", "--engine", "sglang"},
+       "--engine sglang reads the engine's own flags after --, e.g. seam plan --engine sglang -- --model-path DIR "
+       "--tp-size 8"},
+      {{"plan", "llama", "--", "--tp-size", "2"},
+       "the arguments after -- are an engine's flags: give --engine sglang or --engine vllm"},
+      {{"plan", "--engine", "trt", "--", "--model-path", config},
+       "--engine: unknown engine 'trt'; expected one of: sglang, vllm"},
+      {{"plan", "--engine", "sglang", "--", "--model-path", config, "--tp-size", "3"},
+       "SGLang refuses this at start-up: num_attention_heads = 32 does not split over attn_tp = 3 (tp 3 / attn_dp "
+       "1); attn_tp must divide 32: 1, 2, 4, 8, 16, 32"},
+      {{"run", "--engine", "vllm", "--", config, "-tp", "2", "--bogus"},
+       "unknown vLLM flag '--bogus': seam reads the flags that shape the parallel layout and the common serving "
+       "flags it can read past (see the README's engine table); remove it or check its spelling"},
+      {{"sweep", "--", "--tp-size", "2"}, "only plan and run read an engine's flags after --"},
+  };
+  for (const BadInput& c : cases) {
+    const Result r = Run(c.args);
+    std::string line;
+    for (const std::string& a : c.args) line += a + " ";
+    EXPECT_EQ(r.code, 2) << line;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << line << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << line;
+  }
+}
+
+// `run` takes the same front door and runs the plan it implies.
+TEST_F(Cli, RunTakesAnEngineCommandLine) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/qwen3-30b-a3b.json";
+  const Result r = Run({"run", "--layers", "1", "--tokens", "8", "--requests", "2", "--backend", "record", "--engine",
+                        "sglang", "--", "--model-path", config, "--tp-size", "4", "--ep-size", "4",
+                        "--moe-a2a-backend", "deepep"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("SGLang flags read as: --tp 4 --moe a2a"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("tp=4"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace seam

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "seam/dump.h"
+#include "seam/engine.h"
 #include "seam/exec.h"
 #include "seam/model.h"
 #include "seam/mpi_options.h"
@@ -104,11 +105,33 @@ Expected<RunBackend> ParseRunBackend(std::string_view text);
 // "24G", "512M", "1.5GiB", "1000000" -> bytes (K, M, G, T are powers of 1024).
 Expected<int64_t> ParseByteSize(std::string_view text);
 
+// `--engine NAME -- ARGS`: an engine's own command line instead of seam's
+// model and parallel flags.
+struct EngineFlags {
+  std::optional<Engine> engine;
+  std::vector<std::string> args;  // what follows --
+  bool separated = false;         // the command line had a --
+};
+// Takes everything after the first -- off the command line into `e.args`.
+Status SplitEngineArgs(int& argc, char** argv, EngineFlags& e);
+// --engine and -- go together.
+Status CheckEngineArgs(const EngineFlags& e);
+
+struct EngineChoice {
+  std::string hf_config;  // the config.json the model path names
+  Model model;
+  ParallelConfig config;
+  WireDtypes wire;
+};
+Expected<EngineChoice> FromEngine(const EngineFlags& e, int layers);
+CLI::Option* AddEngineFlag(CLI::App& cmd, EngineFlags& e);
+
 struct PlanArgs {
   std::string model;
   std::string hf_config;  // a Hugging Face config.json instead of a catalogue name
   ParallelFlags flags;
   WireFlags wire;
+  EngineFlags engine;
   int layers = 0;  // 0: the catalogue's depth
   PlanFormat format = PlanFormat::kTable;
 };
@@ -122,6 +145,7 @@ struct RunArgs {
   std::string model;
   std::string hf_config;
   ParallelFlags flags;
+  EngineFlags engine;
   int layers = 0;
   int tokens = 32;
   int requests = 4;

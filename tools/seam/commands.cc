@@ -75,12 +75,22 @@ Expected<Model> ChooseModel(const std::string& name, const std::string& hf_confi
 }
 
 int RunPlan(const PlanArgs& a) {
+  if (Status s = CheckEngineArgs(a.engine); !s.ok()) return Fail(s.error());
+  Expected<WireDtypes> wire = ToWire(a.wire);
+  if (!wire) return Fail(wire.error());
+  if (a.engine.engine) {
+    Expected<EngineChoice> e = FromEngine(a.engine, a.layers);
+    if (!e) return Fail(e.error());
+    WireDtypes w = e->wire;
+    w.dispatch = a.wire.dispatch.value_or(w.dispatch);
+    Expected<Pipeline> plans = BindPipelineChecked(e->model, e->config, {.wire = w});
+    if (!plans) return Fail(plans.error());
+    return Print(*plans, a.format);
+  }
   Expected<ParallelConfig> cfg = ToConfig(a.flags);
   if (!cfg) return Fail(cfg.error());
   Expected<Model> model = ChooseModel(a.model, a.hf_config, a.layers);
   if (!model) return Fail(model.error());
-  Expected<WireDtypes> wire = ToWire(a.wire);
-  if (!wire) return Fail(wire.error());
   const Model& m = *model;
   Expected<Pipeline> plans = BindPipelineChecked(m, *cfg, {.wire = *wire});
   if (!plans) return Fail(plans.error());

@@ -119,6 +119,11 @@ void AddFormatFlag(CLI::App& cmd, PlanFormat& format) {
   AddParsed(cmd, "--format", format, ParsePlanFormat, "table, json, text or dot")->default_str("table");
 }
 
+CLI::Option* AddEngineFlag(CLI::App& cmd, EngineFlags& e) {
+  return AddParsed(cmd, "--engine", e.engine, ParseEngine,
+            "sglang or vllm: read the model and parallel sizes from the engine's own flags after --");
+}
+
 void AddWireFlags(CLI::App& cmd, WireFlags& f) {
   AddParsed(cmd, "--act-dtype", f.act, ParseWireDtype,
             "dtype of activations on the wire: bf16 (as engines run), fp16 or fp32")

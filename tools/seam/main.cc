@@ -9,6 +9,9 @@
 int main(int argc, char** argv) {
   using namespace seam::cli;
   CLI::App app{"seam: plans, checks and runs the communication at the seams of a transformer"};
+  // An engine's own flags follow -- (--engine); CLI11 never sees them.
+  EngineFlags engine_args;
+  (void)SplitEngineArgs(argc, argv, engine_args);
   app.require_subcommand(1);
 
   app.add_subcommand("models", "list the model catalogue");
@@ -20,6 +23,11 @@ int main(int argc, char** argv) {
                                      "plan the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*plan_cmd, plan.flags);
   AddWireFlags(*plan_cmd, plan.wire);
+  CLI::Option* plan_engine = AddEngineFlag(*plan_cmd, plan.engine);
+  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--input-scattered",
+                           "--reduction", "--pp", "--pp-split", "--act-dtype"}) {
+    plan_engine->excludes(plan_cmd->get_option(flag));
+  }
   AddCount(*plan_cmd, "--layers", plan.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
   (void)plan_config;
   AddFormatFlag(*plan_cmd, plan.format);
@@ -35,6 +43,11 @@ int main(int argc, char** argv) {
   CLI::Option* run_config = AddPath(*run_cmd, "--hf-config", run.hf_config,
                                     "run the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*run_cmd, run.flags);
+  CLI::Option* run_engine = AddEngineFlag(*run_cmd, run.engine);
+  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--input-scattered",
+                           "--reduction", "--pp", "--pp-split"}) {
+    run_engine->excludes(run_cmd->get_option(flag));
+  }
   CLI::Option* layers = AddCount(*run_cmd, "--layers", run.layers, 1, kMaxLayerCount,
                                  "keep only the first N of the model's layers");
   AddCount(*run_cmd, "--tokens", run.tokens, 1, kMaxTokens, "tokens in the batch")->default_str("32");
@@ -109,6 +122,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::cerr << "seam: " << e.what() << "\nRun with --help for more information.\n";
+    return kBadInput;
+  }
+  plan.engine.args = run.engine.args = engine_args.args;
+  plan.engine.separated = run.engine.separated = engine_args.separated;
+  if (engine_args.separated && !plan_cmd->parsed() && !run_cmd->parsed()) {
+    std::cerr << "seam: only plan and run read an engine's flags after --\n";
     return kBadInput;
   }
   try {

@@ -210,9 +210,17 @@ int RunGrid(const RunArgs& a) {
 
 }  // namespace
 
-int RunRun(const RunArgs& a) {
-  if (a.matrix) return RunGrid(a);
+int RunRun(const RunArgs& given) {
+  if (Status s = CheckEngineArgs(given.engine); !s.ok()) return Fail(s.error());
+  if (given.matrix) return RunGrid(given);
+  RunArgs a = given;
   Expected<ParallelConfig> cfg = ToConfig(a.flags);
+  if (a.engine.engine) {  // the model and configuration the engine's flags imply
+    Expected<EngineChoice> e = FromEngine(a.engine, a.layers);
+    if (!e) return Fail(e.error());
+    a.hf_config = e->hf_config;
+    cfg = e->config;
+  }
   if (!cfg) return Fail(cfg.error());
   if (a.backend == RunBackend::kMpi) return RunOnMpi(a, *cfg);
   if (a.fault || a.mpi_mode) return Fail(InvalidArgument("--fault and --mpi-mode go with --backend mpi"));

@@ -1,0 +1,94 @@
+#include "seam/engine.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/enum_text.h"
+#include "engine/translate.h"
+#include "seam/sharding.h"
+
+namespace seam {
+namespace {
+
+constexpr auto kEngines = EnumNames<Engine>("engine", {{Engine::kSglang, "sglang"}, {Engine::kVllm, "vllm"}});
+
+}  // namespace
+
+std::string_view Name(Engine e) { return kEngines.Name(e); }
+std::string_view DisplayName(Engine e) { return e == Engine::kSglang ? "SGLang" : "vLLM"; }
+Expected<Engine> ParseEngine(std::string_view text) {
+  Expected<Engine> e = kEngines.Parse(text);
+  if (!e) return InvalidArgument(e.error().message);
+  return e;
+}
+
+Expected<EngineLaunch> ParseEngineArgs(Engine engine, const std::vector<std::string>& args) {
+  if (engine == Engine::kSglang) return engine::ReadFlags(engine, engine::SglangFlags(), args);
+  // `vllm serve MODEL ...`: the model may come first, bare.
+  return engine::ReadFlags(engine, engine::VllmFlags(), args, engine::SetText(&EngineLaunch::model_path));
+}
+
+Expected<std::string> ConfigPathOf(const EngineLaunch& l) {
+  std::error_code ec;
+  const std::filesystem::path p(l.model_path);
+  if (std::filesystem::is_directory(p, ec)) return (p / "config.json").string();
+  if (std::filesystem::exists(p, ec)) return p.string();
+  return InvalidArgument(fmt::format(
+      "model path '{}' is neither a directory holding config.json nor a config.json; seam reads the model's config "
+      "locally (download the config.json of a hub model first)",
+      l.model_path));
+}
+
+Expected<EngineTranslation> Translate(const EngineLaunch& l, const Model& model) {
+  return l.engine == Engine::kSglang ? engine::TranslateSglang(l, model) : engine::TranslateVllm(l, model);
+}
+
+std::string SeamFlags(const ParallelConfig& cfg, const WireDtypes& wire) {
+  std::string out = fmt::format("--tp {}", cfg.tp);
+  if (cfg.attn_dp > 1) out += fmt::format(" --attn-dp {}", cfg.attn_dp);
+  if (cfg.dense_tp != 0 && cfg.dense_tp != cfg.tp) out += fmt::format(" --dense-tp {}", cfg.dense_tp);
+  if (cfg.moe != MoeMode::kTp) out += fmt::format(" --moe {}", Name(cfg.moe));
+  if (cfg.input_scattered) out += " --input-scattered";
+  if (cfg.reduction != Reduction::kAr) out += fmt::format(" --reduction {}", Name(cfg.reduction));
+  if (cfg.pp > 1) out += fmt::format(" --pp {}", cfg.pp);
+  if (!cfg.pp_split.empty()) out += fmt::format(" --pp-split {}", fmt::join(cfg.pp_split, "+"));
+  if (wire.act != WireDtype::kBf16) out += fmt::format(" --act-dtype {}", Name(wire.act));
+  if (wire.dispatch != wire.act) out += fmt::format(" --dispatch-dtype {}", Name(wire.dispatch));
+  return out;
+}
+
+namespace engine {
+
+Error Refuses(Engine e, std::string_view reason) {
+  return InvalidArgument(fmt::format("{} refuses this at start-up: {}", DisplayName(e), reason));
+}
+
+Expected<WireDtype> DtypeOf(const EngineLaunch& l, std::vector<std::string>& notes) {
+  const std::string_view d = l.dtype;
+  if (d == "auto") {
+    notes.push_back("--dtype auto: bf16 activations, the dtype the checkpoints seam reads declare");
+    return WireDtype::kBf16;
+  }
+  if (d == "bfloat16") return WireDtype::kBf16;
+  if (d == "half" || d == "float16") return WireDtype::kFp16;
+  if (d == "float" || d == "float32") return WireDtype::kFp32;
+  return InvalidArgument(
+      fmt::format("--dtype: '{}' is not one of auto, bfloat16, half, float16, float, float32", l.dtype));
+}
+
+Status CheckModelSplits(Engine e, const Model& m, const ParallelConfig& cfg) {
+  const Status s = CheckEngineSplits(m, cfg);
+  if (s.ok()) return s;
+  return Refuses(e, s.error().message);
+}
+
+Expected<EngineTranslation> Finish(EngineTranslation t) {
+  SEAM_RETURN_IF_ERROR(Validate(t.config));
+  SEAM_RETURN_IF_ERROR(Validate(t.wire));
+  t.seam_flags = SeamFlags(t.config, t.wire);
+  return t;
+}
+
+}  // namespace engine
+}  // namespace seam

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -660,7 +662,7 @@ TEST_F(Cli, EngineFlagsThatContradictOrStrayExitTwo) {
       {{"run", "--engine", "vllm", "--", config, "-tp", "2", "--bogus"},
        "unknown vLLM flag '--bogus': seam reads the flags that shape the parallel layout and the common serving "
        "flags it can read past (see the README's engine table); remove it or check its spelling"},
-      {{"sweep", "--", "--tp-size", "2"}, "only plan and run read an engine's flags after --"},
+      {{"sweep", "--", "--tp-size", "2"}, "only plan, run and compare read an engine's flags after --"},
   };
   for (const BadInput& c : cases) {
     const Result r = Run(c.args);
@@ -681,6 +683,57 @@ TEST_F(Cli, RunTakesAnEngineCommandLine) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("SGLang flags read as: --tp 4 --moe a2a"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("tp=4"), std::string::npos) << r.out;
+}
+
+
+// ---- seam compare ----
+
+TEST_F(Cli, CompareRanksTheConfigurationsOfAModelOnItsGpus) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/qwen3-30b-a3b.json";
+  const Result r = Run({"compare", "--hf-config", config, "--gpus", "16", "--nodes", "2", "--hardware", "h200",
+                        "--top", "3"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("qwen3-moe on 16 GPUs (2 nodes of 8, h200: 8 x H200 141 GB per node", 0), 0U) << r.out;
+  EXPECT_NE(r.out.find("\nrank   decode us  pipeline us  prefill ns  bytes/token  network B/t   GB/GPU  fits  "
+                       "configuration\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n   3  "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\n   4  "), std::string::npos) << r.out;
+  const Result j = Run({"compare", "--hf-config", config, "--gpus", "16", "--nodes", "2", "--hardware", "h200",
+                        "--top", "3", "--format", "json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["ranked"].size(), 3U);
+  int rejected = 0;
+  for (const auto& [reason, n] : doc["rejected"].items()) rejected += n.get<int>();
+  EXPECT_EQ(doc["considered"].get<int>(), doc["bound"].get<int>() + doc["merged"].get<int>() + rejected);
+  // The table's first configuration is the JSON's.
+  EXPECT_NE(r.out.find(doc["ranked"][0]["flags"].get<std::string>()), std::string::npos);
+  // From an engine's command line: its model, every configuration of it.
+  const Result e = Run({"compare", "--gpus", "8", "--top", "1", "--engine", "sglang", "--", "--model-path", config,
+                        "--tp-size", "8"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_EQ(e.out.rfind("qwen3-moe on 8 GPUs", 0), 0U) << e.out;
+}
+
+TEST_F(Cli, CompareRefusesBadHardwareAndGpus) {
+  const std::vector<BadInput> cases = {
+      {{"compare", "llama", "--hardware", "gb300"},
+       "unknown hardware 'gb300'; the built-in ones are h100, h200, b200, pcie, or give a JSON file"},
+      {{"compare", "llama", "--gpus", "12", "--nodes", "5"}, "--gpus 12 does not split over --nodes 5"},
+      {{"compare", "llama", "--gpus", "16"}, "16 GPUs on 1 node(s) is 16 a node, more than the 8 a h100 node has"},
+      {{"compare", "llama", "--gpus", "2048"}, "--gpus: '2048' is not an integer from 1 to 1024"},
+      {{"compare", "llama", "--hardware", "missing.json"}, "missing.json"},
+      {{"compare", "llama", "--weight-dtype", "int4"}, "--weight-dtype: 'int4' is not a weight dtype: bf16, fp16, "
+                                                       "fp8 or fp32"},
+  };
+  for (const BadInput& c : cases) {
+    const Result r = Run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args[1] << " " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
 }
 
 }  // namespace

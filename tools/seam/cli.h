@@ -187,6 +187,27 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
 // `seam run --backend mpi`: this process's rank of the job.
 int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg);
 
+struct CompareArgs {
+  std::string model;
+  std::string hf_config;
+  EngineFlags engine;
+  int layers = 0;
+  int gpus = 0;    // 0: every GPU of --nodes nodes
+  int nodes = 1;
+  std::string hardware = "h100";
+  int batch = 64;
+  int prefill = 4096;
+  int context = 4096;
+  double weight_bytes = 2;
+  WireFlags wire;
+  int top = 10;
+  bool json = false;
+};
+// --weight-dtype: bytes a parameter (bf16 2, fp8 1, ...).
+Expected<double> ParseWeightBytes(std::string_view text);
+int RunCompare(const CompareArgs& a);
+constexpr int kMaxGpus = 1024;  // --gpus: the enumeration grows with its divisors
+
 struct SweepArgs {
   int max_stages = 5;
   int max_pp = 4;

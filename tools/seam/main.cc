@@ -1,4 +1,6 @@
 // seam: plans, checks and runs the communication at the seams of a transformer.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -101,6 +103,36 @@ int main(int argc, char** argv) {
             "refuse a sweep estimated to take longer (default 600)")
       ->default_str("600");
 
+  CompareArgs compare;
+  CLI::App* compare_cmd =
+      app.add_subcommand("compare", "rank every configuration of a model on a number of GPUs by communication time");
+  compare_cmd->add_option("model", compare.model, "a catalogue name (see `seam models`)");
+  AddPath(*compare_cmd, "--hf-config", compare.hf_config, "the model a Hugging Face config.json describes");
+  CLI::Option* compare_engine = AddEngineFlag(*compare_cmd, compare.engine);
+  compare_engine->excludes(compare_cmd->get_option("model"))->excludes(compare_cmd->get_option("--hf-config"));
+  AddCount(*compare_cmd, "--layers", compare.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
+  AddCount(*compare_cmd, "--gpus", compare.gpus, 1, kMaxGpus, "GPUs in all (default: every GPU of --nodes nodes)");
+  AddCount(*compare_cmd, "--nodes", compare.nodes, 1, kMaxGpus, "nodes the GPUs are spread over")->default_str("1");
+  AddPath(*compare_cmd, "--hardware", compare.hardware, "h100, h200, b200, pcie or a JSON file")->default_str("h100");
+  AddCount(*compare_cmd, "--batch", compare.batch, 1, kMaxTokens, "sequences in a decode step")->default_str("64");
+  AddCount(*compare_cmd, "--prefill", compare.prefill, 1, kMaxTokens, "tokens of a prefill")->default_str("4096");
+  AddCount(*compare_cmd, "--context", compare.context, 1, kMaxTokens, "tokens each sequence caches")
+      ->default_str("4096");
+  AddParsed(*compare_cmd, "--weight-dtype", compare.weight_bytes, ParseWeightBytes,
+            "the weights' dtype: bf16 (default), fp16, fp8 or fp32")
+      ->default_str("bf16");
+  AddWireFlags(*compare_cmd, compare.wire);
+  AddCount(*compare_cmd, "--top", compare.top, 1, 100000, "configurations to print")->default_str("10");
+  AddParsed(
+      *compare_cmd, "--format", compare.json,
+      [](std::string_view t) -> seam::Expected<bool> {
+        if (t == "table") return false;
+        if (t == "json") return true;
+        return seam::InvalidArgument(fmt::format("unknown format '{}'; expected one of: table, json", t));
+      },
+      "table or json")
+      ->default_str("table");
+
   FileArgs diff;
   CLI::App* diff_cmd = app.add_subcommand("diff", "compare two plans (JSON or text); exit 1 when they differ");
   AddPath(*diff_cmd, "first", diff.first, "a plan (JSON or text)");
@@ -109,9 +141,9 @@ int main(int argc, char** argv) {
   // A first word that names no command is refused by name (CLI11 would
   // report a missing subcommand).
   const std::string first = argc > 1 ? argv[1] : "";
-  const std::vector<std::string> commands = {"models", "plan", "show", "run", "sweep", "diff"};
+  const std::vector<std::string> commands = {"models", "plan", "show", "run", "sweep", "diff", "compare"};
   if (!first.empty() && first[0] != '-' && std::find(commands.begin(), commands.end(), first) == commands.end()) {
-    std::cerr << "seam: unknown command '" << argv[1] << "'; the commands are models, plan, show, run, sweep, diff\n";
+    std::cerr << "seam: unknown command '" << argv[1] << "'; the commands are models, plan, show, run, sweep, diff, compare\n";
     return kBadInput;
   }
   try {
@@ -124,10 +156,10 @@ int main(int argc, char** argv) {
     std::cerr << "seam: " << e.what() << "\nRun with --help for more information.\n";
     return kBadInput;
   }
-  plan.engine.args = run.engine.args = engine_args.args;
-  plan.engine.separated = run.engine.separated = engine_args.separated;
-  if (engine_args.separated && !plan_cmd->parsed() && !run_cmd->parsed()) {
-    std::cerr << "seam: only plan and run read an engine's flags after --\n";
+  plan.engine.args = run.engine.args = compare.engine.args = engine_args.args;
+  plan.engine.separated = run.engine.separated = compare.engine.separated = engine_args.separated;
+  if (engine_args.separated && !plan_cmd->parsed() && !run_cmd->parsed() && !compare_cmd->parsed()) {
+    std::cerr << "seam: only plan, run and compare read an engine's flags after --\n";
     return kBadInput;
   }
   try {
@@ -136,6 +168,7 @@ int main(int argc, char** argv) {
     if (show_cmd->parsed()) return RunShow(show);
     if (sweep_cmd->parsed()) return RunSweep(sweep);
     if (run_cmd->parsed()) return RunRun(run);
+    if (compare_cmd->parsed()) return RunCompare(compare);
     return RunDiff(diff);
   } catch (const seam::InternalError& e) {
     std::cerr << "seam: " << e.what() << "\n";

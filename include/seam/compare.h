@@ -1,0 +1,56 @@
+// seam/compare.h — every configuration seam can bind for a model on a number
+// of GPUs, ranked by what its communication costs there.
+//
+// Enumerated: replicas of the pipeline (engines' plain data parallelism),
+// pipeline ranks (split evenly), TP, attention DP, the dense FFN's width,
+// the MoE mode, input-scattered batches and the boundary reduction. Each is
+// bound and verified; a rejection is counted by its reason. The rest are
+// ranked: those that fit in memory first, then by the busiest rank's
+// collective time per decode step, then per prefill token. Configurations
+// that bind the same steps under a wider --reduction are kept once, as the
+// narrowest.
+//
+//   Expected<Comparison> c = Compare(model, {.gpus = 16, .nodes = 2, .hardware = *LoadHardware("h200")});
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "seam/cost.h"
+#include "seam/model.h"
+#include "seam/topology.h"
+#include "seam/wire.h"
+
+namespace seam {
+
+struct CompareOptions {
+  int gpus = 8;
+  int nodes = 1;
+  Hardware hardware;
+  Workload load;
+  WireDtypes wire;
+  MemoryOptions memory;
+};
+
+struct Candidate {
+  ParallelConfig config;
+  int replicas = 1;
+  PlanCost cost;
+  MemoryUse memory;
+  bool fits = false;
+};
+
+struct Comparison {
+  std::vector<Candidate> ranked;
+  std::map<std::string, int> rejected;  // reason -> how many configurations
+  int considered = 0;
+  int merged = 0;  // the same steps as a narrower --reduction
+};
+
+Expected<Comparison> Compare(const Model& m, const CompareOptions& o);
+
+// The command-line flags of a candidate (seam's, with --replicas).
+std::string FlagsOf(const Candidate& c);
+
+}  // namespace seam

@@ -1,0 +1,83 @@
+// seam/cost.h — what a bound pipeline costs on a machine: the time of its
+// collectives for a decode step and a prefill, and the memory each rank
+// holds.
+//
+// A collective takes its link's latency plus the bytes the plan says a rank
+// moves (bus-factor included) over the bus bandwidth of the slowest link its
+// group crosses; an all-to-all takes DeepEP's bandwidth instead. Ranks are
+// placed in order, gpus_per_node to a node (pipeline rank outermost, as
+// GlobalRank numbers them); `replicas` copies of the pipeline sit side by
+// side and share the batch. Times are per busiest rank: the pipeline rank
+// and the rank within it whose collectives take longest.
+//
+//   const Workload load{.batch = 64, .prefill = 4096, .context = 4096};
+//   PlanCost c = CostOf(pipeline, load, hw, /*replicas=*/1);
+//   MemoryUse m = MemoryOf(model, cfg, 1, load, {.weight_bytes = 1, .kv = WireDtype::kBf16});
+#pragma once
+
+#include <vector>
+
+#include "seam/hardware.h"
+#include "seam/model.h"
+#include "seam/plan.h"
+
+namespace seam {
+
+struct Workload {
+  int batch = 64;       // sequences decoding together, over all replicas
+  int prefill = 4096;   // tokens of one prefill
+  int context = 4096;   // tokens each sequence holds in the KV cache
+};
+
+// Where a rank of one pipeline replica runs: replicas sit side by side, so
+// replica k's rank r is GPU k * world + r.
+struct Placement {
+  int gpus_per_node = 8;
+  int first_gpu = 0;  // the replica's rank 0
+  int NodeOf(int rank) const { return (first_gpu + rank) / gpus_per_node; }
+};
+
+struct StepCost {
+  double seconds = 0;
+  bool crosses_nodes = false;
+};
+// One step of `plan` on `rank` (a global rank of the pipeline, GlobalRank's
+// numbering), moving `tokens` tokens of the batch.
+StepCost CostOfStep(const Step& s, const Plan& plan, int rank, double tokens, const Hardware& hw, Placement at);
+
+struct PlanCost {
+  double decode_seconds = 0;            // one decode step of the batch, busiest rank
+  double prefill_seconds_per_token = 0; // a prefill, per token, busiest rank
+  double bytes_per_token = 0;           // the busiest pipeline rank's bytes per token
+  double network_bytes_per_token = 0;   // of them, the bytes that cross nodes
+  int busiest_pp_rank = 0;
+  std::vector<double> decode_per_pp_rank;  // each pipeline rank's decode step
+  // One decode step's collectives end to end: every pipeline rank's in turn
+  // (what a token waits for when nothing overlaps).
+  double pipeline_seconds = 0;
+};
+PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw, int replicas);
+
+struct MemoryOptions {
+  double weight_bytes = 2;       // per parameter: bf16 2, fp8 1
+  WireDtype kv = WireDtype::kBf16;  // the KV cache's dtype
+};
+
+struct MemoryUse {
+  double weights = 0;  // bytes on the fullest rank
+  double cache = 0;    // KV cache and recurrent state on it
+  int pp_rank = 0;     // the pipeline rank it is on
+  double total() const { return weights + cache; }
+};
+// The fullest rank's weights (matrices split over the group a stage's
+// weights are split over, vectors whole; the embedding and the LM head
+// split over the vocabulary) and cache (each DP group holds its own
+// sequences; MLA's latent cache is whole on every attention-TP rank).
+MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, const Workload& load,
+                   const MemoryOptions& o);
+
+// The share of GPU memory weights and cache may take; the rest is left to
+// activations, workspaces and communication buffers.
+inline constexpr double kUsableMemory = 0.9;
+
+}  // namespace seam

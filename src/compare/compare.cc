@@ -1,0 +1,139 @@
+#include "seam/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "seam/checked.h"
+#include "seam/engine.h"
+
+namespace seam {
+namespace {
+
+std::vector<int> Divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+// A rejection's reason without its numbers, so equal reasons count together:
+// "num_attention_heads = 64 does not split over attn_tp = 3 (...)" ->
+// "num_attention_heads does not split over attn_tp".
+std::string ReasonOf(const Error& e) {
+  if (!e.rule.empty()) return e.rule;
+  std::string text = e.message.substr(0, e.message.find_first_of(";(:"));
+  std::string out;
+  for (char c : text) {
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '=') continue;
+    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out += c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// Every configuration of `tp` ranks per pipeline rank, narrowest reduction first.
+std::vector<ParallelConfig> ConfigsOf(int tp, int pp, bool moe, bool a2a) {
+  std::vector<ParallelConfig> out;
+  for (int dp : Divisors(tp)) {
+    std::vector<int> dense = {0};
+    if (tp / dp != tp) dense.push_back(tp / dp);
+    if (tp > 1 && tp / dp != 1) dense.push_back(1);
+    for (int d : dense) {
+      for (MoeMode m : {MoeMode::kTp, MoeMode::kA2a}) {
+        if (m == MoeMode::kA2a && !(moe && a2a && tp > 1)) continue;
+        for (bool scattered : {false, true}) {
+          if (scattered && (dp > 1 || tp == 1)) continue;
+          for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+            out.push_back({.tp = tp, .attn_dp = dp, .dense_tp = d, .moe = m, .input_scattered = scattered,
+                           .reduction = r, .pp = pp});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+bool SameSteps(const Pipeline& a, const Pipeline& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].lines() != b[i].lines()) return false;
+  }
+  return true;
+}
+
+bool Better(const Candidate& a, const Candidate& b) {
+  if (a.fits != b.fits) return a.fits;
+  if (a.cost.decode_seconds != b.cost.decode_seconds) return a.cost.decode_seconds < b.cost.decode_seconds;
+  if (a.cost.prefill_seconds_per_token != b.cost.prefill_seconds_per_token) {
+    return a.cost.prefill_seconds_per_token < b.cost.prefill_seconds_per_token;
+  }
+  return a.memory.total() < b.memory.total();
+}
+
+Status CheckOptions(const CompareOptions& o) {
+  if (o.gpus < 1 || o.nodes < 1 || o.gpus % o.nodes != 0) {
+    return InvalidArgument(fmt::format("--gpus {} does not split over --nodes {}", o.gpus, o.nodes));
+  }
+  if (o.gpus / o.nodes > o.hardware.gpus_per_node) {
+    return InvalidArgument(fmt::format("{} GPUs on {} node(s) is {} a node, more than the {} a {} node has", o.gpus,
+                                       o.nodes, o.gpus / o.nodes, o.hardware.gpus_per_node, o.hardware.name));
+  }
+  if (o.load.batch < 1 || o.load.prefill < 1 || o.load.context < 1) {
+    return InvalidArgument("the batch, the prefill length and the context are each at least 1");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string FlagsOf(const Candidate& c) {
+  std::string flags = SeamFlags(c.config, {});
+  if (c.replicas > 1) flags += fmt::format(" (x{} replicas)", c.replicas);
+  return flags;
+}
+
+Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
+  SEAM_RETURN_IF_ERROR(CheckOptions(o));
+  SEAM_RETURN_IF_ERROR(Validate(o.wire));
+  CompareOptions placed = o;
+  placed.hardware.gpus_per_node = o.gpus / o.nodes;  // the GPUs of each node this deployment uses
+  const bool moe = HasStageKind(m, StageKind::kSparseFfn);
+  const bool a2a = MoeDispatchesA2a(m);
+  const double usable = kUsableMemory * o.hardware.memory_gb * 1e9;
+  Comparison out;
+  for (int replicas : Divisors(o.gpus)) {
+    for (int pp : Divisors(o.gpus / replicas)) {
+      const int tp = o.gpus / replicas / pp;
+      // The plans bound so far for this layout under a narrower reduction.
+      std::vector<Pipeline> narrower;
+      for (const ParallelConfig& cfg : ConfigsOf(tp, pp, moe, a2a)) {
+        ++out.considered;
+        if (cfg.reduction == Reduction::kAr) narrower.clear();
+        Expected<Pipeline> plans = BindPipelineChecked(m, cfg, {.wire = o.wire});
+        if (!plans) {
+          ++out.rejected[ReasonOf(plans.error())];
+          continue;
+        }
+        if (std::any_of(narrower.begin(), narrower.end(), [&](const Pipeline& p) { return SameSteps(p, *plans); })) {
+          ++out.merged;  // a wider reduction that binds the same steps is the same plan
+          continue;
+        }
+        narrower.push_back(*plans);
+        Candidate c{.config = cfg, .replicas = replicas};
+        c.cost = CostOf(*plans, o.load, placed.hardware, replicas);
+        c.memory = MemoryOf(m, cfg, replicas, o.load, o.memory);
+        c.fits = c.memory.total() <= usable;
+        out.ranked.push_back(std::move(c));
+      }
+    }
+  }
+  std::stable_sort(out.ranked.begin(), out.ranked.end(), Better);
+  return out;
+}
+
+}  // namespace seam

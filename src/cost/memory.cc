@@ -1,0 +1,89 @@
+// What each rank holds: its shard of the weights and its share of the cache.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "seam/cost.h"
+#include "seam/pipeline.h"
+#include "seam/stage_shape.h"
+#include "seam/weight_specs.h"
+
+namespace seam {
+namespace {
+
+// How many ways a stage's matrices are split.
+int SplitOf(const StageDecl& d, const ParallelConfig& cfg) {
+  if (d.kind == StageKind::kNoOp) return 1;
+  const StageShape shape = ShapeOf(d, cfg);
+  return shape.shard ? GroupSize(cfg, *shape.shard) : 1;
+}
+
+// Bytes per token and per sequence an attention or mixer stage caches on
+// one rank.
+struct CacheRow {
+  double per_token = 0;
+  double per_sequence = 0;
+};
+
+CacheRow CacheOf(const StageDecl& d, const ModelDims& dims, const ParallelConfig& cfg, double kv_bytes) {
+  const int attn_tp = cfg.attn_tp();
+  if (d.kind == StageKind::kAttention) {
+    if (dims.mla.kv_lora > 0) return {.per_token = (dims.mla.kv_lora + dims.mla.qk_rope) * kv_bytes};
+    const int kv = d.kv_heads > 0 ? d.kv_heads : dims.kv_heads;
+    const int per_rank = std::max(1, kv / attn_tp);  // replicated when attn_tp exceeds them
+    return {.per_token = 2.0 * per_rank * dims.head_dim * kv_bytes};
+  }
+  if (d.kind == StageKind::kMixer) {
+    // The recurrent state, fp32, split over attention TP by head.
+    const double state = 4.0 * dims.mixer_heads * dims.mixer_head_dim * std::max(1, dims.mixer_state);
+    return {.per_sequence = state / attn_tp};
+  }
+  return {};
+}
+
+}  // namespace
+
+MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, const Workload& load,
+                   const MemoryOptions& o) {
+  MemoryUse fullest;
+  Expected<std::vector<LayerRange>> ranges = SplitLayers(cfg, m.num_layers);
+  Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
+  if (!ranges || !specs || !m.dims) return fullest;
+  const std::vector<StageRef> stages = StagesOf(m, 0, m.num_layers);
+  const ModelDims& dims = *m.dims;
+  const double kv_bytes = RowBytes(o.kv, 1);
+  // Sequences one rank caches: its replica's share, split over DP groups.
+  const double sequences = static_cast<double>(load.batch) / replicas / cfg.attn_dp;
+  for (size_t r = 0; r < ranges->size(); ++r) {
+    const LayerRange range = (*ranges)[r];
+    MemoryUse use{.pp_rank = static_cast<int>(r)};
+    for (const WeightSpec& w : *specs) {
+      const double elements = static_cast<double>(w.rows) * w.cols;
+      if (w.stage < 0) {
+        // The embedding on the first rank, the final norm on the last; both
+        // vocabulary-parallel over the TP group like the LM head.
+        const bool embedding = w.name == kEmbeddingName;
+        if (embedding && r == 0) use.weights += elements * o.weight_bytes / cfg.tp;
+        if (!embedding && r + 1 == ranges->size()) use.weights += elements * o.weight_bytes;
+        continue;
+      }
+      const StageRef& s = stages[static_cast<size_t>(w.stage)];
+      if (s.layer < range.first || s.layer >= range.last) continue;
+      use.weights += elements * o.weight_bytes / (w.vector ? 1 : SplitOf(s.decl, cfg));
+    }
+    if (r + 1 == ranges->size()) {  // the LM head: vocab x hidden, vocabulary-parallel
+      use.weights += static_cast<double>(dims.vocab) * m.hidden * o.weight_bytes / cfg.tp;
+    }
+    for (const StageRef& s : stages) {
+      if (s.layer < range.first || s.layer >= range.last) continue;
+      const CacheRow c = CacheOf(s.decl, dims, cfg, kv_bytes);
+      const int held = s.decl.window > 0 ? std::min(s.decl.window, load.context) : load.context;
+      use.cache += sequences * (c.per_token * held + c.per_sequence);
+    }
+    if (use.total() > fullest.total()) fullest = use;
+  }
+  return fullest;
+}
+
+}  // namespace seam

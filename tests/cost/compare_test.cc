@@ -1,0 +1,78 @@
+// seam compare: every configuration accounted for, the ranking in order,
+// each ranked cost the cost model's for its plan.
+#include <gtest/gtest.h>
+
+#include "seam/bind.h"
+#include "seam/compare.h"
+#include "seam/hf_config.h"
+
+namespace seam {
+namespace {
+
+Model Config(const std::string& name) {
+  Expected<Model> m = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/" + name);
+  if (!m) throw std::runtime_error(m.error().message);
+  return *std::move(m);
+}
+
+CompareOptions On(int gpus, int nodes, const std::string& hw = "h100") {
+  return {.gpus = gpus, .nodes = nodes, .hardware = LoadHardware(hw).value()};
+}
+
+TEST(Compare, AccountsForEveryConfigurationItConsidered) {
+  const Expected<Comparison> c = Compare(Config("deepseek-v2-lite.json"), On(8, 1));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  int rejected = 0;
+  for (const auto& [reason, n] : c->rejected) rejected += n;
+  EXPECT_EQ(c->considered, static_cast<int>(c->ranked.size()) + c->merged + rejected);
+  EXPECT_GT(c->ranked.size(), 20U);
+  EXPECT_GT(c->merged, 0);
+}
+
+TEST(Compare, RanksFittingConfigurationsFirstThenByTheBusiestRanksDecodeStep) {
+  CompareOptions o = On(16, 2);
+  o.memory.weight_bytes = 1;
+  const Model m = Config("qwen3-30b-a3b.json");
+  const Expected<Comparison> c = Compare(m, o);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  for (size_t i = 1; i < c->ranked.size(); ++i) {
+    const Candidate& a = c->ranked[i - 1];
+    const Candidate& b = c->ranked[i];
+    ASSERT_TRUE(a.fits || !b.fits) << i;
+    if (a.fits == b.fits) {
+      EXPECT_LE(a.cost.decode_seconds, b.cost.decode_seconds) << i;
+    }
+  }
+  // Each ranked cost is the cost model's for the plan its flags bind.
+  Hardware placed = o.hardware;
+  placed.gpus_per_node = 8;
+  for (size_t i = 0; i < c->ranked.size(); i += 7) {
+    const Candidate& k = c->ranked[i];
+    const Expected<Pipeline> p = BindPipeline(m, k.config);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(CostOf(*p, o.load, placed, k.replicas).decode_seconds, k.cost.decode_seconds) << FlagsOf(k);
+    EXPECT_EQ(MemoryOf(m, k.config, k.replicas, o.load, o.memory).total(), k.memory.total());
+  }
+}
+
+// Llama 3.1 8B on 24 GPUs: tp 3, 6, 12 and 24 meet heads that do not split
+// or sum groups the canonical reduction cannot take; each is counted by its
+// reason, numbers left out.
+TEST(Compare, CountsRejectionsByReason) {
+  const Expected<Comparison> c = Compare(Config("llama-3.1-8b.json"), On(24, 3));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_GT(c->rejected.count("num_attention_heads does not split over attn_tp"), 0U);
+  EXPECT_GT(c->rejected.count("input-scattered eligibility"), 0U);
+  for (const auto& [reason, n] : c->rejected) {
+    EXPECT_EQ(reason.find_first_of("0123456789"), std::string::npos) << reason;
+  }
+}
+
+TEST(Compare, RefusesGpusThatDoNotFitItsNodes) {
+  EXPECT_EQ(Compare(Config("llama-3.1-8b.json"), On(12, 5)).error().message, "--gpus 12 does not split over --nodes 5");
+  EXPECT_EQ(Compare(Config("llama-3.1-8b.json"), On(16, 1)).error().message,
+            "16 GPUs on 1 node(s) is 16 a node, more than the 8 a h100 node has");
+}
+
+}  // namespace
+}  // namespace seam

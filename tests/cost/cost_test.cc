@@ -1,0 +1,200 @@
+// The cost model: each collective's time from its plan bytes and the link it
+// crosses, where ranks sit, and each rank's memory against published counts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "seam/bind.h"
+#include "seam/cost.h"
+#include "seam/hf_config.h"
+#include "testing.h"
+
+namespace seam {
+namespace {
+
+Hardware H100() { return LoadHardware("h100").value(); }
+
+Model Config(const std::string& name) {
+  Expected<Model> m = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/" + name);
+  if (!m) throw std::runtime_error(m.error().message);
+  return *std::move(m);
+}
+
+Pipeline Bound(const Model& m, const ParallelConfig& cfg) {
+  Expected<Pipeline> p = BindPipeline(m, cfg);
+  if (!p) throw std::runtime_error(p.error().message);
+  return *std::move(p);
+}
+
+// The first collective step of a kind in a plan's ordinary line.
+const Step& FirstOf(const Plan& p, StepKind kind) {
+  for (const StagePlan& s : p.lines().front().stages) {
+    for (const auto* list : {&s.entry, &s.compute, &s.exit}) {
+      for (const Step& step : *list) {
+        if (step.kind == kind) return step;
+      }
+    }
+  }
+  for (const Step& step : p.lines().front().end.steps) {
+    if (step.kind == kind) return step;
+  }
+  throw std::runtime_error("no such step");
+}
+
+// An all-reduce of 64 bf16 values over 2 ranks moves 2 x 1/2 x 128 bytes a
+// token; 1000 tokens over NVLink's 470 GB/s after its 10 us.
+TEST(CollectiveTime, IsLatencyPlusPlanBytesOverTheLinksBusBandwidth) {
+  const Plan p = testing::MustBind(testing::StackOf("A F"), {.tp = 2});
+  const Step& ar = FirstOf(p, StepKind::kAllReduceAddNorm);
+  ASSERT_EQ(BytesPerToken(ar, p.header()), 128);
+  const StepCost c = CostOfStep(ar, p, 0, 1000, H100(), {.gpus_per_node = 8});
+  EXPECT_FALSE(c.crosses_nodes);
+  EXPECT_DOUBLE_EQ(c.seconds, 10e-6 + 128000 / 470e9);
+  // The same step on nodes of one GPU crosses the network: 45 GB/s after 20 us.
+  const StepCost n = CostOfStep(ar, p, 0, 1000, H100(), {.gpus_per_node = 1});
+  EXPECT_TRUE(n.crosses_nodes);
+  EXPECT_DOUBLE_EQ(n.seconds, 20e-6 + 128000 / 45e9);
+  // A local step costs nothing.
+  EXPECT_EQ(CostOfStep(FirstOf(p, StepKind::kCompute), p, 0, 1000, H100(), {}).seconds, 0);
+}
+
+TEST(CollectiveTime, AnAllToAllTakesDeepEpsBandwidth) {
+  const Plan p = testing::MustBind(DeepseekModel(4, 64, 3), {.tp = 4, .moe = MoeMode::kA2a});
+  const Step& d = FirstOf(p, StepKind::kDispatch);
+  const double bytes = BytesPerToken(d, p.header()) * 512;
+  EXPECT_DOUBLE_EQ(CostOfStep(d, p, 0, 512, H100(), {.gpus_per_node = 8}).seconds, 25e-6 + bytes / 400e9);
+  EXPECT_DOUBLE_EQ(CostOfStep(d, p, 0, 512, H100(), {.gpus_per_node = 2}).seconds, 25e-6 + bytes / 85e9);
+}
+
+// tp 16 on nodes of 8 spans two nodes; its attention-TP groups of 8 under
+// attn_dp 2 each sit on one.
+TEST(Placement, AGroupCrossesNodesExactlyWhenItsRanksDo) {
+  const Model m = Config("kimi-k2.json");
+  const Pipeline p = Bound(m, {.tp = 16, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
+  const Hardware hw = H100();
+  const Plan& plan = p.front();
+  EXPECT_TRUE(CostOfStep(FirstOf(plan, StepKind::kDispatch), plan, 3, 64, hw, {}).crosses_nodes);
+  EXPECT_FALSE(CostOfStep(FirstOf(plan, StepKind::kReduceScatter), plan, 3, 64, hw, {}).crosses_nodes);
+}
+
+// A send crosses only when the next pipeline rank is on another node; a
+// second replica sits on the GPUs after the first.
+TEST(Placement, ASendCrossesWhenTheNextPipelineRankIsOnAnotherNode) {
+  const Model m = testing::StackOf("A F A F");
+  const Hardware hw = H100();
+  const Pipeline a = Bound(m, {.tp = 8, .pp = 2});
+  EXPECT_TRUE(CostOfStep(FirstOf(a.front(), StepKind::kSend), a.front(), 0, 64, hw, {}).crosses_nodes);
+  const Pipeline b = Bound(m, {.tp = 2, .pp = 2});
+  EXPECT_FALSE(CostOfStep(FirstOf(b.front(), StepKind::kSend), b.front(), 1, 64, hw, {}).crosses_nodes);
+  // Replica 1 of a tp 4 x pp 2 pipeline holds GPUs 8..15: its send stays on node 1.
+  const Pipeline c = Bound(m, {.tp = 4, .pp = 2});
+  EXPECT_FALSE(CostOfStep(FirstOf(c.front(), StepKind::kSend), c.front(), 0, 64, hw, {.first_gpu = 8}).crosses_nodes);
+  // A tp 4 x pp 3 pipeline's replica 1 starts at GPU 12: its rank 0's send goes to GPU 16, on node 2.
+  const Pipeline d = Bound(testing::StackOf("A F A F A F"), {.tp = 4, .pp = 3});
+  EXPECT_TRUE(
+      CostOfStep(FirstOf(d.front(), StepKind::kSend), d.front(), 0, 64, hw, {.first_gpu = 12}).crosses_nodes);
+}
+
+// A decode step's time is the busiest pipeline rank's; the pipeline's is
+// every rank's in turn; the batch is shared by the replicas.
+TEST(PlanCost, TheBusiestPipelineRankSetsTheDecodeStep) {
+  const Model m = Config("llama-3.1-8b.json");
+  const Pipeline p = Bound(m, {.tp = 8, .pp = 2});
+  const Workload load{.batch = 64, .prefill = 1024, .context = 1024};
+  const PlanCost c = CostOf(p, load, H100(), 1);
+  ASSERT_EQ(c.decode_per_pp_rank.size(), 2U);
+  EXPECT_EQ(c.decode_seconds, std::max(c.decode_per_pp_rank[0], c.decode_per_pp_rank[1]));
+  EXPECT_DOUBLE_EQ(c.pipeline_seconds, c.decode_per_pp_rank[0] + c.decode_per_pp_rank[1]);
+  // By hand: rank 1 gathers the value's and the residual's slices (7/8 x
+  // 8192 bytes a token each), then runs 32 all-reduces of 4096 bf16 values
+  // over 8 ranks (layer 16's attention reads what it received, 15 layers
+  // two each, the final norm one): 2 x 7/8 x 8192 bytes a token; 64 tokens.
+  const double ag = 10e-6 + 7.0 / 8 * 8192 * 64 / 470e9;
+  const double ar = 10e-6 + 2 * 7.0 / 8 * 8192 * 64 / 470e9;
+  EXPECT_NEAR(c.decode_per_pp_rank[1], 2 * ag + 32 * ar, 1e-12);
+  const PlanCost halves = CostOf(p, load, H100(), 2);
+  EXPECT_LT(halves.decode_seconds, c.decode_seconds);
+}
+
+// Llama 3.1 8B holds 8,030,261,248 parameters (embedding and LM head untied).
+TEST(Memory, Llama8bAtTp1HoldsItsPublishedParameterCount) {
+  const Model m = Config("llama-3.1-8b.json");
+  const Workload load{.batch = 1, .context = 1};
+  const MemoryUse one = MemoryOf(m, {.tp = 1}, 1, load, {.weight_bytes = 1});
+  EXPECT_EQ(one.weights, 8030261248.0);
+  // 32 layers x 8 KV heads x 128 x (k, v) x 2 bytes a token.
+  EXPECT_EQ(one.cache, 32 * 8 * 128 * 2 * 2.0);
+  // At tp 8 every matrix is split 8 ways, the 65 norm vectors stay whole.
+  const MemoryUse eight = MemoryOf(m, {.tp = 8}, 1, load, {.weight_bytes = 1});
+  EXPECT_EQ(eight.weights, (8030261248.0 - 65 * 4096) / 8 + 65 * 4096);
+  EXPECT_EQ(eight.cache, one.cache / 8);
+}
+
+TEST(Memory, MlaCachesItsLatentWholeAndDpGroupsSplitTheSequences) {
+  const Model m = Config("deepseek-v2-lite.json");
+  const Workload load{.batch = 8, .context = 100};
+  const MemoryUse a = MemoryOf(m, {.tp = 4}, 1, load, {});
+  EXPECT_EQ(a.cache, 8 * 100 * 27 * (512 + 64) * 2.0);
+  const MemoryUse b = MemoryOf(m, {.tp = 4, .attn_dp = 4}, 1, load, {});
+  EXPECT_EQ(b.cache, a.cache / 4);
+  const MemoryUse c = MemoryOf(m, {.tp = 4}, 2, load, {});
+  EXPECT_EQ(c.cache, a.cache / 2);
+}
+
+TEST(Hardware, BuiltInsAndFilesLoadAndBadFilesAreRefusedByField) {
+  EXPECT_EQ(LoadHardware("h200")->memory_gb, 141);
+  EXPECT_EQ(LoadHardware("gb300").error().message,
+            "unknown hardware 'gb300'; the built-in ones are h100, h200, b200, pcie, or give a JSON file");
+  const auto parse = [](const std::string& text) {
+    Expected<Hardware> h = HardwareFromJson(text);
+    return h.ok() ? std::string("(read)") : h.error().message;
+  };
+  const std::string good = R"({"name": "lab", "gpus_per_node": 4, "memory_gb": 48,
+      "node": {"busbw_gbs": 100, "latency_us": 5}, "network": {"busbw_gbs": 12.5, "latency_us": 30},
+      "a2a_node_gbs": 90, "a2a_network_gbs": 10, "a2a_latency_us": 40})";
+  Expected<Hardware> h = HardwareFromJson(good);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  EXPECT_EQ(h->node.busbw_gbs, 100);
+  EXPECT_EQ(h->gpus_per_node, 4);
+  EXPECT_EQ(parse(R"({"gpus_per_node": 4})"), "the hardware file: missing key 'memory_gb'");
+  EXPECT_EQ(parse(R"({"gpus": 4})"), "the hardware file: unknown key 'gpus'");
+  std::string bad = good;
+  bad.replace(bad.find("\"gpus_per_node\": 4"), 18, "\"gpus_per_node\": 0");
+  EXPECT_EQ(parse(bad), "the hardware file: gpus_per_node: 0 is outside [1, 4096]");
+  bad = good;
+  bad.replace(bad.find("\"busbw_gbs\": 100"), 16, "\"busbw_gbs\": -1");
+  EXPECT_EQ(parse(bad), "the hardware file: busbw_gbs: -1 is outside [0.01, 100000]");
+  EXPECT_EQ(parse("[1]"), "the hardware file: is not a JSON object");
+  EXPECT_EQ(parse("{"), "the hardware file: is not valid JSON");
+}
+
+
+// The README's calibration table, recomputed: the bus bandwidth the model
+// gives an 8 GiB all-reduce over 8 GPUs, and an all-to-all across two nodes.
+double EffectiveBusBandwidth(const Hardware& hw, int gpus_per_node, StepKind kind) {
+  const bool ar = kind == StepKind::kAllReduceAddNorm;
+  const Model m = ar ? testing::StackOf("A F", 4096) : Config("kimi-k2.json");
+  const ParallelConfig cfg =
+      ar ? ParallelConfig{.tp = 8} : ParallelConfig{.tp = 16, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a};
+  const Pipeline p = Bound(m, cfg);
+  const Step& s = FirstOf(p.front(), kind);
+  const double tokens = 1 << 20;
+  const double bytes = BytesPerToken(s, p.front().header()) * tokens;
+  return bytes / CostOfStep(s, p.front(), 0, tokens, hw, {.gpus_per_node = gpus_per_node}).seconds / 1e9;
+}
+
+TEST(CostCalibration, LargeCollectivesReachThePublishedBandwidths) {
+  const double h100 = EffectiveBusBandwidth(H100(), 8, StepKind::kAllReduceAddNorm);
+  EXPECT_GE(h100, 460);
+  EXPECT_LE(h100, 480);
+  const double pcie = EffectiveBusBandwidth(LoadHardware("pcie").value(), 8, StepKind::kAllReduceAddNorm);
+  EXPECT_GE(pcie, 35);
+  EXPECT_LE(pcie, 45);
+  const double ep = EffectiveBusBandwidth(H100(), 8, StepKind::kDispatch);  // EP 16 = 8 x 2
+  EXPECT_GE(ep, 81);
+  EXPECT_LE(ep, 90);
+}
+
+}  // namespace
+}  // namespace seam

@@ -1,0 +1,135 @@
+// `seam compare`: every configuration of a model on a number of GPUs, ranked
+// by the communication time of the busiest rank.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "seam/compare.h"
+
+namespace seam::cli {
+namespace {
+
+std::string Micros(double seconds) { return fmt::format("{:.1f}", seconds * 1e6); }
+std::string Nanos(double seconds) { return fmt::format("{:.2f}", seconds * 1e9); }
+std::string Gigabytes(double bytes) { return fmt::format("{:.1f}", bytes / 1e9); }
+
+std::string Header(const Model& m, const CompareOptions& o) {
+  return fmt::format(
+      "{} on {} GPUs ({} node{} of {}, {}: {})\ndecode: batch {}; prefill: {} tokens; cache: {} tokens a sequence; "
+      "weights {:g} byte{} a parameter; wire: {} activations, {} dispatch\n",
+      m.name, o.gpus, o.nodes, o.nodes > 1 ? "s" : "", o.gpus / o.nodes, o.hardware.name, o.hardware.summary,
+      o.load.batch, o.load.prefill, o.load.context, o.memory.weight_bytes, o.memory.weight_bytes == 1 ? "" : "s",
+      Name(o.wire.act), Name(o.wire.dispatch));
+}
+
+std::string Table(const Comparison& c, int top) {
+  std::string out = fmt::format("{:>4}  {:>10}  {:>10}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", "rank",
+                                "decode us", "pipeline us", "prefill ns", "bytes/token", "network B/t", "GB/GPU",
+                                "fits", "configuration");
+  for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) {
+    const Candidate& k = c.ranked[i];
+    out += fmt::format("{:>4}  {:>10}  {:>11}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", i + 1,
+                       Micros(k.cost.decode_seconds), Micros(k.cost.pipeline_seconds),
+                       Nanos(k.cost.prefill_seconds_per_token), BytesText(k.cost.bytes_per_token),
+                       BytesText(k.cost.network_bytes_per_token), Gigabytes(k.memory.total()), k.fits ? "yes" : "no",
+                       FlagsOf(k));
+  }
+  int fit = 0;
+  for (const Candidate& k : c.ranked) fit += k.fits ? 1 : 0;
+  out += fmt::format("\n{} configurations: {} bind ({} fit in memory), {} the same steps as a narrower --reduction, {} "
+                     "rejected\n",
+                     c.considered, c.ranked.size(), fit, c.merged,
+                     c.considered - static_cast<int>(c.ranked.size()) - c.merged);
+  std::vector<std::pair<int, std::string>> reasons;
+  for (const auto& [reason, n] : c.rejected) reasons.push_back({-n, reason});
+  std::sort(reasons.begin(), reasons.end());
+  for (const auto& [n, reason] : reasons) out += fmt::format("  {:>6}  {}\n", -n, reason);
+  return out;
+}
+
+std::string Json(const Model& m, const CompareOptions& o, const Comparison& c, int top) {
+  nlohmann::ordered_json ranked = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) {
+    const Candidate& k = c.ranked[i];
+    ranked.push_back({{"rank", i + 1},
+                      {"flags", SeamFlags(k.config, {})},
+                      {"replicas", k.replicas},
+                      {"tp", k.config.tp},
+                      {"attn_dp", k.config.attn_dp},
+                      {"dense_tp", k.config.dense_tp_size()},
+                      {"moe", Name(k.config.moe)},
+                      {"input_scattered", k.config.input_scattered},
+                      {"reduction", Name(k.config.reduction)},
+                      {"pp", k.config.pp},
+                      {"decode_seconds", k.cost.decode_seconds},
+                      {"pipeline_seconds", k.cost.pipeline_seconds},
+                      {"prefill_seconds_per_token", k.cost.prefill_seconds_per_token},
+                      {"bytes_per_token", k.cost.bytes_per_token},
+                      {"network_bytes_per_token", k.cost.network_bytes_per_token},
+                      {"busiest_pp_rank", k.cost.busiest_pp_rank},
+                      {"weight_bytes_per_gpu", k.memory.weights},
+                      {"cache_bytes_per_gpu", k.memory.cache},
+                      {"fits", k.fits}});
+  }
+  nlohmann::ordered_json rejected = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : c.rejected) rejected[reason] = n;
+  const nlohmann::ordered_json doc = {{"seam_compare", 1},
+                                      {"model", m.name},
+                                      {"gpus", o.gpus},
+                                      {"nodes", o.nodes},
+                                      {"hardware", o.hardware.name},
+                                      {"batch", o.load.batch},
+                                      {"prefill", o.load.prefill},
+                                      {"context", o.load.context},
+                                      {"considered", c.considered},
+                                      {"bound", c.ranked.size()},
+                                      {"merged", c.merged},
+                                      {"ranked", ranked},
+                                      {"rejected", rejected}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace
+
+Expected<double> ParseWeightBytes(std::string_view text) {
+  if (text == "bf16" || text == "fp16") return 2.0;
+  if (text == "fp8") return 1.0;
+  if (text == "fp32") return 4.0;
+  return InvalidArgument(fmt::format("'{}' is not a weight dtype: bf16, fp16, fp8 or fp32", text));
+}
+
+int RunCompare(const CompareArgs& a) {
+  if (Status s = CheckEngineArgs(a.engine); !s.ok()) return Fail(s.error());
+  Expected<WireDtypes> wire = ToWire(a.wire);
+  if (!wire) return Fail(wire.error());
+  Expected<Hardware> hw = LoadHardware(a.hardware);
+  if (!hw) return Fail(hw.error());
+  Expected<Model> model = InvalidArgument("no model");
+  if (a.engine.engine) {  // the model the engine's flags name; seam ranks every configuration of it
+    Expected<EngineChoice> e = FromEngine(a.engine, a.layers);
+    if (!e) return Fail(e.error());
+    model = e->model;
+  } else {
+    model = ChooseModel(a.model, a.hf_config, a.layers);
+  }
+  if (!model) return Fail(model.error());
+  const int gpus = a.gpus > 0 ? a.gpus : a.nodes * hw->gpus_per_node;
+  const CompareOptions o{.gpus = gpus,
+                         .nodes = a.nodes,
+                         .hardware = *hw,
+                         .load = {.batch = a.batch, .prefill = a.prefill, .context = a.context},
+                         .wire = *wire,
+                         .memory = {.weight_bytes = a.weight_bytes, .kv = wire->act}};
+  Expected<Comparison> c = Compare(*model, o);
+  if (!c) return Fail(c.error());
+  if (a.json) {
+    std::cout << Json(*model, o, *c, a.top);
+  } else {
+    std::cout << Header(*model, o) << "\n" << Table(*c, a.top);
+  }
+  return kOk;
+}
+
+}  // namespace seam::cli

@@ -90,8 +90,11 @@ TEST(Placement, ASendCrossesWhenTheNextPipelineRankIsOnAnotherNode) {
   // Replica 1 of a tp 4 x pp 2 pipeline holds GPUs 8..15: its send stays on node 1.
   const Pipeline c = Bound(m, {.tp = 4, .pp = 2});
   EXPECT_FALSE(CostOfStep(FirstOf(c.front(), StepKind::kSend), c.front(), 0, 64, hw, {.first_gpu = 8}).crosses_nodes);
-  // A tp 4 x pp 3 pipeline's replica 1 starts at GPU 12: its rank 0's send goes to GPU 16, on node 2.
+  // tp 4 x pp 3: rank 0 (GPU 0) sends to GPU 4, on its node, though its
+  // pipeline group reaches GPU 8 on the next; replica 1 starts at GPU 12 and
+  // its rank 0's send goes to GPU 16, on node 2.
   const Pipeline d = Bound(testing::StackOf("A F A F A F"), {.tp = 4, .pp = 3});
+  EXPECT_FALSE(CostOfStep(FirstOf(d.front(), StepKind::kSend), d.front(), 0, 64, hw, {}).crosses_nodes);
   EXPECT_TRUE(
       CostOfStep(FirstOf(d.front(), StepKind::kSend), d.front(), 0, 64, hw, {.first_gpu = 12}).crosses_nodes);
 }

@@ -60,6 +60,7 @@ Expected<std::string> ConfigPathOf(const EngineLaunch& l);
 
 struct EngineTranslation {
   ParallelConfig config;
+  int replicas = 1;  // copies of the pipeline the engine's data parallelism runs side by side
   WireDtypes wire;
   std::vector<std::string> notes;  // how the engine's sizes map onto seam's, one line each
   std::string seam_flags;          // the same configuration as seam's own flags

@@ -115,6 +115,7 @@ Expected<EngineTranslation> TranslateSglang(const EngineLaunch& l, const Model& 
   } else if (l.dp > 1) {
     t.notes.push_back(fmt::format(
         "--dp-size {} without --enable-dp-attention: {} replicas of the model, each planned alone", l.dp, l.dp));
+    t.replicas = l.dp;
   }
   if (l.moe_dense_tp) {
     if (*l.moe_dense_tp != 1) {

@@ -79,6 +79,7 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m)
   } else if (l.dp > 1) {
     t.notes.push_back(fmt::format(
         "--data-parallel-size {} of a model without MoE: {} replicas, each planned alone", l.dp, l.dp));
+    t.replicas = l.dp;
   }
   if (moe && l.expert_parallel && DispatchesA2a(backend)) {
     c.moe = MoeMode::kA2a;

@@ -715,6 +715,13 @@ TEST_F(Cli, CompareRanksTheConfigurationsOfAModelOnItsGpus) {
                         "--tp-size", "8"});
   ASSERT_EQ(e.code, 0) << e.err;
   EXPECT_EQ(e.out.rfind("qwen3-moe on 8 GPUs", 0), 0U) << e.out;
+  // ... and where the engine's own configuration ranks among them.
+  EXPECT_NE(e.out.find("\nthe SGLang configuration (--tp 8) ranks "), std::string::npos) << e.out;
+  const Result dp = Run({"compare", "--top", "1", "--engine", "sglang", "--", "--model-path", config, "--tp-size", "4",
+                         "--dp-size", "2"});
+  ASSERT_EQ(dp.code, 0) << dp.err;
+  EXPECT_EQ(dp.out.rfind("qwen3-moe on 8 GPUs", 0), 0U) << "--gpus defaults to the engine's: " << dp.out;
+  EXPECT_NE(dp.out.find("\nthe SGLang configuration (--tp 4, x2 replicas) ranks "), std::string::npos) << dp.out;
 }
 
 TEST_F(Cli, CompareRefusesBadHardwareAndGpus) {

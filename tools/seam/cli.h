@@ -122,6 +122,7 @@ struct EngineChoice {
   Model model;
   ParallelConfig config;
   WireDtypes wire;
+  int replicas = 1;
 };
 Expected<EngineChoice> FromEngine(const EngineFlags& e, int layers);
 CLI::Option* AddEngineFlag(CLI::App& cmd, EngineFlags& e);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -91,6 +92,25 @@ std::string Json(const Model& m, const CompareOptions& o, const Comparison& c, i
   return doc.dump(2) + "\n";
 }
 
+// Where the engine's own configuration ranks: the best-ranked candidate with
+// its layout (a wider --reduction that binds the same steps was merged into
+// a narrower one).
+std::string WhereIs(const EngineChoice& e, const Comparison& c, std::string_view engine) {
+  ParallelConfig mine = e.config;
+  mine.reduction = Reduction::kAr;
+  const std::string layout = SeamFlags(mine, {});
+  for (size_t i = 0; i < c.ranked.size(); ++i) {
+    ParallelConfig theirs = c.ranked[i].config;
+    theirs.reduction = Reduction::kAr;
+    if (SeamFlags(theirs, {}) == layout && c.ranked[i].replicas == e.replicas) {
+      return fmt::format("the {} configuration ({}{}) ranks {} of {}", engine, SeamFlags(e.config, {}),
+                         e.replicas > 1 ? fmt::format(", x{} replicas", e.replicas) : "", i + 1, c.ranked.size());
+    }
+  }
+  return fmt::format("the {} configuration ({}) is not among the configurations of these GPUs", engine,
+                     SeamFlags(e.config, {}));
+}
+
 }  // namespace
 
 Expected<double> ParseWeightBytes(std::string_view text) {
@@ -107,15 +127,18 @@ int RunCompare(const CompareArgs& a) {
   Expected<Hardware> hw = LoadHardware(a.hardware);
   if (!hw) return Fail(hw.error());
   Expected<Model> model = InvalidArgument("no model");
+  std::optional<EngineChoice> engine;
+  int gpus = a.gpus > 0 ? a.gpus : a.nodes * hw->gpus_per_node;
   if (a.engine.engine) {  // the model the engine's flags name; seam ranks every configuration of it
     Expected<EngineChoice> e = FromEngine(a.engine, a.layers);
     if (!e) return Fail(e.error());
     model = e->model;
+    engine = *std::move(e);
+    if (a.gpus == 0) gpus = WorldSize(engine->config) * engine->replicas;
   } else {
     model = ChooseModel(a.model, a.hf_config, a.layers);
   }
   if (!model) return Fail(model.error());
-  const int gpus = a.gpus > 0 ? a.gpus : a.nodes * hw->gpus_per_node;
   const CompareOptions o{.gpus = gpus,
                          .nodes = a.nodes,
                          .hardware = *hw,
@@ -128,6 +151,7 @@ int RunCompare(const CompareArgs& a) {
     std::cout << Json(*model, o, *c, a.top);
   } else {
     std::cout << Header(*model, o) << "\n" << Table(*c, a.top);
+    if (engine) std::cout << "\n" << WhereIs(*engine, *c, DisplayName(*a.engine.engine)) << "\n";
   }
   return kOk;
 }

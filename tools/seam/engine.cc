@@ -21,7 +21,8 @@ Expected<EngineChoice> FromEngine(const EngineFlags& e, int layers) {
   std::cerr << fmt::format("seam: {} flags read as: {} (model {})\n", DisplayName(*e.engine), t->seam_flags, *config);
   for (const std::string& n : t->notes) std::cerr << "seam: " << n << "\n";
   for (const std::string& i : launch->ignored) std::cerr << "seam: ignored " << i << "\n";
-  return EngineChoice{.hf_config = *config, .model = *std::move(model), .config = t->config, .wire = t->wire};
+  return EngineChoice{.hf_config = *config, .model = *std::move(model), .config = t->config, .wire = t->wire,
+                      .replicas = t->replicas};
 }
 
 Status SplitEngineArgs(int& argc, char** argv, EngineFlags& e) {

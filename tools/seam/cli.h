@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -86,6 +87,18 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f);
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f);
 void AddFormatFlag(CLI::App& cmd, PlanFormat& format);
 
+// --format table|json of the commands that print a report rather than a plan
+// (models, diff, run, sweep, compare): `json` is set for json.
+CLI::Option* AddReportFormatFlag(CLI::App& cmd, bool& json);
+
+// The JSON documents the commands write with --format json: one object on
+// stdout, its first key naming the document and its version ("seam_run": 1);
+// docs/schemas/ holds a JSON Schema for each.
+using Json = nlohmann::ordered_json;
+void PrintJson(const Json& doc);
+// A configuration's fields, as the plan JSON writes them.
+Json ConfigJson(const ParallelConfig& c);
+
 // The wire dtypes of a plan's byte counts: --act-dtype (default bf16, as
 // engines run) and --dispatch-dtype (default: the activation dtype).
 struct WireFlags {
@@ -140,6 +153,7 @@ struct FileArgs {
   std::string first;
   std::string second;
   PlanFormat format = PlanFormat::kTable;
+  bool json = false;  // diff: --format json
 };
 
 struct RunArgs {
@@ -164,6 +178,7 @@ struct RunArgs {
   std::optional<Fault> fault;       // --backend mpi only: for testing fault handling
   int64_t max_memory = 0;           // bytes a run may need; 0: what the system has available
   double max_seconds = 600;         // the attention a run may compute, in estimated seconds
+  bool json = false;                // --format json
 };
 
 // A run made ready on this process: the model and weights, the plans, the batch.
@@ -214,9 +229,10 @@ struct SweepArgs {
   int max_pp = 4;
   int jobs = 0;  // 0: one per hardware thread
   double max_seconds = 600;  // the estimated time a sweep may take
+  bool json = false;         // --format json
 };
 
-int RunModels();
+int RunModels(bool json);
 int RunSweep(const SweepArgs& a);
 int RunRun(const RunArgs& a);
 int RunPlan(const PlanArgs& a);

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli.h"
@@ -42,7 +43,19 @@ int Fail(const Error& e) {
   return ExitCodeOf(e);
 }
 
-int RunModels() {
+int RunModels(bool json) {
+  if (json) {
+    Json models = Json::array();
+    for (const CatalogueEntry& e : Catalogue()) {
+      models.push_back({{"name", e.name},
+                        {"summary", e.summary},
+                        {"stages", PatternOf(e.make())},
+                        {"features", e.features},
+                        {"real_config", e.source == "-" ? Json(nullptr) : Json("configs/" + e.source)}});
+    }
+    PrintJson({{"seam_models", 1}, {"models", models}});
+    return kOk;
+  }
   for (const CatalogueEntry& e : Catalogue()) {
     const Model m = e.make();
     std::cout << fmt::format("{:<17} {}\n{:<17} stages:   {}\n{:<17} runs on:  {}\n{:<17} real config: {}\n", e.name,
@@ -122,6 +135,11 @@ int RunDiff(const FileArgs& a) {
   Expected<Pipeline> second = LoadPlans(a.second);
   if (!second) return Fail(second.error());
   const std::vector<std::string> diff = Diff(*first, *second);
+  if (a.json) {
+    PrintJson({{"seam_diff", 1}, {"first", a.first}, {"second", a.second}, {"equal", diff.empty()},
+               {"differences", diff}});
+    return diff.empty() ? kOk : kFailedCheck;
+  }
   if (diff.empty()) {
     std::cout << "the plans are equal\n";
     return kOk;

@@ -50,8 +50,9 @@ std::string Table(const Comparison& c, int top) {
   return out;
 }
 
-std::string Json(const Model& m, const CompareOptions& o, const Comparison& c, int top) {
-  nlohmann::ordered_json ranked = nlohmann::ordered_json::array();
+// The document of docs/schemas/compare.schema.json.
+Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, int top) {
+  Json ranked = Json::array();
   for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) {
     const Candidate& k = c.ranked[i];
     ranked.push_back({{"rank", i + 1},
@@ -74,22 +75,29 @@ std::string Json(const Model& m, const CompareOptions& o, const Comparison& c, i
                       {"cache_bytes_per_gpu", k.memory.cache},
                       {"fits", k.fits}});
   }
-  nlohmann::ordered_json rejected = nlohmann::ordered_json::object();
+  Json rejected = Json::object();
   for (const auto& [reason, n] : c.rejected) rejected[reason] = n;
-  const nlohmann::ordered_json doc = {{"seam_compare", 1},
-                                      {"model", m.name},
-                                      {"gpus", o.gpus},
-                                      {"nodes", o.nodes},
-                                      {"hardware", o.hardware.name},
-                                      {"batch", o.load.batch},
-                                      {"prefill", o.load.prefill},
-                                      {"context", o.load.context},
-                                      {"considered", c.considered},
-                                      {"bound", c.ranked.size()},
-                                      {"merged", c.merged},
-                                      {"ranked", ranked},
-                                      {"rejected", rejected}};
-  return doc.dump(2) + "\n";
+  int fit = 0;
+  for (const Candidate& k : c.ranked) fit += k.fits ? 1 : 0;
+  return {{"seam_compare", 1},
+          {"model", m.name},
+          {"gpus", o.gpus},
+          {"nodes", o.nodes},
+          {"gpus_per_node", o.gpus / o.nodes},
+          {"hardware", o.hardware.name},
+          {"hardware_summary", o.hardware.summary},
+          {"batch", o.load.batch},
+          {"prefill", o.load.prefill},
+          {"context", o.load.context},
+          {"weight_bytes", o.memory.weight_bytes},
+          {"act_dtype", Name(o.wire.act)},
+          {"dispatch_dtype", Name(o.wire.dispatch)},
+          {"considered", c.considered},
+          {"bound", c.ranked.size()},
+          {"fit", fit},
+          {"merged", c.merged},
+          {"ranked", ranked},
+          {"rejected", rejected}};
 }
 
 // Where the engine's own configuration ranks: the best-ranked candidate with
@@ -148,7 +156,7 @@ int RunCompare(const CompareArgs& a) {
   Expected<Comparison> c = Compare(*model, o);
   if (!c) return Fail(c.error());
   if (a.json) {
-    std::cout << Json(*model, o, *c, a.top);
+    PrintJson(CompareJson(*model, o, *c, a.top));
   } else {
     std::cout << Header(*model, o) << "\n" << Table(*c, a.top);
     if (engine) std::cout << "\n" << WhereIs(*engine, *c, DisplayName(*a.engine.engine)) << "\n";

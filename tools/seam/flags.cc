@@ -1,7 +1,9 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <iostream>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "cli.h"
 
@@ -117,6 +119,32 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
 
 void AddFormatFlag(CLI::App& cmd, PlanFormat& format) {
   AddParsed(cmd, "--format", format, ParsePlanFormat, "table, json, text or dot")->default_str("table");
+}
+
+CLI::Option* AddReportFormatFlag(CLI::App& cmd, bool& json) {
+  return AddParsed(
+             cmd, "--format", json,
+             [](std::string_view t) -> Expected<bool> {
+               if (t == "table") return false;
+               if (t == "json") return true;
+               return InvalidArgument(fmt::format("unknown format '{}'; expected one of: table, json", t));
+             },
+             "table or json")
+      ->default_str("table");
+}
+
+// A byte that is not UTF-8 (a path can hold one) prints as U+FFFD rather than failing.
+void PrintJson(const Json& doc) { std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n"; }
+
+Json ConfigJson(const ParallelConfig& c) {
+  return {{"tp", c.tp},
+          {"attn_dp", c.attn_dp},
+          {"dense_tp", c.dense_tp_size()},
+          {"moe", Name(c.moe)},
+          {"input_scattered", c.input_scattered},
+          {"reduction", Name(c.reduction)},
+          {"pp", c.pp},
+          {"pp_split", c.pp_split}};
 }
 
 CLI::Option* AddEngineFlag(CLI::App& cmd, EngineFlags& e) {

@@ -16,7 +16,9 @@ int main(int argc, char** argv) {
   (void)SplitEngineArgs(argc, argv, engine_args);
   app.require_subcommand(1);
 
-  app.add_subcommand("models", "list the model catalogue");
+  bool models_json = false;
+  CLI::App* models_cmd = app.add_subcommand("models", "list the model catalogue");
+  AddReportFormatFlag(*models_cmd, models_json);
 
   PlanArgs plan;
   CLI::App* plan_cmd = app.add_subcommand("plan", "bind a model to a parallel configuration and print the plan");
@@ -93,6 +95,7 @@ int main(int argc, char** argv) {
   }
   for (CLI::Option* o : {dump, backend, mpi_mode, fault, timeout, unfused, max_memory}) matrix->excludes(o);
   for (CLI::Option* o : {layers, dtype, run_config}) weights->excludes(o);
+  AddReportFormatFlag(*run_cmd, run.json);
 
   SweepArgs sweep;
   CLI::App* sweep_cmd = app.add_subcommand("sweep", "bind and verify every small stack at every pipeline cut");
@@ -102,6 +105,7 @@ int main(int argc, char** argv) {
   AddParsed(*sweep_cmd, "--max-seconds", sweep.max_seconds, ParseSeconds,
             "refuse a sweep estimated to take longer (default 600)")
       ->default_str("600");
+  AddReportFormatFlag(*sweep_cmd, sweep.json);
 
   CompareArgs compare;
   CLI::App* compare_cmd =
@@ -123,20 +127,13 @@ int main(int argc, char** argv) {
       ->default_str("bf16");
   AddWireFlags(*compare_cmd, compare.wire);
   AddCount(*compare_cmd, "--top", compare.top, 1, 100000, "configurations to print")->default_str("10");
-  AddParsed(
-      *compare_cmd, "--format", compare.json,
-      [](std::string_view t) -> seam::Expected<bool> {
-        if (t == "table") return false;
-        if (t == "json") return true;
-        return seam::InvalidArgument(fmt::format("unknown format '{}'; expected one of: table, json", t));
-      },
-      "table or json")
-      ->default_str("table");
+  AddReportFormatFlag(*compare_cmd, compare.json);
 
   FileArgs diff;
   CLI::App* diff_cmd = app.add_subcommand("diff", "compare two plans (JSON or text); exit 1 when they differ");
   AddPath(*diff_cmd, "first", diff.first, "a plan (JSON or text)");
   AddPath(*diff_cmd, "second", diff.second, "the plan to compare it with");
+  AddReportFormatFlag(*diff_cmd, diff.json);
 
   // A first word that names no command is refused by name (CLI11 would
   // report a missing subcommand).
@@ -163,7 +160,7 @@ int main(int argc, char** argv) {
     return kBadInput;
   }
   try {
-    if (app.got_subcommand("models")) return RunModels();
+    if (models_cmd->parsed()) return RunModels(models_json);
     if (plan_cmd->parsed()) return RunPlan(plan);
     if (show_cmd->parsed()) return RunShow(show);
     if (sweep_cmd->parsed()) return RunSweep(sweep);

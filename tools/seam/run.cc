@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "cli.h"
 #include "seam/bind.h"
@@ -78,6 +79,81 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, const ParallelConfig* cfg) {
   return LoadedModel{model, *std::move(w), a.dtype};
 }
 
+// Bytes sent, as Bytes() counts them.
+int64_t BytesSent(int64_t elements) { return 4 * elements; }
+
+Json RanksJson(const RunOutput& out) {
+  Json ranks = Json::array();
+  for (size_t r = 0; r < out.ranks.size(); ++r) {
+    const CommStats& s = out.ranks[r];
+    Json ops = Json::array();
+    for (const auto& [kind, op] : s.ops) {
+      ops.push_back({{"op", Name(kind)}, {"calls", op.calls}, {"bytes_sent", BytesSent(op.elements_sent)}});
+    }
+    ranks.push_back({{"rank", r}, {"collectives", s.calls()}, {"bytes_sent", BytesSent(s.elements_sent())},
+                     {"ops", ops}});
+  }
+  return ranks;
+}
+
+std::string_view BackendName(RunBackend b) {
+  switch (b) {
+    case RunBackend::kThreads: return "threads";
+    case RunBackend::kRecord: return "record";
+    case RunBackend::kMpi: return "mpi";
+  }
+  return "threads";
+}
+
+// The reference's verdict on a run's output.
+struct Verdict {
+  double max_abs_diff = 0;
+  bool same = false;
+  bool within = false;  // within check.tolerance, where there is one
+};
+
+// A run's document (docs/schemas/run.schema.json); no verdict for the record
+// backend, which moves no data.
+Json RunJson(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p, const RunOutput& out,
+             const RunCheck& check, const std::optional<Verdict>& v) {
+  const Model& m = p.loaded.model;
+  const bool tolerant = v && check.tolerance > 0;
+  return {{"seam_run", 1},
+          {"kind", "single"},
+          {"model", m.name},
+          {"layers", m.num_layers},
+          {"config", ConfigJson(cfg)},
+          {"configuration", Describe(cfg)},
+          {"tokens", p.batch.tokens()},
+          {"requests", p.batch.requests.size()},
+          {"dtype", Name(p.dtype)},
+          {"seed", a.seed},
+          {"fused", !a.unfused},
+          {"backend", BackendName(a.backend)},
+          {"mpi_mode",
+           a.backend == RunBackend::kMpi ? Json(Name(a.mpi_mode.value_or(MpiMode::kCanonical))) : Json(nullptr)},
+          {"ranks", RanksJson(out)},
+          {"max_abs_diff", v ? Json(v->max_abs_diff) : Json(nullptr)},
+          {"bit_identical", v ? Json(v->same) : Json(nullptr)},
+          {"tolerance", tolerant ? Json(check.tolerance) : Json(nullptr)},
+          {"within_tolerance", tolerant ? Json(v->within) : Json(nullptr)},
+          {"tolerance_reason", tolerant ? Json(check.why_tolerance) : Json(nullptr)},
+          {"seconds", out.seconds},
+          {"dump", a.dump.empty() ? Json(nullptr) : Json(a.dump)}};
+}
+
+// --dump: the run's checkpoint, inputs and outputs.
+Status Dump(const RunArgs& a, const PreparedRun& p, const RunOutput& out, const Tensor& ref) {
+  std::string source;  // the imported config.json, whose other keys the dump keeps
+  if (!a.hf_config.empty()) {
+    Expected<std::string> text = ReadFileAtMost(a.hf_config, kMaxConfigBytes);
+    if (!text) return text.error();
+    source = *std::move(text);
+  }
+  return DumpRun(a.dump, p.loaded.model, p.loaded.weights, p.dtype, a.seed, p.batch, out.hidden, ref,
+                 {.source_config = source, .force = a.force});
+}
+
 void PrintRanks(const RunOutput& out) {
   for (size_t r = 0; r < out.ranks.size(); ++r) {
     const CommStats& s = out.ranks[r];
@@ -107,11 +183,17 @@ Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg) {
 int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p, const RunOutput& out,
               const RunCheck& check) {
   const Model& m = p.loaded.model;
-  std::cout << fmt::format("{}  {}  {} tokens in {} requests  dtype={}  backend={}\n", m.name, Describe(cfg),
-                           p.batch.tokens(), p.batch.requests.size(), Name(p.dtype), check.backend);
+  if (!a.json) {
+    std::cout << fmt::format("{}  {}  {} tokens in {} requests  dtype={}  backend={}\n", m.name, Describe(cfg),
+                             p.batch.tokens(), p.batch.requests.size(), Name(p.dtype), check.backend);
+  }
   if (!check.data) {
-    std::cout << "bit-identical: n/a (the record backend moves no data)\n";
-    PrintRanks(out);
+    if (a.json) {
+      PrintJson(RunJson(a, cfg, p, out, check, std::nullopt));
+    } else {
+      std::cout << "bit-identical: n/a (the record backend moves no data)\n";
+      PrintRanks(out);
+    }
     return kOk;
   }
   Expected<Tensor> ref = RunReference(m, p.loaded.weights, p.batch, NumericsOf(cfg, p.dtype));
@@ -124,8 +206,16 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
   }
   const bool same = out.hidden == *ref;
   const double diff = MaxAbsDiff(out.hidden, *ref);
-  std::cout << fmt::format("max |diff|: {:.3g}\nbit-identical: {}\n", diff, same ? "yes" : "no");
   const bool within = check.tolerance > 0 && diff <= check.tolerance;
+  if (a.json) {
+    // The dump comes first: a document on stdout is a run that finished.
+    if (!a.dump.empty()) {
+      if (Status s = Dump(a, p, out, *ref); !s.ok()) return Fail(s.error());
+    }
+    PrintJson(RunJson(a, cfg, p, out, check, Verdict{.max_abs_diff = diff, .same = same, .within = within}));
+    return same || within ? kOk : kFailedCheck;
+  }
+  std::cout << fmt::format("max |diff|: {:.3g}\nbit-identical: {}\n", diff, same ? "yes" : "no");
   if (check.tolerance > 0) {
     std::cout << fmt::format("within tolerance {:.3g}: {} ({})\n", check.tolerance, within ? "yes" : "no",
                              check.why_tolerance);
@@ -133,17 +223,7 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
   PrintRanks(out);
   std::cout << fmt::format("time: {:.1f} ms on {} ranks\n", out.seconds * 1e3, out.ranks.size());
   if (!a.dump.empty()) {
-    std::string source;  // the imported config.json, whose other keys the dump keeps
-    if (!a.hf_config.empty()) {
-      Expected<std::string> text = ReadFileAtMost(a.hf_config, kMaxConfigBytes);
-      if (!text) return Fail(text.error());
-      source = *std::move(text);
-    }
-    if (Status s = DumpRun(a.dump, m, p.loaded.weights, p.dtype, a.seed, p.batch, out.hidden, *ref,
-                           {.source_config = source, .force = a.force});
-        !s.ok()) {
-      return Fail(s.error());
-    }
+    if (Status s = Dump(a, p, out, *ref); !s.ok()) return Fail(s.error());
     std::cout << "dumped to " << a.dump << "\n";
   }
   return same || within ? kOk : kFailedCheck;
@@ -158,6 +238,67 @@ int RunOnce(const RunArgs& a, const ParallelConfig& cfg, Backend backend) {
                                      {.dtype = p->dtype, .backend = backend, .timeout_seconds = a.timeout});
   if (!out) return Fail(out.error());
   return ReportRun(a, cfg, *p, *out, {.backend = std::string(Name(backend)), .data = backend != Backend::kRecord});
+}
+
+std::string_view OutcomeName(MatrixOutcome o) {
+  switch (o) {
+    case MatrixOutcome::kIdentical: return "identical";
+    case MatrixOutcome::kDiffers: return "differs";
+    case MatrixOutcome::kSkipped: return "skipped";
+  }
+  return "skipped";
+}
+
+// `run --matrix --format json`: every configuration's row, the pairs that
+// differ by design and the totals; the exit code is the table's.
+int PrintGridJson(const RunArgs& a, const Model& m, const std::vector<MatrixRow>& rows,
+                  const std::vector<MatrixPair>& pairs) {
+  int identical = 0, differs = 0, skipped = 0;
+  Json configurations = Json::array();
+  for (const MatrixRow& r : rows) {
+    const bool ran = r.outcome != MatrixOutcome::kSkipped;
+    (r.outcome == MatrixOutcome::kIdentical ? identical : r.outcome == MatrixOutcome::kDiffers ? differs : skipped)++;
+    configurations.push_back({{"name", r.c.name},
+                              {"config", ConfigJson(r.c.cfg)},
+                              {"dtype", Name(r.c.dtype)},
+                              {"fused", r.c.fuse},
+                              {"outcome", OutcomeName(r.outcome)},
+                              {"skip_reason", ran ? Json(nullptr) : Json(r.note)},
+                              {"bit_identical", ran ? Json(r.outcome == MatrixOutcome::kIdentical) : Json(nullptr)},
+                              {"max_abs_diff", ran ? Json(r.max_diff) : Json(nullptr)},
+                              {"max_collectives", ran ? Json(r.max_calls) : Json(nullptr)},
+                              {"max_bytes_sent", ran ? Json(BytesSent(r.max_elements)) : Json(nullptr)},
+                              {"seconds", ran ? Json(r.seconds) : Json(nullptr)}});
+  }
+  bool pairs_ok = true;
+  Json by_design = Json::array();
+  for (const MatrixPair& p : pairs) {
+    pairs_ok &= p.ok();
+    by_design.push_back({{"name", p.name},
+                         {"reason", p.reason},
+                         {"max_abs_diff", p.max_diff},
+                         {"tolerance", p.tolerance},
+                         {"ok", p.ok()},
+                         {"tokens", p.tokens},
+                         {"rerouted", p.rerouted},
+                         {"rerouted_max_abs_diff", p.rerouted_max_diff}});
+  }
+  PrintJson({{"seam_run", 1},
+             {"kind", "matrix"},
+             {"model", m.name},
+             {"layers", m.num_layers},
+             {"tokens", a.tokens},
+             {"requests", a.requests},
+             {"seed", a.seed},
+             {"full", a.full},
+             {"configurations", configurations},
+             {"pairs", by_design},
+             {"totals",
+              {{"configurations", rows.size()},
+               {"identical", identical},
+               {"differs", differs},
+               {"skipped", skipped}}}});
+  return differs == 0 && pairs_ok ? kOk : kFailedCheck;
 }
 
 int RunGrid(const RunArgs& a) {
@@ -176,6 +317,11 @@ int RunGrid(const RunArgs& a) {
   }
   Expected<std::vector<MatrixRow>> rows = RunMatrix(m, MatrixCases(m, a.full), options);
   if (!rows) return Fail(rows.error());
+  if (a.json) {
+    Expected<std::vector<MatrixPair>> pairs = RunMatrixPairs(m, options);
+    if (!pairs) return Fail(pairs.error());
+    return PrintGridJson(a, m, *rows, *pairs);
+  }
   int identical = 0, differs = 0, skipped = 0;
   std::cout << fmt::format("{:<50} {:>13} {:>10} {:>11} {:>11} {:>9}\n", "configuration", "bit-identical",
                            "max|diff|", "collectives", "sent", "time");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli.h"
@@ -57,6 +58,70 @@ void PrintCoverage(const SweepReport& r) {
                            c.cut_outcomes, c.rejections_compared);
 }
 
+Json CoverageJson(const CutCoverage& a) {
+  return {{"stages", a.stages},
+          {"parts", a.parts},
+          {"at_cut_stages", a.at_cut_stages},
+          {"at_cut_parts", a.at_cut_parts},
+          {"handed_on_stages", a.handed_on_stages},
+          {"handed_on_parts", a.handed_on_parts}};
+}
+
+Json CountsJson(const SweepCounts& c) {
+  return {{"stacks", c.stacks},
+          {"cuts_bound", c.cuts_bound},
+          {"rejected_uncut", c.rejected_uncut},
+          {"violations", c.violations},
+          {"plans_verified", c.plans_verified},
+          {"steps_replayed", c.steps_replayed},
+          {"away_from_cut", CoverageJson(c.away_from_cut)},
+          {"cut_outcomes", c.cut_outcomes},
+          {"rejections_compared", c.rejections_compared}};
+}
+
+Json NamedCountsJson(const std::vector<std::pair<std::string, SweepCounts>>& rows) {
+  Json out = Json::array();
+  for (const auto& [name, counts] : rows) {
+    Json row = {{"name", name}};
+    row.update(CountsJson(counts));
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+// The document of docs/schemas/sweep.schema.json: the tables' rows and the
+// coverage figures PrintCoverage prints.
+Json SweepJson(const SweepArgs& a, int jobs, const SweepReport& r) {
+  SweepCounts totals = r.totals;
+  totals.stacks = r.stacks * r.configs;
+  SweepCounts all = r.totals;
+  all += r.model_totals;
+  const CutCoverage& c = all.away_from_cut;
+  return {{"seam_sweep", 1},
+          {"max_stages", a.max_stages},
+          {"max_pp", a.max_pp},
+          {"jobs", jobs},
+          {"stacks", r.stacks},
+          {"configs", r.configs},
+          {"per_config", NamedCountsJson(r.per_config)},
+          {"totals", CountsJson(totals)},
+          {"models", r.models},
+          {"per_model", NamedCountsJson(r.per_model)},
+          {"model_totals", CountsJson(r.model_totals)},
+          {"coverage",
+           {{"plans_verified", all.plans_verified},
+            {"steps_replayed", all.steps_replayed},
+            {"away_from_cut", CoverageJson(c)},
+            {"handed_on_stages_percent", Percent(c.handed_on_stages, c.stages)},
+            {"handed_on_parts_percent", Percent(c.handed_on_parts, c.parts)},
+            {"cut_outcomes", all.cut_outcomes},
+            {"rejections_compared", all.rejections_compared}}},
+          {"cuts", r.totals.cuts_bound + r.model_totals.cuts_bound},
+          {"violations", r.totals.violations + r.model_totals.violations},
+          {"first_violations", r.violations},
+          {"seconds", r.seconds}};
+}
+
 // Seconds the sweep takes on 2 cores at --max-pp 4, measured: each added
 // stage multiplies the cuts by about 7 to 12.
 double EstimatedSeconds(int max_stages, int max_pp, int jobs) {
@@ -81,6 +146,10 @@ int RunSweep(const SweepArgs& a) {
   Expected<SweepReport> report = Sweep(options);
   if (!report) return Fail(report.error());
   const SweepReport& r = *report;
+  if (a.json) {
+    PrintJson(SweepJson(a, jobs, r));
+    return r.totals.violations + r.model_totals.violations == 0 ? kOk : kFailedCheck;
+  }
   std::cout << fmt::format("seam sweep: {} stacks of 1..{} stages over {{attention, mixer, dense FFN, sparse FFN}}, "
                            "{} configurations, every cut into at most {} pipeline ranks\n\n",
                            r.stacks, a.max_stages, r.configs, a.max_pp);

@@ -214,6 +214,14 @@ class Checker:
         expect(table.startswith(f"{doc['model']} on {doc['gpus']} GPUs ({doc['nodes']} node of "
                                 f"{doc['gpus_per_node']}, {doc['hardware']}: {doc['hardware_summary']})"),
                "the table's header is the document's")
+        # From an engine's command line: where its own configuration ranks, as the table's last line says.
+        engine = ["--top", "3", "--engine", "sglang", "--", "--model-path", str(self.configs / "deepseek-v2-lite.json"),
+                  "--tp", "8", "--dp", "4", "--enable-dp-attention", "--moe-a2a-backend", "deepep"]
+        doc = self.document("compare", ["compare", "--format", "json"] + engine)
+        e = doc["engine"]
+        last = self.run(["compare"] + engine).stdout.splitlines()[-1]
+        expect(e is not None and last == f"the SGLang configuration ({e['flags']}) ranks {e['rank']} of {doc['bound']}",
+               f"the table's engine line {last!r} is the document's {e}")
         self.document("compare", ["compare", "--hf-config", str(self.configs / "kimi-k2.json"), "--gpus", "16",
                                   "--nodes", "2", "--hardware", "h200", "--weight-dtype", "fp8", "--dispatch-dtype",
                                   "fp8", "--top", "1000", "--format", "json"])
@@ -243,8 +251,9 @@ class Checker:
             ("run", "dtype"): sources["Dtype"],
             ("run", "rank.ops.op"): sources["CommOp"],
             ("run", "single.mpi_mode"): sources["MpiMode"],
+            ("compare", "engine.name"): sources["Engine"],
         }
-        schemas = {"plan": plan, "run": run}
+        schemas = {"plan": plan, "run": run, "compare": self.schema("compare")["$defs"]}
         for (schema, where), names in expected.items():
             got = enum_at(schemas[schema], where)
             expect(sorted(got) == sorted(names), f"{schema}.schema.json's {where} is {got}; the sources name {names}")

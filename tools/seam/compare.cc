@@ -51,7 +51,7 @@ std::string Table(const Comparison& c, int top) {
 }
 
 // The document of docs/schemas/compare.schema.json.
-Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, int top) {
+Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, int top, Json engine) {
   Json ranked = Json::array();
   for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) {
     const Candidate& k = c.ranked[i];
@@ -97,26 +97,43 @@ Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, i
           {"fit", fit},
           {"merged", c.merged},
           {"ranked", ranked},
-          {"rejected", rejected}};
+          {"rejected", rejected},
+          {"engine", std::move(engine)}};
 }
 
-// Where the engine's own configuration ranks: the best-ranked candidate with
-// its layout (a wider --reduction that binds the same steps was merged into
-// a narrower one).
-std::string WhereIs(const EngineChoice& e, const Comparison& c, std::string_view engine) {
+// Where the engine's own configuration ranks (0-based): the best-ranked
+// candidate with its layout (a wider --reduction that binds the same steps
+// was merged into a narrower one); none when it is not among them.
+std::optional<size_t> RankOf(const EngineChoice& e, const Comparison& c) {
   ParallelConfig mine = e.config;
   mine.reduction = Reduction::kAr;
   const std::string layout = SeamFlags(mine, {});
   for (size_t i = 0; i < c.ranked.size(); ++i) {
     ParallelConfig theirs = c.ranked[i].config;
     theirs.reduction = Reduction::kAr;
-    if (SeamFlags(theirs, {}) == layout && c.ranked[i].replicas == e.replicas) {
-      return fmt::format("the {} configuration ({}{}) ranks {} of {}", engine, SeamFlags(e.config, {}),
-                         e.replicas > 1 ? fmt::format(", x{} replicas", e.replicas) : "", i + 1, c.ranked.size());
-    }
+    if (SeamFlags(theirs, {}) == layout && c.ranked[i].replicas == e.replicas) return i;
+  }
+  return std::nullopt;
+}
+
+std::string WhereIs(const EngineChoice& e, const Comparison& c, std::string_view engine) {
+  if (const std::optional<size_t> i = RankOf(e, c)) {
+    return fmt::format("the {} configuration ({}{}) ranks {} of {}", engine, SeamFlags(e.config, {}),
+                       e.replicas > 1 ? fmt::format(", x{} replicas", e.replicas) : "", *i + 1, c.ranked.size());
   }
   return fmt::format("the {} configuration ({}) is not among the configurations of these GPUs", engine,
                      SeamFlags(e.config, {}));
+}
+
+// With --engine: the engine, its configuration and where it ranks (null
+// when it is not among the configurations); without, null.
+Json EngineJson(const std::optional<EngineChoice>& e, std::optional<Engine> name, const Comparison& c) {
+  if (!e || !name) return nullptr;
+  const std::optional<size_t> i = RankOf(*e, c);
+  return {{"name", Name(*name)},
+          {"flags", SeamFlags(e->config, {})},
+          {"replicas", e->replicas},
+          {"rank", i ? Json(*i + 1) : Json(nullptr)}};
 }
 
 }  // namespace
@@ -156,7 +173,7 @@ int RunCompare(const CompareArgs& a) {
   Expected<Comparison> c = Compare(*model, o);
   if (!c) return Fail(c.error());
   if (a.json) {
-    PrintJson(CompareJson(*model, o, *c, a.top));
+    PrintJson(CompareJson(*model, o, *c, a.top, EngineJson(engine, a.engine.engine, *c)));
   } else {
     std::cout << Header(*model, o) << "\n" << Table(*c, a.top);
     if (engine) std::cout << "\n" << WhereIs(*engine, *c, DisplayName(*a.engine.engine)) << "\n";

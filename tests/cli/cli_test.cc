@@ -135,7 +135,25 @@ TEST_F(Cli, DiffOfDifferentPlansListsTheDifferencesAndExitsOne) {
   EXPECT_EQ(r.out,
             "config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
             "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar input-scattered pp=1\n"
-            "only the second plan has input-scattered batches\n");
+            "only the second plan has input-scattered batches\n"
+            "bytes/token (ordinary): 1024 -> 1024 (no change)\n");
+}
+
+// A diff of text plans names an inserted step once, not every step after it.
+TEST_F(Cli, DiffOfATextPlanWithAnInsertedStepListsThatStepOnce) {
+  const std::string a = PathOf("a.txt");
+  const Result text = Run({"plan", "llama", "--tp", "2", "--format", "text"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  WriteText(a, text.out);
+  const std::string entry = "    entry ar+add+norm(tp) value full owes=tp->- w=64\n";
+  const size_t at = text.out.find(entry);
+  ASSERT_NE(at, std::string::npos) << text.out;
+  const std::string b = PathOf("b.txt");
+  WriteText(b, text.out.substr(0, at) + "    entry ag(tp) input full w=64\n" + text.out.substr(at));
+  const Result r = Run({"diff", a, b});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.out, "+ ordinary stage 2 entry[0]: ag(tp) input full -> full, owes - -> -, width 64\n"
+                   "bytes/token (ordinary): 1024 -> 1088 (+64)\n");
 }
 
 // ---- bad input: exit 2, "seam: " and the message on stderr, nothing on stdout ----

@@ -16,16 +16,19 @@
 
 namespace seam {
 
-// The forms a plan prints in.
-enum class PlanFormat { kTable, kJson, kText, kDot };
+// The forms a plan prints in. Only svg can fail: it needs Graphviz.
+enum class PlanFormat { kTable, kJson, kText, kDot, kSvg };
 std::string_view Name(PlanFormat f);
 Expected<PlanFormat> ParsePlanFormat(std::string_view text);
-std::string Format(const Pipeline& ranks, PlanFormat f);
+Expected<std::string> Format(const Pipeline& ranks, PlanFormat f);
 
 std::string ToTable(const Plan& plan);
 std::string ToTable(const Pipeline& ranks);  // each rank's table in turn
 std::string ToDot(const Plan& plan);
 std::string ToDot(const Pipeline& ranks);  // one graph, the handoffs as edges
+// The dot graph drawn by Graphviz's `dot -Tsvg`, found on PATH; without it
+// an InvalidArgument error that says how to get it.
+Expected<std::string> ToSvg(const Pipeline& ranks);
 
 // JSON with every fact of the plan; "bytes_per_token" fields are derived and
 // written for readers, and ignored when read back.

@@ -16,6 +16,7 @@
 #include "seam/checked.h"
 #include "seam/plan_io.h"
 #include "seam/safetensors.h"
+#include "seam/subprocess.h"
 
 namespace seam {
 namespace {
@@ -135,7 +136,40 @@ TEST_F(Cli, DiffOfDifferentPlansListsTheDifferencesAndExitsOne) {
   EXPECT_EQ(r.out,
             "config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
             "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar input-scattered pp=1\n"
-            "only the second plan has input-scattered batches\n");
+            "only the second plan has input-scattered batches\n"
+            "bytes/token (ordinary): 1024 -> 1024 (no change)\n");
+}
+
+// A diff of text plans names an inserted step once, not every step after it.
+TEST_F(Cli, DiffOfATextPlanWithAnInsertedStepListsThatStepOnce) {
+  const std::string a = PathOf("a.txt");
+  const Result text = Run({"plan", "llama", "--tp", "2", "--format", "text"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  WriteText(a, text.out);
+  const std::string entry = "    entry ar+add+norm(tp) value full owes=tp->- w=64\n";
+  const size_t at = text.out.find(entry);
+  ASSERT_NE(at, std::string::npos) << text.out;
+  const std::string b = PathOf("b.txt");
+  WriteText(b, text.out.substr(0, at) + "    entry ag(tp) input full w=64\n" + text.out.substr(at));
+  const Result r = Run({"diff", a, b});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.out, "+ ordinary stage 2 entry[0]: ag(tp) input full -> full, owes - -> -, width 64\n"
+                   "bytes/token (ordinary): 1024 -> 1088 (+64)\n");
+}
+
+// `dot` is found on PATH; the tests pass with Graphviz and without it.
+TEST_F(Cli, SvgIsTheDotGraphDrawnByGraphviz) {
+  if (!FindOnPath("dot")) GTEST_SKIP() << "Graphviz's dot is not on PATH";
+  const Result r = Run(With({"plan"}, With(kDeepseekArgs, {"--format", "svg"})));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("<svg"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("</svg>"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("layers 1..2 (x2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rs(attn_tp) 32 B/token"), std::string::npos) << r.out;
+  const Result shown = Run({"show", PlanFile("plan.json", kDeepseekArgs), "--format", "svg"});
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  EXPECT_EQ(shown.out, r.out);
 }
 
 // ---- bad input: exit 2, "seam: " and the message on stderr, nothing on stdout ----
@@ -160,7 +194,7 @@ TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
        "the layer split 1+2 covers 3 layers but the model has 4; the counts must add up to the model's layers"},
       {{"plan", "llama", "--pp-split", "1+x"},
        "--pp-split: '1+x' is not a list of layer counts like 1+3 or 2,2 (each from 1 to 100000)"},
-      {{"plan", "llama", "--format", "yaml"}, "--format: unknown format 'yaml'; expected one of: table, json, text, dot"},
+      {{"plan", "llama", "--format", "yaml"}, "--format: unknown format 'yaml'; expected one of: table, json, text, dot, svg"},
       {{"plan", "llama", "--pp-split", ""},
        "--pp-split: '' is not a list of layer counts like 1+3 or 2,2 (each from 1 to 100000)"},
       {{"run", "llama", "--backend", "gpu"}, "--backend: unknown backend 'gpu'; expected one of: threads, record, mpi"},
@@ -371,6 +405,23 @@ TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "seam: cannot read " + file + ": no such file\n");
+}
+
+TEST_F(Cli, SvgWithoutGraphvizOnPathExitsTwoSayingHowToGetIt) {
+  const std::string empty = PathOf("empty-path");
+  std::filesystem::create_directory(empty);
+  const std::string file = PlanFile("plan.json", {"llama", "--tp", "2"});
+  const std::string seam_without_dot = "PATH=" + Quote(empty) + " " + Quote(SEAM_CLI);
+  const std::vector<std::vector<std::string>> commands = {{"plan", "llama", "--tp", "2", "--format", "svg"},
+                                                          {"show", file, "--format", "svg"}};
+  for (const std::vector<std::string>& args : commands) {
+    const Result r = Shell(seam_without_dot, args);
+    EXPECT_EQ(r.code, 2) << args[0];
+    EXPECT_EQ(r.out, "") << args[0];
+    EXPECT_EQ(r.err, "seam: --format svg needs Graphviz's `dot` on PATH (apt-get install graphviz); --format dot "
+                     "writes the graph text\n")
+        << args[0];
+  }
 }
 
 TEST_F(Cli, DiffWithAMalformedFileExitsTwo) {

@@ -1,9 +1,12 @@
 // The plan for people: a table with one row per step and a bytes summary per
-// batch variant, and a Graphviz graph with one node per stage.
+// batch variant, and a Graphviz graph with one node per stage (one per stage
+// of a layer for a run of repeated layers) whose edges name the collectives
+// that cross them.
 //
 // Bytes are per token of the whole batch per rank: hidden 64 in fp32 is a
 // 256-byte row; an all-reduce over n ranks moves 2 (n-1)/n of its buffer, a
 // reduce-scatter or all-gather (n-1)/n.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -182,8 +185,10 @@ TEST(PlanDot, LlamaIsOneClusterWithANodePerStage) {
   EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 5) << dot;
   EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_1" [label="1 dense-ffn (layer 0)\ninput full, residual full\n256 B/token"];)"))
       << dot;
-  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_0" -> "r0_ordinary_1" [label="value: full owes attn_tp\nresidual: full"];)"))
+  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_0" -> "r0_ordinary_1" [label="ar+add+norm(attn_tp) 256 B/token\n)"
+                          R"(value: full owes attn_tp\nresidual: full"];)"))
       << dot;
+  EXPECT_TRUE(HasLine(dot, "  rankdir=TB;")) << dot;
 }
 
 TEST(PlanDot, InputScatteredAddsASecondClusterWithItsOwnNodes) {
@@ -195,16 +200,91 @@ TEST(PlanDot, InputScatteredAddsASecondClusterWithItsOwnNodes) {
   EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 10) << dot;
 }
 
-TEST(PlanDot, EveryCatalogueModelHasOneNodePerStage) {
+// The boxes of repeated layers, as (first layer, last layer); each box's
+// count must be the layers it names.
+std::vector<std::pair<int, int>> RepeatedRuns(const std::string& dot) {
+  std::vector<std::pair<int, int>> out;
+  const std::regex box(R"re(label="layers (\d+)\.\.(\d+) \(x(\d+)\)";)re");
+  for (std::sregex_iterator m(dot.begin(), dot.end(), box), end; m != end; ++m) {
+    const int first = std::stoi((*m)[1]);
+    const int last = std::stoi((*m)[2]);
+    EXPECT_EQ(std::stoi((*m)[3]), last - first + 1) << m->str();
+    out.emplace_back(first, last);
+  }
+  return out;
+}
+
+// Every stage has its own node, unless it is in a later layer of a repeated
+// run (the run's first layer stands for it); one edge per drawn boundary and
+// one back edge per run.
+TEST(PlanDot, EveryCatalogueModelDrawsEachStageOnceOrInARepeatedRun) {
   for (const CatalogueEntry& e : Catalogue()) {
     const Plan p = MustBind(e.make(), {.tp = 2});
     const std::string dot = ToDot(p);
-    const auto stages = static_cast<int>(p.line(Variant::kOrdinary)->stages.size());
-    EXPECT_EQ(CountMatches(dot, std::regex(R"( *"r0_ordinary_[0-9]+" \[label=.*)")), stages) << e.name;
-    EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), stages + 1) << e.name;
-    // Braces balance: the graph, one cluster.
+    const std::vector<std::pair<int, int>> runs = RepeatedRuns(dot);
+    int drawn = 0;
+    for (const StagePlan& s : p.line(Variant::kOrdinary)->stages) {
+      const bool has_node = dot.find(fmt::format("\"r0_ordinary_{}\" [label=", s.index)) != std::string::npos;
+      const bool stood_for = std::any_of(runs.begin(), runs.end(), [&](const std::pair<int, int>& r) {
+        return r.first < s.layer && s.layer <= r.second;
+      });
+      EXPECT_NE(has_node, stood_for) << e.name << " stage " << s.index << "\n" << dot;
+      drawn += has_node ? 1 : 0;
+    }
+    EXPECT_EQ(CountMatches(dot, std::regex(R"( *"r0_ordinary_[0-9]+" \[label=.*)")), drawn) << e.name;
+    EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), drawn + 1 + static_cast<int>(runs.size()))
+        << e.name;
+    // Braces balance: the graph, its clusters.
     EXPECT_EQ(std::count(dot.begin(), dot.end(), '{'), std::count(dot.begin(), dot.end(), '}')) << e.name;
   }
+}
+
+// deepseek-v2-lite at 8 layers under tp=4 attn_dp=2 dense_tp=1 a2a: layer 0
+// is dense, layer 7 ends the stack; the MoE layers between are the same plan.
+const ParallelConfig kDeepseekCfg{.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a};
+
+TEST(PlanDot, RepeatedLayersAreOneBoxNamingTheirRange) {
+  const Plan p = MustBind(DeepseekModel(8, 64, 3), kDeepseekCfg);
+  const std::string dot = ToDot(p);
+  const int nodes = CountMatches(dot, std::regex(R"( *"r0_ordinary_[0-9]+" \[label=.*)"));
+  EXPECT_LT(nodes, static_cast<int>(p.lines()[0].stages.size())) << dot;
+  EXPECT_EQ(nodes, 6) << dot;  // layer 0, the box's two stages, layer 7
+  EXPECT_TRUE(HasLine(dot, R"re(      label="layers 1..6 (x6)";)re")) << dot;
+  EXPECT_TRUE(HasLine(dot, R"(      "r0_ordinary_2" [label="attention\ninput attn, residual slice\n64 B/token per layer"];)"))
+      << dot;
+  EXPECT_EQ(dot.find("\"r0_ordinary_4\""), std::string::npos) << dot;
+  // From one repeated layer to the next: the sparse FFN's exit, the attention's entry.
+  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_3" -> "r0_ordinary_2" [label="ag(attn_tp) 64 B/token\nnext layer", )"
+                           R"(style=dashed, constraint=false];)"))
+      << dot;
+}
+
+TEST(PlanDot, EdgesNameTheCollectivesOfTheEntryAndExitTheyJoin) {
+  const std::string dot = ToDot(MustBind(DeepseekModel(4, 64, 3), kDeepseekCfg));
+  // The dense FFN's entry completes the attention's sum onto the slice.
+  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_0" -> "r0_ordinary_1" [label="rs(attn_tp) 64 B/token\n)"
+                           R"(value: attn owes attn_tp\nresidual: attn"];)"))
+      << dot;
+  // The last MoE's exit gathers the residual back for the final norm.
+  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_7" -> "r0_ordinary_end" [label="ag(attn_tp) 64 B/token\n)"
+                           R"(value: written\nresidual: attn"];)"))
+      << dot;
+}
+
+TEST(PlanDot, APipelineKeepsItsHandoffEdgesAndFirstReceive) {
+  const Expected<Pipeline> p = BindPipelineChecked(LlamaModel(4), {.tp = 2, .pp = 2});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const std::string dot = ToDot(*p);
+  EXPECT_TRUE(HasLine(dot, R"(  "r0_ordinary_end" -> "r1_ordinary_start" [label="slices", style=dashed];)")) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"r1_ordinary_start" -> "r1_ordinary_[0-9]+" \[label="recv\(pp\) 0 B/token\\n.*)re")), 1)
+      << dot;
+}
+
+TEST(PlanDot, AQuoteInTheModelNameIsEscaped) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  PlanHeader h = p.header();
+  h.model = R"(my "llama")";
+  EXPECT_EQ(LinesOf(ToDot(Plan(h, p.lines()))).front(), R"(digraph "my \"llama\"" {)");
 }
 
 }  // namespace

@@ -286,7 +286,7 @@ TEST(CompareWithBinder, CatchesAValidPlanThatSeamDoesNotBind) {
   EXPECT_EQ(BytesPerToken(other.lines()[0], other.header()), BytesPerToken(p.lines()[0], p.header()));
   const std::vector<std::string> diff = CompareWithBinder({other});
   ASSERT_FALSE(diff.empty());
-  EXPECT_EQ(diff.front(), "ordinary stage 1 exit[0]: (none) != add residual slice -> slice, owes - -> -, width 64");
+  EXPECT_EQ(diff.front(), "+ ordinary stage 1 exit[0]: add residual slice -> slice, owes - -> -, width 64");
 }
 
 

@@ -30,7 +30,9 @@ Expected<Pipeline> LoadPlans(const std::string& path) {
 }
 
 int Print(const Pipeline& plans, PlanFormat format) {
-  std::cout << Format(plans, format);
+  const Expected<std::string> text = Format(plans, format);
+  if (!text) return Fail(text.error());
+  std::cout << *text;
   return kOk;
 }
 

@@ -118,7 +118,8 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
 }
 
 void AddFormatFlag(CLI::App& cmd, PlanFormat& format) {
-  AddParsed(cmd, "--format", format, ParsePlanFormat, "table, json, text or dot")->default_str("table");
+  AddParsed(cmd, "--format", format, ParsePlanFormat, "table, json, text, dot or svg (dot drawn by Graphviz)")
+      ->default_str("table");
 }
 
 CLI::Option* AddReportFormatFlag(CLI::App& cmd, bool& json) {

@@ -91,6 +91,18 @@ Status CheckOptions(const CompareOptions& o) {
 
 }  // namespace
 
+double EstimatedSeconds(const Model& m, const CompareOptions& o) {
+  const bool moe = HasStageKind(m, StageKind::kSparseFfn);
+  const bool a2a = MoeDispatchesA2a(m);
+  double configs = 0;
+  for (int replicas : Divisors(o.gpus)) {
+    for (int pp : Divisors(o.gpus / replicas)) {
+      configs += static_cast<double>(ConfigsOf(o.gpus / replicas / pp, pp, moe, a2a).size());
+    }
+  }
+  return configs * m.num_layers * kSecondsPerConfigLayer;
+}
+
 std::string FlagsOf(const Candidate& c) {
   std::string flags = SeamFlags(c.config, {});
   if (c.replicas > 1) flags += fmt::format(" (x{} replicas)", c.replicas);

@@ -218,6 +218,7 @@ struct CompareArgs {
   WireFlags wire;
   int top = 10;
   bool json = false;
+  double max_seconds = 600;  // the estimated time a comparison may take
 };
 // --weight-dtype: bytes a parameter (bf16 2, fp8 1, ...).
 Expected<double> ParseWeightBytes(std::string_view text);

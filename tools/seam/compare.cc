@@ -170,6 +170,12 @@ int RunCompare(const CompareArgs& a) {
                          .load = {.batch = a.batch, .prefill = a.prefill, .context = a.context},
                          .wire = *wire,
                          .memory = {.weight_bytes = a.weight_bytes, .kv = wire->act}};
+  if (const double t = EstimatedSeconds(*model, o); t > a.max_seconds) {
+    return Fail(InvalidArgument(fmt::format(
+        "comparing every configuration of {} layers on {} GPUs would take about {:.0f} s; --max-seconds {:g} refuses "
+        "it (fewer --gpus or --layers, or a larger --max-seconds)",
+        model->num_layers, gpus, t, a.max_seconds)));
+  }
   Expected<Comparison> c = Compare(*model, o);
   if (!c) return Fail(c.error());
   if (a.json) {

@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
             "the weights' dtype: bf16 (default), fp16, fp8 or fp32")
       ->default_str("bf16");
   AddWireFlags(*compare_cmd, compare.wire);
+  AddParsed(*compare_cmd, "--max-seconds", compare.max_seconds, ParseSeconds,
+            "refuse a comparison estimated to take longer (default 600)")
+      ->default_str("600");
   AddCount(*compare_cmd, "--top", compare.top, 1, 100000, "configurations to print")->default_str("10");
   AddReportFormatFlag(*compare_cmd, compare.json);
 

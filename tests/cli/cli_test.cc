@@ -741,17 +741,17 @@ TEST_F(Cli, RunTakesAnEngineCommandLine) {
 
 TEST_F(Cli, CompareRanksTheConfigurationsOfAModelOnItsGpus) {
   const std::string config = std::string(SEAM_HF_CONFIGS) + "/qwen3-30b-a3b.json";
-  const Result r = Run({"compare", "--hf-config", config, "--gpus", "16", "--nodes", "2", "--hardware", "h200",
+  const Result r = Run({"compare", "--hf-config", config, "--gpus", "8", "--nodes", "2", "--hardware", "h200",
                         "--top", "3"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("qwen3-moe on 16 GPUs (2 nodes of 8, h200: 8 x H200 141 GB per node", 0), 0U) << r.out;
+  EXPECT_EQ(r.out.rfind("qwen3-moe on 8 GPUs (2 nodes of 4, h200: 8 x H200 141 GB per node", 0), 0U) << r.out;
   EXPECT_NE(r.out.find("\nrank   decode us  pipeline us  prefill ns  bytes/token  network B/t   GB/GPU  fits  "
                        "configuration\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\n   3  "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\n   4  "), std::string::npos) << r.out;
-  const Result j = Run({"compare", "--hf-config", config, "--gpus", "16", "--nodes", "2", "--hardware", "h200",
+  const Result j = Run({"compare", "--hf-config", config, "--gpus", "8", "--nodes", "2", "--hardware", "h200",
                         "--top", "3", "--format", "json"});
   ASSERT_EQ(j.code, 0) << j.err;
   const nlohmann::json doc = nlohmann::json::parse(j.out);

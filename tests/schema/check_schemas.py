@@ -222,7 +222,7 @@ class Checker:
         last = self.run(["compare"] + engine).stdout.splitlines()[-1]
         expect(e is not None and last == f"the SGLang configuration ({e['flags']}) ranks {e['rank']} of {doc['bound']}",
                f"the table's engine line {last!r} is the document's {e}")
-        self.document("compare", ["compare", "--hf-config", str(self.configs / "kimi-k2.json"), "--gpus", "16",
+        self.document("compare", ["compare", "--hf-config", str(self.configs / "deepseek-v2-lite.json"), "--gpus", "16",
                                   "--nodes", "2", "--hardware", "h200", "--weight-dtype", "fp8", "--dispatch-dtype",
                                   "fp8", "--top", "1000", "--format", "json"])
 

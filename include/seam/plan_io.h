@@ -8,6 +8,7 @@
 //   for (const std::string& d : Diff(a, b)) std::cout << d << "\n";
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,10 @@ std::string ToDot(const Pipeline& ranks);  // one graph, the handoffs as edges
 // an InvalidArgument error that says how to get it.
 Expected<std::string> ToSvg(const Pipeline& ranks);
 
+// A parallel configuration as the plan's "config" object, resolved (dense_tp
+// and ep as sizes); run and compare reports write the same object.
+nlohmann::ordered_json ConfigJson(const ParallelConfig& c);
+
 // JSON with every fact of the plan; "bytes_per_token" fields are derived and
 // written for readers, and ignored when read back.
 std::string ToJson(const Plan& plan);
@@ -46,7 +51,7 @@ Expected<Pipeline> PipelineFromJson(std::string_view text);
 // indentation (spaces) for structure; blank lines and lines starting with #
 // are skipped. A pipeline is its ranks' plans one after another.
 //
-//   plan llama hidden=64 streams=1 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp reduction=ar scattered=no
+//   plan llama hidden=64 streams=1 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 reduction=ar scattered=no
 //        pp=1 split=- pp_rank=0 layers=0..4          (one line)
 //   line ordinary                                    (a batch variant)
 //     receive STEP                                   (from_pp, later ranks)

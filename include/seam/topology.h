@@ -9,6 +9,7 @@
 //   std::vector<int> peers = GroupRanks(cfg, Group::kAttnTp, /*rank=*/5);
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,10 @@ struct ParallelConfig {
   int attn_dp = 1;
   int dense_tp = 0;  // 0 means "the whole TP group" (the default width)
   MoeMode moe = MoeMode::kTp;
+  // All-to-all MoE only: the ranks one expert set is spread over, ep
+  // consecutive ranks of the TP group; tp / ep such groups each hold every
+  // expert. 0 means "the whole TP group" (as SGLang and vLLM run it).
+  int ep = 0;
   bool input_scattered = false;
   Reduction reduction = Reduction::kAr;
   int pp = 1;
@@ -35,6 +40,7 @@ struct ParallelConfig {
 
   int attn_tp() const { return tp / attn_dp; }
   int dense_tp_size() const { return dense_tp == 0 ? tp : dense_tp; }
+  int ep_size() const { return ep == 0 ? tp : ep; }
   bool allows_reduce_scatter() const {
     return reduction == Reduction::kRs || reduction == Reduction::kRsRsv;
   }
@@ -79,7 +85,12 @@ enum class Group {
   kDp,      // attention-DP peers: same attn_tp_rank in every DP group
   kTp,      // the whole TP group of the pipeline rank
   kPp,      // the ranks at the same TP position on every pipeline rank
+  kEp,      // an all-to-all MoE's expert group: ep consecutive ranks of the TP group
 };
+inline constexpr std::array kEveryGroup = {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp, Group::kEp};
+// The group an all-to-all MoE exchanges rows over: the TP group when ep
+// spans it, so a plan names the EP group only where it is apart from TP.
+Group A2aGroup(const ParallelConfig& cfg);
 std::string_view Name(Group g);
 Expected<Group> ParseGroup(std::string_view text);
 int GroupSize(const ParallelConfig& cfg, Group g);

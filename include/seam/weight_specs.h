@@ -21,6 +21,13 @@ enum class WeightKind {
   kConv,       // a mixer's conv tap: uniform in [-0.5, 0.5), so a few taps keep their input's size
 };
 
+// How the ranks that compute a stage hold one of its matrices.
+enum class Held {
+  kSplit,   // split over the stage's shard group (seam/stage_shape.h); routed experts spread over it
+  kWhole,   // whole on each of them: MLA's down-projections, a router, a shared expert's gate
+  kShared,  // a shared expert: split over TP under a TP MoE, whole on each rank under an all-to-all
+};
+
 struct WeightSpec {
   std::string name;
   int rows = 0;
@@ -28,6 +35,7 @@ struct WeightSpec {
   WeightKind kind = WeightKind::kLinear;
   int stage = -1;  // the stage that computes with it; -1 for the embedding, final norm and stream head
   bool vector = false;  // one-dimensional in a checkpoint (norms, biases, per-head scalars); rows is 1
+  Held held = Held::kSplit;  // vectors are whole wherever they are read
 };
 
 // Where a stage's weights live: "model.layers.3.self_attn" (attention),

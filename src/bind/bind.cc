@@ -117,6 +117,7 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   for (Variant v : VariantsOf(cfg)) lines.push_back(BindLine(stages, {cfg, v, widths, options.fuse}, span));
   ParallelConfig resolved = cfg;
   resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"
+  resolved.ep = cfg.ep_size();
   Plan plan({.model = model.name, .hidden = model.hidden, .residual_streams = model.residual_streams,
              .wire = options.wire, .config = resolved, .pp_rank = pp_rank, .first_layer = range.first, .last_layer = range.last},
             std::move(lines));

@@ -124,8 +124,8 @@ void Cursor::GatherInputInside(Rows target, int width) {
 
 void Cursor::Dispatch(int width) {
   SEAM_CHECK(input_.has_value(), "dispatch needs an input");
-  if (cfg_.tp == 1) return;
-  Emit({StepKind::kDispatch, Operand::kInput, Group::kTp, *input_, *input_, Owed::kNothing,
+  if (cfg_.ep_size() == 1) return;  // every expert is on this rank
+  Emit({StepKind::kDispatch, Operand::kInput, A2aGroup(cfg_), *input_, *input_, Owed::kNothing,
         Owed::kNothing, width});
 }
 
@@ -140,8 +140,8 @@ void Cursor::Compute(Rows output, Owed owes, UpdateKind update) {
 
 void Cursor::Combine(int width) {
   SEAM_CHECK(value_.has_value(), "combine needs the experts' output");
-  if (cfg_.tp == 1) return;
-  Emit({StepKind::kCombine, Operand::kValue, Group::kTp, value_->rows, value_->rows, Owed::kNothing,
+  if (cfg_.ep_size() == 1) return;
+  Emit({StepKind::kCombine, Operand::kValue, A2aGroup(cfg_), value_->rows, value_->rows, Owed::kNothing,
         Owed::kNothing, width});
 }
 

@@ -45,11 +45,20 @@ std::vector<ParallelConfig> ConfigsOf(int tp, int pp, bool moe, bool a2a) {
     for (int d : dense) {
       for (MoeMode m : {MoeMode::kTp, MoeMode::kA2a}) {
         if (m == MoeMode::kA2a && !(moe && a2a && tp > 1)) continue;
-        for (bool scattered : {false, true}) {
-          if (scattered && (dp > 1 || tp == 1)) continue;
-          for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
-            out.push_back({.tp = tp, .attn_dp = dp, .dense_tp = d, .moe = m, .input_scattered = scattered,
-                           .reduction = r, .pp = pp});
+        // An all-to-all MoE over every expert group that divides tp (tp itself is the default).
+        std::vector<int> eps = {0};
+        if (m == MoeMode::kA2a) {
+          for (int ep : Divisors(tp)) {
+            if (ep != tp) eps.push_back(ep);
+          }
+        }
+        for (int ep : eps) {
+          for (bool scattered : {false, true}) {
+            if (scattered && (dp > 1 || tp == 1)) continue;
+            for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+              out.push_back({.tp = tp, .attn_dp = dp, .dense_tp = d, .moe = m, .ep = ep,
+                             .input_scattered = scattered, .reduction = r, .pp = pp});
+            }
           }
         }
       }

@@ -25,6 +25,7 @@ Rows AxesOf(const ParallelConfig& cfg, Group g) {
     case Group::kDp: return Rows::FromAxes(cfg.attn_dp > 1, false);
     case Group::kTp: return Rows::FromAxes(cfg.attn_dp > 1, cfg.attn_tp() > 1);
     case Group::kPp: break;  // pipeline neighbours shard layers, not rows
+    case Group::kEp: break;  // an expert group exchanges rows and hands each back where it was
   }
   return Rows::Full();
 }

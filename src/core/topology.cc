@@ -23,6 +23,7 @@ Status PositiveSizes(const ParallelConfig& cfg) {
   for (const auto& [name, value] : sizes) {
     if (value < 1) return InvalidArgument(fmt::format("{}={} must be at least 1", name, value));
   }
+  if (cfg.ep < 0) return InvalidArgument(fmt::format("ep={} must be at least 1 (or 0 for the TP group)", cfg.ep));
   if (cfg.dense_tp < 0) {
     return InvalidArgument(fmt::format("dense_tp={} must be at least 1 (or 0 for the TP group's width)", cfg.dense_tp));
   }
@@ -54,6 +55,22 @@ Status InputScatteredFits(const ParallelConfig& cfg) {
         "attention entry runs over the whole TP group, which spans other DP groups' requests; "
         "drop --attn-dp or --input-scattered",
         cfg.attn_dp));
+  }
+  return Status::Ok();
+}
+
+Status ExpertGroupFits(const ParallelConfig& cfg) {
+  const int ep = cfg.ep_size();
+  if (ep == cfg.tp) return Status::Ok();
+  if (cfg.moe != MoeMode::kA2a) {
+    return InvalidArgument(fmt::format("ep={} needs --moe a2a: a TP MoE splits every expert over the whole TP group "
+                                       "and completes its sum there, so no expert group of its own exists",
+                                       ep));
+  }
+  if (cfg.tp % ep != 0) {
+    return InvalidArgument(fmt::format("ep={} does not divide tp={}; the expert groups split the TP group (divisors "
+                                       "of {}: {})",
+                                       ep, cfg.tp, cfg.tp, Divisors(cfg.tp)));
   }
   return Status::Ok();
 }
@@ -93,6 +110,7 @@ Status Validate(const ParallelConfig& cfg) {
   }
   SEAM_RETURN_IF_ERROR(DenseWidthFits(cfg));
   SEAM_RETURN_IF_ERROR(InputScatteredFits(cfg));
+  SEAM_RETURN_IF_ERROR(ExpertGroupFits(cfg));
   return PipelineFits(cfg);
 }
 
@@ -113,9 +131,10 @@ Status CheckSumGroups(const ParallelConfig& cfg) {
 }
 
 std::string Describe(const ParallelConfig& cfg) {
-  std::string s = fmt::format("tp={} attn_dp={} (attn_tp={}) dense_tp={} moe={} reduction={}", cfg.tp,
-                              cfg.attn_dp, cfg.attn_tp(), cfg.dense_tp_size(), Name(cfg.moe),
-                              Name(cfg.reduction));
+  std::string s = fmt::format("tp={} attn_dp={} (attn_tp={}) dense_tp={} moe={}", cfg.tp, cfg.attn_dp,
+                              cfg.attn_tp(), cfg.dense_tp_size(), Name(cfg.moe));
+  if (cfg.ep_size() != cfg.tp) s += fmt::format(" ep={}", cfg.ep_size());
+  s += fmt::format(" reduction={}", Name(cfg.reduction));
   if (cfg.input_scattered) s += " input-scattered";
   s += fmt::format(" pp={}", cfg.pp);
   if (!cfg.pp_split.empty()) s += fmt::format(" pp_split={}", fmt::join(cfg.pp_split, "+"));
@@ -127,7 +146,7 @@ constexpr auto kReductions = EnumNames<Reduction>(
     "boundary reduction",
     {{Reduction::kAr, "ar"}, {Reduction::kRs, "rs"}, {Reduction::kRsv, "rsv"}, {Reduction::kRsRsv, "rs+rsv"}});
 constexpr auto kGroups = EnumNames<Group>(
-    "group", {{Group::kAttnTp, "attn_tp"}, {Group::kDp, "dp"}, {Group::kTp, "tp"}, {Group::kPp, "pp"}});
+    "group", {{Group::kAttnTp, "attn_tp"}, {Group::kDp, "dp"}, {Group::kTp, "tp"}, {Group::kPp, "pp"}, {Group::kEp, "ep"}});
 
 std::string_view Name(MoeMode m) { return kMoeModes.Name(m); }
 std::string_view Name(Reduction r) { return kReductions.Name(r); }
@@ -142,9 +161,12 @@ int GroupSize(const ParallelConfig& cfg, Group g) {
     case Group::kDp: return cfg.attn_dp;
     case Group::kTp: return cfg.tp;
     case Group::kPp: return cfg.pp;
+    case Group::kEp: return cfg.ep_size();
   }
   return 0;
 }
+
+Group A2aGroup(const ParallelConfig& cfg) { return cfg.ep_size() == cfg.tp ? Group::kTp : Group::kEp; }
 
 int WorldSize(const ParallelConfig& cfg) { return cfg.tp * cfg.pp; }
 
@@ -165,12 +187,17 @@ RankCoord CoordOf(const ParallelConfig& cfg, int global_rank) {
 std::vector<int> GroupRanks(const ParallelConfig& cfg, Group g, int global_rank) {
   const RankCoord me = CoordOf(cfg, global_rank);
   std::vector<int> ranks;
-  for (int dp = 0; dp < cfg.attn_dp && g != Group::kPp; ++dp) {
+  for (int dp = 0; dp < cfg.attn_dp && g != Group::kPp && g != Group::kEp; ++dp) {
     for (int a = 0; a < cfg.attn_tp(); ++a) {
       const bool member = (g == Group::kTp) || (g == Group::kAttnTp && dp == me.dp_rank) ||
                           (g == Group::kDp && a == me.attn_tp_rank);
       if (member) ranks.push_back(GlobalRank(cfg, {me.pp_rank, dp, a}));
     }
+  }
+  if (g == Group::kEp) {
+    const int first = TpRank(cfg, me) / cfg.ep_size() * cfg.ep_size();
+    for (int t = first; t < first + cfg.ep_size(); ++t) ranks.push_back(me.pp_rank * cfg.tp + t);
+    return ranks;
   }
   if (g == Group::kPp) {
     for (int pp = 0; pp < cfg.pp; ++pp) ranks.push_back(GlobalRank(cfg, {pp, me.dp_rank, me.attn_tp_rank}));

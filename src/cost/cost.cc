@@ -8,7 +8,7 @@ namespace {
 
 constexpr double kGB = 1e9;
 constexpr double kMicro = 1e-6;
-constexpr std::array kGroups = {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp};
+constexpr auto kGroups = kEveryGroup;
 
 // Which of a rank's collectives leave its node: one flag per group, and its
 // send, which goes to the same TP position on the next pipeline rank. Ranks

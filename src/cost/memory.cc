@@ -12,9 +12,10 @@
 namespace seam {
 namespace {
 
-// How many ways a stage's matrices are split.
-int SplitOf(const StageDecl& d, const ParallelConfig& cfg) {
-  if (d.kind == StageKind::kNoOp) return 1;
+// How many ways one of a stage's weights is split over the ranks that hold it.
+int SplitOf(const WeightSpec& w, const StageDecl& d, const ParallelConfig& cfg) {
+  if (d.kind == StageKind::kNoOp || w.vector || w.held == Held::kWhole) return 1;
+  if (w.held == Held::kShared && cfg.moe == MoeMode::kA2a) return 1;
   const StageShape shape = ShapeOf(d, cfg);
   return shape.shard ? GroupSize(cfg, *shape.shard) : 1;
 }
@@ -70,7 +71,7 @@ MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, cons
       }
       const StageRef& s = stages[static_cast<size_t>(w.stage)];
       if (s.layer < range.first || s.layer >= range.last) continue;
-      use.weights += elements * o.weight_bytes / (w.vector ? 1 : SplitOf(s.decl, cfg));
+      use.weights += elements * o.weight_bytes / SplitOf(w, s.decl, cfg);
     }
     if (r + 1 == ranges->size()) {  // the LM head: vocab x hidden, vocabulary-parallel
       use.weights += static_cast<double>(dims.vocab) * m.hidden * o.weight_bytes / cfg.tp;

@@ -88,7 +88,7 @@ class MpiComm final : public Comm {
     // Every rank splits the world once per kind of group, in the same order:
     // the members of a group share a colour (their first rank) and are
     // ordered by their place in the group.
-    for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
+    for (Group g : kEveryGroup) {
       const std::vector<int> members = GroupRanks(cfg, g, rank);
       if (groups_.count(members)) continue;  // the same ranks as a kind already split
       const int key = RankGroup{members}.IndexOf(rank);

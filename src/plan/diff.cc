@@ -119,7 +119,10 @@ class Differ {
     Field("config", Describe(a.config), Describe(b.config));
     // Describe names the dense width it resolves to; a file may still spell
     // it differently (0, "the whole TP group", against the size itself).
-    if (Describe(a.config) == Describe(b.config)) Field("config dense_tp", a.config.dense_tp, b.config.dense_tp);
+    if (Describe(a.config) == Describe(b.config)) {
+      Field("config dense_tp", a.config.dense_tp, b.config.dense_tp);
+      Field("config ep", a.config.ep, b.config.ep);
+    }
     Field("pp_rank", a.pp_rank, b.pp_rank);
     Field("layers", fmt::format("{}..{}", a.first_layer, a.last_layer), fmt::format("{}..{}", b.first_layer, b.last_layer));
   }

@@ -59,16 +59,6 @@ json StageJson(const StagePlan& s, const PlanHeader& h) {
           {"exit", StepsJson(s.exit, h)},   {"departs", BoundaryJson(s.departs)}};
 }
 
-json ConfigJson(const ParallelConfig& c) {
-  return {{"tp", c.tp},
-          {"attn_dp", c.attn_dp},
-          {"dense_tp", c.dense_tp_size()},
-          {"moe", Name(c.moe)},
-          {"input_scattered", c.input_scattered},
-          {"reduction", Name(c.reduction)},
-          {"pp", c.pp},
-          {"pp_split", c.pp_split}};
-}
 
 // ---- reading ----
 
@@ -133,6 +123,7 @@ ParallelConfig ReadConfig(const Node& n) {
                    .attn_dp = n["attn_dp"].Int(),
                    .dense_tp = n["dense_tp"].Int(),
                    .moe = n["moe"].As(ParseMoeMode),
+                   .ep = n["ep"].Int(),
                    .input_scattered = n["input_scattered"].Bool(),
                    .reduction = n["reduction"].As(ParseReduction),
                    .pp = n["pp"].Int()};
@@ -256,7 +247,7 @@ json PlanDoc(const Plan& plan) {
   const json doc = {{"seam_plan", kFormatVersion}, {"model", h.model},
                     {"hidden", h.hidden},          {"residual_streams", h.residual_streams},
                     {"act_dtype", Name(h.wire.act)}, {"dispatch_dtype", Name(h.wire.dispatch)},
-                    {"config", ConfigJson(h.config)},
+                    {"config", json(ConfigJson(h.config))},
                     {"pp_rank", h.pp_rank},        {"layers", {h.first_layer, h.last_layer}},
                     {"lines", lines}};
   return doc;
@@ -312,6 +303,18 @@ Expected<Pipeline> PipelineFromJson(std::string_view text) {
   } catch (const ReadError& e) {
     return Malformed(e.message);
   }
+}
+
+nlohmann::ordered_json ConfigJson(const ParallelConfig& c) {
+  return {{"tp", c.tp},
+          {"attn_dp", c.attn_dp},
+          {"dense_tp", c.dense_tp_size()},
+          {"moe", Name(c.moe)},
+          {"ep", c.ep_size()},
+          {"input_scattered", c.input_scattered},
+          {"reduction", Name(c.reduction)},
+          {"pp", c.pp},
+          {"pp_split", c.pp_split}};
 }
 
 }  // namespace seam

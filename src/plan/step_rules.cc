@@ -66,6 +66,7 @@ std::string StepRuleError(const Step& s, const ParallelConfig& cfg) {
     case StepKind::kDispatch:
     case StepKind::kCombine:
       if (s.rows_in != Rows::Slice(cfg) || !same_rows) return "the all-to-all runs on this rank's slice";
+      if (s.group != A2aGroup(cfg)) return fmt::format("the all-to-all runs over the expert group ({})", Name(A2aGroup(cfg)));
       return untouched ? "" : "the all-to-all moves complete values";
     case StepKind::kCompute: return "";
   }

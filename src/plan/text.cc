@@ -96,9 +96,9 @@ std::string HeaderText(const PlanHeader& h) {
   const ParallelConfig& c = h.config;
   const std::string split = c.pp_split.empty() ? "-" : fmt::format("{}", fmt::join(c.pp_split, "+"));
   return fmt::format(
-      "plan {} hidden={} streams={} act={} dispatch={} tp={} attn_dp={} dense_tp={} moe={} reduction={} scattered={} pp={} "
+      "plan {} hidden={} streams={} act={} dispatch={} tp={} attn_dp={} dense_tp={} moe={} ep={} reduction={} scattered={} pp={} "
       "split={} pp_rank={} layers={}..{}\n",
-      ModelText(h.model), h.hidden, h.residual_streams, Name(h.wire.act), Name(h.wire.dispatch), c.tp, c.attn_dp, c.dense_tp, Name(c.moe),
+      ModelText(h.model), h.hidden, h.residual_streams, Name(h.wire.act), Name(h.wire.dispatch), c.tp, c.attn_dp, c.dense_tp, Name(c.moe), c.ep,
       Name(c.reduction), YesNo(c.input_scattered), c.pp, split, h.pp_rank, h.first_layer, h.last_layer);
 }
 
@@ -251,19 +251,20 @@ class PlanReader {
 
  private:
   static constexpr std::string_view kHeaderUsage =
-      "plan MODEL hidden= streams= act= dispatch= tp= attn_dp= dense_tp= moe= reduction= scattered= pp= split= pp_rank= "
+      "plan MODEL hidden= streams= act= dispatch= tp= attn_dp= dense_tp= moe= ep= reduction= scattered= pp= split= pp_rank= "
       "layers=FIRST..LAST";
 
   PlanHeader ReadHeader(const TextLine& l) {
     ExpectKeyword(r_, l, 0, "plan", kHeaderUsage);
     ExpectCount(r_, l, 2, kHeaderUsage);
     const Fields f(r_, l, 2,
-                   {"hidden", "streams", "act", "dispatch", "tp", "attn_dp", "dense_tp", "moe", "reduction", "scattered", "pp",
+                   {"hidden", "streams", "act", "dispatch", "tp", "attn_dp", "dense_tp", "moe", "ep", "reduction", "scattered", "pp",
                     "split", "pp_rank", "layers"});
     ParallelConfig c{.tp = Int(f, l, "tp", 1),
                      .attn_dp = Int(f, l, "attn_dp", 1),
                      .dense_tp = Int(f, l, "dense_tp"),
                      .moe = As(r_, l, f.Get("moe"), ParseMoeMode),
+                     .ep = Int(f, l, "ep"),
                      .input_scattered = YesNoOf(r_, l, "scattered", f.Get("scattered")),
                      .reduction = As(r_, l, f.Get("reduction"), ParseReduction),
                      .pp = Int(f, l, "pp", 1),

@@ -158,8 +158,8 @@ class RankRunner {
       case StepKind::kAllReduceAddNorm: return AllReduceAddNorm(s, stage);
       case StepKind::kCompute: SEAM_CHECK(false, "a compute outside its stage's compute section"); return;
       case StepKind::kLeave: return Leave();
-      case StepKind::kDispatch: return Dispatch(*stage);
-      case StepKind::kCombine: return Combine(*stage);
+      case StepKind::kDispatch: return Dispatch(s, *stage);
+      case StepKind::kCombine: return Combine(s, *stage);
       case StepKind::kSend: return comm_.Send(Neighbour(+1), Take(s.operand));
       case StepKind::kRecv: return Recv(s);
     }
@@ -315,15 +315,15 @@ class RankRunner {
 
   // ---- a2a MoE: dispatch, experts, combine ----
 
-  // A TP group of one rank has no dispatch or combine step in the plan (the
-  // binder emits none): its rows go to its own experts and come straight
-  // back, in the same order as the exchange would give them.
+  // An expert group of one rank has no dispatch or combine step in the plan
+  // (the binder emits none): its rows go to its own experts and come
+  // straight back, in the same order as the exchange would give them.
   void RunA2aExperts(const StageRef& s) {
     const MoeKernel& moe = kernels_.Moe(s.index);
     const bool alone = !a2a_.dispatched;
     if (alone) {
-      SEAM_CHECK(cfg_.tp == 1, "the a2a experts ran without their dispatch");
-      a2a_.received = a2a_.exchange.Pack(moe, *input_, GroupFor(Group::kTp).size());
+      SEAM_CHECK(cfg_.ep_size() == 1, "the a2a experts ran without their dispatch");
+      a2a_.received = a2a_.exchange.Pack(moe, *input_, 1);
     }
     input_.reset();
     a2a_.outputs = a2a_.exchange.RunExperts(moe, a2a_.received);
@@ -331,14 +331,16 @@ class RankRunner {
     value_ = Tensor(0, 0);  // combined at the next step
   }
 
-  void Dispatch(const StageRef& s) {
+  void Dispatch(const Step& step, const StageRef& s) {
     a2a_ = A2aState{};
-    const RankGroup g = GroupFor(Group::kTp);
+    const RankGroup g = GroupFor(*step.group);
     a2a_.received = comm_.AllToAll(g, a2a_.exchange.Pack(kernels_.Moe(s.index), *input_, g.size()));
     a2a_.dispatched = true;
   }
 
-  void Combine(const StageRef& s) { Fold(s, comm_.AllToAll(GroupFor(Group::kTp), std::move(a2a_.outputs))); }
+  void Combine(const Step& step, const StageRef& s) {
+    Fold(s, comm_.AllToAll(GroupFor(*step.group), std::move(a2a_.outputs)));
+  }
 
   void Fold(const StageRef& s, const std::vector<Tensor>& back) {
     value_ = a2a_.exchange.Fold(kernels_.Moe(s.index), back, comm_.moves_data(), ctx_.model.dims->experts);

@@ -13,7 +13,8 @@ Shard ShardOf(const StageDecl& d, const ParallelConfig& cfg, RankCoord me) {
   const std::optional<Group> g = ShapeOf(d, cfg).shard;
   if (g == Group::kAttnTp) return {me.attn_tp_rank, cfg.attn_tp()};
   if (g == Group::kTp) return {TpRank(cfg, me), cfg.tp};
-  SEAM_CHECK(!g.has_value(), "weights split over a group that is neither tp nor attn_tp");
+  if (g == Group::kEp) return {TpRank(cfg, me) % cfg.ep_size(), cfg.ep_size()};
+  SEAM_CHECK(!g.has_value(), "weights split over a group that is neither tp, attn_tp nor ep");
   return {0, 1};
 }
 

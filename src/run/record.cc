@@ -44,8 +44,8 @@ class Recorder {
       case StepKind::kReduceScatter:
       case StepKind::kReduceScatterV: return ReduceScatter(s);
       case StepKind::kAllGather: return AllGather(s);
-      case StepKind::kDispatch: return Exchange(*stage, true);
-      case StepKind::kCombine: return Exchange(*stage, false);
+      case StepKind::kDispatch: return Exchange(s, *stage, true);
+      case StepKind::kCombine: return Exchange(s, *stage, false);
       case StepKind::kSend:
         comm_.Send(Neighbour(+1), Tensor(Span(s.rows_in).rows(), s.width));
         return;
@@ -71,25 +71,25 @@ class Recorder {
 
   // The rows member `from` sends member `to` (its experts' share of from's
   // slice under the even spread), as the dispatch packs them.
-  int Routed(int from, int to, const StageRef& s) const {
+  int Routed(const RankGroup& g, int from, int to, const StageRef& s) const {
     const ModelDims& d = *ctx_.model.dims;
-    const RowSpan sp = place_.MemberSpans(GroupFor(Group::kTp), Rows::Slice(cfg_))[static_cast<size_t>(from)];
+    const RowSpan sp = place_.MemberSpans(g, Rows::Slice(cfg_))[static_cast<size_t>(from)];
     const int k = s.decl.top_k;
     int n = 0;
     for (int r = sp.begin; r < sp.end; ++r) {
-      for (int j = 0; j < k; ++j) n += ExpertOwner((r * k + j) % d.experts, cfg_.tp) == to ? 1 : 0;
+      for (int j = 0; j < k; ++j) n += ExpertOwner((r * k + j) % d.experts, g.size()) == to ? 1 : 0;
     }
     return n;
   }
 
   // The dispatch sends each member the rows its experts take (with the
   // expert id); the combine returns what each member sent here.
-  void Exchange(const StageRef& s, bool dispatch) {
-    const RankGroup g = GroupFor(Group::kTp);
+  void Exchange(const Step& step, const StageRef& s, bool dispatch) {
+    const RankGroup g = GroupFor(*step.group);
     const int me = g.IndexOf(comm_.rank());
     std::vector<Tensor> to_each;
     for (int j = 0; j < g.size(); ++j) {
-      const int rows = dispatch ? Routed(me, j, s) : Routed(j, me, s);
+      const int rows = dispatch ? Routed(g, me, j, s) : Routed(g, j, me, s);
       to_each.emplace_back(rows, ctx_.model.hidden + (dispatch ? 1 : 0));
     }
     comm_.AllToAll(g, std::move(to_each));

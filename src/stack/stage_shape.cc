@@ -23,7 +23,8 @@ StageShape ShapeOf(const StageDecl& d, const ParallelConfig& cfg) {
     case StageKind::kDenseFfn: return DenseFfn(cfg);
     case StageKind::kSparseFfn:
       // a2a: each row goes to its experts' owners and the combine sums it back.
-      if (cfg.moe == MoeMode::kA2a) return {Rows::Slice(cfg), Owed::kNothing, Group::kTp};
+      // Its experts are spread over the expert group (each group holds them all).
+      if (cfg.moe == MoeMode::kA2a) return {Rows::Slice(cfg), Owed::kNothing, A2aGroup(cfg)};
       return {Rows::Full(), Owed::kTp, Group::kTp};
     case StageKind::kNoOp: break;
   }

@@ -10,8 +10,8 @@
 namespace seam {
 namespace {
 
-void AddLinear(std::vector<WeightSpec>& out, const std::string& name, int rows, int cols) {
-  out.push_back({name, rows, cols, WeightKind::kLinear});
+void AddLinear(std::vector<WeightSpec>& out, const std::string& name, int rows, int cols, Held held = Held::kSplit) {
+  out.push_back({.name = name, .rows = rows, .cols = cols, .kind = WeightKind::kLinear, .held = held});
 }
 
 void AddVector(std::vector<WeightSpec>& out, const std::string& name, int n, WeightKind kind = WeightKind::kLinear) {
@@ -19,11 +19,11 @@ void AddVector(std::vector<WeightSpec>& out, const std::string& name, int n, Wei
 }
 
 void AddFfn(std::vector<WeightSpec>& out, const std::string& prefix, int width, int hidden, Activation act,
-            bool bias = false) {
+            bool bias = false, Held held = Held::kSplit) {
   const bool gated = act != Activation::kRelu2;
-  if (gated) AddLinear(out, prefix + ".gate_proj.weight", width, hidden);
-  AddLinear(out, prefix + ".up_proj.weight", width, hidden);
-  AddLinear(out, prefix + ".down_proj.weight", hidden, width);
+  if (gated) AddLinear(out, prefix + ".gate_proj.weight", width, hidden, held);
+  AddLinear(out, prefix + ".up_proj.weight", width, hidden, held);
+  AddLinear(out, prefix + ".down_proj.weight", hidden, width, held);
   if (!bias) return;
   if (gated) AddVector(out, prefix + ".gate_proj.bias", width);
   AddVector(out, prefix + ".up_proj.bias", width);
@@ -34,13 +34,13 @@ void AddMla(std::vector<WeightSpec>& out, const std::string& p, int hidden, cons
   const MlaDims& m = d.mla;
   const int q_width = d.heads * (m.qk_nope + m.qk_rope);
   if (m.q_lora > 0) {
-    AddLinear(out, p + ".q_a_proj.weight", m.q_lora, hidden);
+    AddLinear(out, p + ".q_a_proj.weight", m.q_lora, hidden, Held::kWhole);
     AddVector(out, p + ".q_a_layernorm.weight", m.q_lora, WeightKind::kNorm);
     AddLinear(out, p + ".q_b_proj.weight", q_width, m.q_lora);
   } else {
     AddLinear(out, p + ".q_proj.weight", q_width, hidden);
   }
-  AddLinear(out, p + ".kv_a_proj_with_mqa.weight", m.kv_lora + m.qk_rope, hidden);
+  AddLinear(out, p + ".kv_a_proj_with_mqa.weight", m.kv_lora + m.qk_rope, hidden, Held::kWhole);
   AddVector(out, p + ".kv_a_layernorm.weight", m.kv_lora, WeightKind::kNorm);
   AddLinear(out, p + ".kv_b_proj.weight", d.heads * (m.qk_nope + m.v), m.kv_lora);
   AddLinear(out, p + ".o_proj.weight", hidden, d.heads * m.v);
@@ -70,14 +70,16 @@ void AddAttention(std::vector<WeightSpec>& out, const std::string& p, const Stag
 }
 
 void AddMoe(std::vector<WeightSpec>& out, const std::string& p, int hidden, const ModelDims& d) {
-  AddLinear(out, p + ".gate.weight", d.experts + (d.skip_expert ? 1 : 0), hidden);
+  AddLinear(out, p + ".gate.weight", d.experts + (d.skip_expert ? 1 : 0), hidden, Held::kWhole);
   if (d.moe_bias) AddVector(out, p + ".gate.bias", d.experts + (d.skip_expert ? 1 : 0));
   if (d.correction_bias) AddVector(out, p + ".gate.e_score_correction_bias", d.experts);
   for (int e = 0; e < d.experts; ++e) {
     AddFfn(out, fmt::format("{}.experts.{}", p, e), d.moe_intermediate, hidden, d.activation, d.moe_bias);
   }
-  if (d.shared_intermediate > 0) AddFfn(out, p + ".shared_expert", d.shared_intermediate, hidden, d.activation);
-  if (d.shared_expert_gate) AddLinear(out, p + ".shared_expert_gate.weight", 1, hidden);
+  if (d.shared_intermediate > 0) {
+    AddFfn(out, p + ".shared_expert", d.shared_intermediate, hidden, d.activation, false, Held::kShared);
+  }
+  if (d.shared_expert_gate) AddLinear(out, p + ".shared_expert_gate.weight", 1, hidden, Held::kWhole);
 }
 
 // Mamba2 (Hugging Face's NemotronHMamba2Mixer): in_proj gives z, the conv's

@@ -150,7 +150,7 @@ class Count {
     const bool a2a = d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a;
     // The dispatch may go in fp8 with its scales; the combine returns in the
     // activation dtype.
-    const double share = Share(GroupSize(cfg_, Group::kTp)) * Fraction(slice()) * d.top_k;
+    const double share = Share(cfg_.ep_size()) * Fraction(slice()) * d.top_k;
     if (a2a) bytes_ += share * RowBytes(wire_.dispatch, hidden_);
     EndSeam();
     if (a2a) bytes_ += share * value_bytes_;

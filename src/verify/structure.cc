@@ -38,6 +38,7 @@ class Checker {
     };
     if (Status s = Validate(cfg_); !s.ok()) bad("the configuration is invalid: " + s.error().message);
     if (cfg_.dense_tp == 0) bad("the configuration leaves dense_tp unresolved; a plan states its widths");
+    if (cfg_.ep == 0) bad("the configuration leaves ep unresolved; a plan states its widths");
     if (h().hidden < 1) bad(fmt::format("hidden size {} is not positive", h().hidden));
     if (h().residual_streams < 1) bad(fmt::format("{} residual streams", h().residual_streams));
     if (Status s = Validate(h().wire); !s.ok()) bad("the wire dtypes are invalid: " + s.error().message);
@@ -169,11 +170,11 @@ class Checker {
       out.push_back({StepKind::kAllGather, Operand::kInput, GatherGroup(Rows::Slice(cfg_), Rows::Attention(cfg_)),
                      d.gather_width > 0 ? d.gather_width : value_width()});
     }
-    const bool a2a = d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a && cfg_.tp > 1;
+    const bool a2a = d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a && cfg_.ep_size() > 1;
     const int dispatched = d.top_k * value_width();
-    if (a2a) out.push_back({StepKind::kDispatch, Operand::kInput, Group::kTp, dispatched});
+    if (a2a) out.push_back({StepKind::kDispatch, Operand::kInput, A2aGroup(cfg_), dispatched});
     out.push_back(compute);
-    if (a2a) out.push_back({StepKind::kCombine, Operand::kValue, Group::kTp, dispatched});
+    if (a2a) out.push_back({StepKind::kCombine, Operand::kValue, A2aGroup(cfg_), dispatched});
     const bool reduces = d.kind == StageKind::kAttention && d.attention_sum == AttentionSum::kReducesItself;
     if (reduces && Owe(cfg_, Owed::kAttnTp) != Owed::kNothing) {
       out.push_back({StepKind::kAllReduce, Operand::kValue, Group::kAttnTp, value_width()});

@@ -134,8 +134,9 @@ void CheckTransport(const ParallelConfig& cfg, const Step& s, const State& st, c
 }
 
 void CheckA2a(const ParallelConfig& cfg, const Step& s, const Report& report) {
-  if (s.group != Group::kTp || s.rows_in != Rows::Slice(cfg)) {
-    report(Invariant::kGroupFitsRows, fmt::format("{} runs over the TP group on slices", Name(s.kind)));
+  if (s.group != A2aGroup(cfg) || s.rows_in != Rows::Slice(cfg)) {
+    report(Invariant::kGroupFitsRows,
+           fmt::format("{} runs over the expert group ({}) on slices", Name(s.kind), Name(A2aGroup(cfg))));
   }
 }
 

@@ -247,6 +247,11 @@ TEST_F(Cli, ShardingsAModelCannotTakeExitTwoFromPlanAndRun) {
       {{"llama", "--tp", "6", "--attn-dp", "3", "--dense-tp", "1"},
        "tp=6 cannot run with the canonical reduction: every group that completes a sum must be a power of two (the "
        "canonical sum is a binary tree over K-blocks); use tp 4 or 8"},
+      {{"deepseek-v2-lite", "--tp", "4", "--moe", "a2a", "--ep", "3"},
+       "ep=3 does not divide tp=4; the expert groups split the TP group (divisors of 4: 1, 2, 4)"},
+      {{"deepseek-v2-lite", "--tp", "4", "--ep", "2"},
+       "ep=2 needs --moe a2a: a TP MoE splits every expert over the whole TP group and completes its sum there, so "
+       "no expert group of its own exists"},
   };
   for (const BadInput& c : cases) {
     for (const char* command : {"plan", "run"}) {

@@ -276,6 +276,42 @@ TEST(Describe, MarksInputScatteredBatches) {
             "tp=4 attn_dp=1 (attn_tp=4) dense_tp=4 moe=tp reduction=rs+rsv input-scattered pp=1");
 }
 
+TEST(Describe, NamesAnExpertGroupApartFromTp) {
+  ParallelConfig cfg = Config(8, 2);
+  cfg.moe = MoeMode::kA2a;
+  cfg.ep = 4;
+  EXPECT_EQ(Describe(cfg), "tp=8 attn_dp=2 (attn_tp=4) dense_tp=8 moe=a2a ep=4 reduction=ar pp=1");
+  cfg.ep = 8;  // the TP group itself
+  EXPECT_EQ(Describe(cfg), "tp=8 attn_dp=2 (attn_tp=4) dense_tp=8 moe=a2a reduction=ar pp=1");
+}
+
+// ---------------------------------------------------------------------------
+// Expert groups.
+
+TEST(ExpertGroup, DividesTheTpGroupOfAnAllToAllMoe) {
+  const ParallelConfig ok{.tp = 8, .moe = MoeMode::kA2a, .ep = 2};
+  EXPECT_TRUE(Validate(ok).ok());
+  EXPECT_EQ(A2aGroup(ok), Group::kEp);
+  EXPECT_EQ(A2aGroup({.tp = 8, .moe = MoeMode::kA2a}), Group::kTp);
+  EXPECT_EQ(A2aGroup({.tp = 8, .moe = MoeMode::kA2a, .ep = 8}), Group::kTp);
+  EXPECT_EQ(Validate({.tp = 8, .moe = MoeMode::kA2a, .ep = 3}).error().message,
+            "ep=3 does not divide tp=8; the expert groups split the TP group (divisors of 8: 1, 2, 4, 8)");
+  EXPECT_EQ(Validate({.tp = 8, .moe = MoeMode::kTp, .ep = 2}).error().message,
+            "ep=2 needs --moe a2a: a TP MoE splits every expert over the whole TP group and completes its sum "
+            "there, so no expert group of its own exists");
+  EXPECT_EQ(Validate({.tp = 8, .moe = MoeMode::kA2a, .ep = -1}).error().message,
+            "ep=-1 must be at least 1 (or 0 for the TP group)");
+  // ep equal to tp is the default under either MoE mode.
+  EXPECT_TRUE(Validate({.tp = 8, .moe = MoeMode::kTp, .ep = 8}).ok());
+}
+
+TEST(ExpertGroup, IsConsecutiveTpRanksAcrossAttentionDpGroups) {
+  const ParallelConfig cfg{.tp = 8, .attn_dp = 4, .moe = MoeMode::kA2a, .ep = 4, .pp = 2};
+  EXPECT_EQ(GroupRanks(cfg, Group::kEp, 5), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(GroupRanks(cfg, Group::kEp, 9), (std::vector<int>{8, 9, 10, 11}));
+  EXPECT_EQ(GroupSize(cfg, Group::kEp), 4);
+}
+
 TEST(Describe, ShowsThePipelineSplit) {
   ParallelConfig cfg = Config(2, 1);
   cfg.pp = 2;
@@ -332,7 +368,7 @@ TEST(ReductionText, RejectsAnUnknownReductionWithTheChoices) {
 }
 
 TEST(GroupText, NamesRoundTrip) {
-  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
+  for (Group g : kEveryGroup) {
     Expected<Group> parsed = ParseGroup(Name(g));
     ASSERT_TRUE(parsed.ok()) << Name(g);
     EXPECT_EQ(*parsed, g);
@@ -346,16 +382,16 @@ TEST(GroupText, NamesAreShort) {
 }
 
 TEST(GroupText, RejectsAnUnknownGroupWithTheChoices) {
-  Expected<Group> parsed = ParseGroup("ep");
+  Expected<Group> parsed = ParseGroup("moe");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, ErrorCode::kMalformed);
-  EXPECT_EQ(parsed.error().message, "unknown group 'ep'; expected one of: attn_tp, dp, tp, pp");
+  EXPECT_EQ(parsed.error().message, "unknown group 'moe'; expected one of: attn_tp, dp, tp, pp, ep");
 }
 
 TEST(GroupText, RejectsTheEmptyString) {
   Expected<Group> parsed = ParseGroup("");
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.error().message, "unknown group ''; expected one of: attn_tp, dp, tp, pp");
+  EXPECT_EQ(parsed.error().message, "unknown group ''; expected one of: attn_tp, dp, tp, pp, ep");
 }
 
 // ---------------------------------------------------------------------------
@@ -381,33 +417,37 @@ std::vector<OracleRank> OracleRanks(int tp, int attn_dp, int pp) {
   return out;
 }
 
-bool OracleMember(Group g, const RankCoord& me, const RankCoord& other) {
+// An expert group is ep consecutive positions of the TP group.
+bool OracleMember(Group g, const RankCoord& me, const RankCoord& other, int attn_tp, int ep) {
   if (g == Group::kPp) return me.dp_rank == other.dp_rank && me.attn_tp_rank == other.attn_tp_rank;
   if (me.pp_rank != other.pp_rank) return false;
   switch (g) {
     case Group::kAttnTp: return me.dp_rank == other.dp_rank;
     case Group::kDp: return me.attn_tp_rank == other.attn_tp_rank;
     case Group::kTp: return true;
+    case Group::kEp:
+      return (me.dp_rank * attn_tp + me.attn_tp_rank) / ep == (other.dp_rank * attn_tp + other.attn_tp_rank) / ep;
     case Group::kPp: break;
   }
   return false;
 }
 
 // The position a rank holds inside its own group.
-int OracleGroupIndex(Group g, const RankCoord& c, int attn_tp) {
+int OracleGroupIndex(Group g, const RankCoord& c, int attn_tp, int ep) {
   switch (g) {
     case Group::kAttnTp: return c.attn_tp_rank;
     case Group::kDp: return c.dp_rank;
     case Group::kTp: return c.dp_rank * attn_tp + c.attn_tp_rank;
+    case Group::kEp: return (c.dp_rank * attn_tp + c.attn_tp_rank) % ep;
     case Group::kPp: return c.pp_rank;
   }
   return -1;
 }
 
-std::vector<int> OracleGroup(int tp, int attn_dp, int pp, Group g, const RankCoord& me) {
+std::vector<int> OracleGroup(int tp, int attn_dp, int pp, int ep, Group g, const RankCoord& me) {
   std::vector<int> out;
   for (const OracleRank& r : OracleRanks(tp, attn_dp, pp)) {
-    if (OracleMember(g, me, r.coord)) out.push_back(r.global);
+    if (OracleMember(g, me, r.coord, tp / attn_dp, ep)) out.push_back(r.global);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -417,15 +457,21 @@ struct Geometry {
   int tp;
   int attn_dp;
   int pp;
+  int ep = 0;  // 0: the TP group
+  int ep_size() const { return ep == 0 ? tp : ep; }
 };
-void PrintTo(const Geometry& g, std::ostream* os) { *os << "tp" << g.tp << " attn_dp" << g.attn_dp << " pp" << g.pp; }
+void PrintTo(const Geometry& g, std::ostream* os) {
+  *os << "tp" << g.tp << " attn_dp" << g.attn_dp << " pp" << g.pp << " ep" << g.ep_size();
+}
 
 
 class RankGeometry : public ::testing::TestWithParam<Geometry> {
  protected:
   ParallelConfig cfg() const {
     ParallelConfig c = Config(GetParam().tp, GetParam().attn_dp);
-    c.pp = GetParam().pp;  // built directly: Validate rejects pp > 1 for now
+    c.pp = GetParam().pp;
+    c.ep = GetParam().ep;
+    c.moe = MoeMode::kA2a;
     return c;
   }
   std::vector<OracleRank> ranks() const {
@@ -466,17 +512,17 @@ TEST_P(RankGeometry, CoordOfRejectsRanksOutsideTheWorld) {
 }
 
 TEST_P(RankGeometry, GroupRanksMatchTheOracleForEveryRank) {
-  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
+  for (Group g : kEveryGroup) {
     for (const OracleRank& r : ranks()) {
       EXPECT_EQ(GroupRanks(cfg(), g, r.global),
-                OracleGroup(GetParam().tp, GetParam().attn_dp, GetParam().pp, g, r.coord))
+                OracleGroup(GetParam().tp, GetParam().attn_dp, GetParam().pp, GetParam().ep_size(), g, r.coord))
           << "group " << Name(g) << " rank " << r.global;
     }
   }
 }
 
 TEST_P(RankGeometry, GroupRanksHaveTheGroupSize) {
-  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
+  for (Group g : kEveryGroup) {
     for (const OracleRank& r : ranks()) {
       EXPECT_EQ(static_cast<int>(GroupRanks(cfg(), g, r.global).size()), GroupSize(cfg(), g))
           << "group " << Name(g) << " rank " << r.global;
@@ -486,10 +532,10 @@ TEST_P(RankGeometry, GroupRanksHaveTheGroupSize) {
 
 TEST_P(RankGeometry, EachRankSitsAtItsOwnIndexInItsGroup) {
   const int attn_tp = GetParam().tp / GetParam().attn_dp;
-  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
+  for (Group g : kEveryGroup) {
     for (const OracleRank& r : ranks()) {
       const std::vector<int> group = GroupRanks(cfg(), g, r.global);
-      const int at = OracleGroupIndex(g, r.coord, attn_tp);
+      const int at = OracleGroupIndex(g, r.coord, attn_tp, GetParam().ep_size());
       ASSERT_GE(at, 0);
       ASSERT_LT(at, static_cast<int>(group.size()));
       EXPECT_EQ(group[static_cast<size_t>(at)], r.global) << "group " << Name(g) << " rank " << r.global;
@@ -498,7 +544,7 @@ TEST_P(RankGeometry, EachRankSitsAtItsOwnIndexInItsGroup) {
 }
 
 TEST_P(RankGeometry, GroupsOfOneKindPartitionTheWorld) {
-  for (Group g : {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp}) {
+  for (Group g : kEveryGroup) {
     std::vector<int> seen(static_cast<size_t>(WorldSize(cfg())), 0);
     for (const OracleRank& r : ranks()) {
       const std::vector<int> group = GroupRanks(cfg(), g, r.global);
@@ -513,10 +559,12 @@ INSTANTIATE_TEST_SUITE_P(Configs, RankGeometry,
                          ::testing::Values(Geometry{8, 4, 1}, Geometry{4, 2, 1}, Geometry{1, 1, 1},
                                            Geometry{6, 3, 1}, Geometry{8, 4, 2}, Geometry{4, 2, 2},
                                            Geometry{1, 1, 2}, Geometry{6, 3, 2}, Geometry{8, 1, 1},
-                                           Geometry{8, 8, 1}),
+                                           Geometry{8, 8, 1}, Geometry{8, 2, 2, 2}, Geometry{8, 4, 1, 4},
+                                           Geometry{4, 1, 2, 1}),
                          [](const ::testing::TestParamInfo<Geometry>& p) {
                            return "tp" + std::to_string(p.param.tp) + "_attn_dp" +
-                                  std::to_string(p.param.attn_dp) + "_pp" + std::to_string(p.param.pp);
+                                  std::to_string(p.param.attn_dp) + "_pp" + std::to_string(p.param.pp) + "_ep" +
+                                  std::to_string(p.param.ep_size());
                          });
 
 // A few spot checks written out by hand, beside the oracle.

@@ -14,6 +14,7 @@ namespace seam {
 namespace {
 
 Hardware H100() { return LoadHardware("h100").value(); }
+Hardware H200() { return LoadHardware("h200").value(); }
 
 Model Config(const std::string& name) {
   Expected<Model> m = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/" + name);
@@ -76,6 +77,26 @@ TEST(Placement, AGroupCrossesNodesExactlyWhenItsRanksDo) {
   const Plan& plan = p.front();
   EXPECT_TRUE(CostOfStep(FirstOf(plan, StepKind::kDispatch), plan, 3, 64, hw, {}).crosses_nodes);
   EXPECT_FALSE(CostOfStep(FirstOf(plan, StepKind::kReduceScatter), plan, 3, 64, hw, {}).crosses_nodes);
+}
+
+// Expert groups of 8 on nodes of 8 keep the all-to-all on one node, at the
+// price of a second copy of every expert on each GPU.
+TEST(Placement, AnExpertGroupOfOneNodeKeepsTheAllToAllOnIt) {
+  const Model m = Config("kimi-k2.json");
+  const ParallelConfig whole{.tp = 16, .attn_dp = 16, .dense_tp = 1, .moe = MoeMode::kA2a};
+  ParallelConfig halves = whole;
+  halves.ep = 8;
+  const Hardware hw = H200();
+  const Pipeline a = Bound(m, whole), b = Bound(m, halves);
+  EXPECT_TRUE(CostOfStep(FirstOf(a.front(), StepKind::kDispatch), a.front(), 9, 64, hw, {}).crosses_nodes);
+  EXPECT_FALSE(CostOfStep(FirstOf(b.front(), StepKind::kDispatch), b.front(), 9, 64, hw, {}).crosses_nodes);
+  const Workload load{.batch = 64, .prefill = 1024, .context = 1024};
+  EXPECT_LT(CostOf(b, load, hw, 1).decode_seconds, CostOf(a, load, hw, 1).decode_seconds);
+  EXPECT_EQ(CostOf(b, load, hw, 1).network_bytes_per_token, 0);
+  const MemoryUse mw = MemoryOf(m, whole, 1, load, {}), mh = MemoryOf(m, halves, 1, load, {});
+  // Routed experts: 60 of 61 layers x 384 experts x 3 matrices of 7168 x 2048, two bytes each.
+  const double experts = 60.0 * 384 * 3 * 7168 * 2048 * 2;
+  EXPECT_NEAR(mh.weights - mw.weights, experts / 8 - experts / 16, 1.0);
 }
 
 // A send crosses only when the next pipeline rank is on another node; a

@@ -87,6 +87,9 @@ INSTANTIATE_TEST_SUITE_P(
                                            "bf16"}},
                       Job{"moe_np8", 8, {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1",
                                          "--moe", "a2a", "--pp", "2"}},
+                      // Expert groups of two inside a TP group of four: the
+                      // all-to-all's own communicator.
+                      Job{"ep_np4", 4, {"run", "deepseek-v2-lite", "--tp", "4", "--moe", "a2a", "--ep", "2"}},
                       // One token: one attention-DP group and most ranks'
                       // slices hold no rows, and still join every collective.
                       Job{"empty_ranks_np8", 8, {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp",

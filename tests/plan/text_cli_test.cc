@@ -38,7 +38,7 @@ TEST_F(TextCli, ShowReprintsATextPlanByteIdenticalAndAsTheSameJson) {
   const std::string json = PlanFile("plan.json", kArgs, "json");
   EXPECT_TRUE(
       ReadText(text).starts_with("plan deepseek-v2-lite hidden=64 streams=1 act=bf16 dispatch=bf16 tp=4 attn_dp=2 dense_tp=1 "
-                                 "moe=a2a reduction=ar scattered=no pp=2 split=1+3 pp_rank=0 layers=0..1\n"));
+                                 "moe=a2a ep=4 reduction=ar scattered=no pp=2 split=1+3 pp_rank=0 layers=0..1\n"));
   Result r = Seam({"show", text, "--format", "text"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, ReadText(text));

@@ -48,7 +48,7 @@ CLI::Option* AddParsed(CLI::App& cmd, const std::string& flag, T& out, Parse par
 }
 
 // The ranges of the command line's numbers, checked as it is read.
-constexpr int kMaxRanks = 65536;        // --tp, --attn-dp, --dense-tp, --pp
+constexpr int kMaxRanks = 65536;        // --tp, --attn-dp, --dense-tp, --ep, --pp
 constexpr int kMaxLayerCount = 100000;  // --layers, each --pp-split count (a config's own limit)
 constexpr int kMaxTokens = 1 << 20;     // --tokens, --requests
 constexpr int kMaxJobs = 256;           // --jobs
@@ -75,6 +75,7 @@ struct ParallelFlags {
   int tp = 1;
   int attn_dp = 1;
   int dense_tp = 0;
+  int ep = 0;
   MoeMode moe = MoeMode::kTp;
   bool input_scattered = false;
   Reduction reduction = Reduction::kAr;
@@ -96,8 +97,6 @@ CLI::Option* AddReportFormatFlag(CLI::App& cmd, bool& json);
 // docs/schemas/ holds a JSON Schema for each.
 using Json = nlohmann::ordered_json;
 void PrintJson(const Json& doc);
-// A configuration's fields, as the plan JSON writes them.
-Json ConfigJson(const ParallelConfig& c);
 
 // The wire dtypes of a plan's byte counts: --act-dtype (default bf16, as
 // engines run) and --dispatch-dtype (default: the activation dtype).

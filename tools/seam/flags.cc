@@ -106,6 +106,8 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
   AddCount(cmd, "--attn-dp", f.attn_dp, 1, kMaxRanks, "attention data-parallel groups (attn_tp = tp / attn_dp)")
       ->default_str("1");
   AddCount(cmd, "--dense-tp", f.dense_tp, 1, kMaxRanks, "dense FFN width: tp, attn_tp or 1 (default: tp)");
+  AddCount(cmd, "--ep", f.ep, 1, kMaxRanks,
+           "a2a MoE: ranks each expert set is spread over, dividing tp (default: tp; the rest hold copies)");
   AddParsed(cmd, "--moe", f.moe, ParseMoeMode, "MoE mode: tp (TP-MoE) or a2a (all-to-all dispatch)")
       ->default_str("tp");
   cmd.add_flag("--input-scattered", f.input_scattered, "also bind input-scattered batches");
@@ -137,17 +139,6 @@ CLI::Option* AddReportFormatFlag(CLI::App& cmd, bool& json) {
 // A byte that is not UTF-8 (a path can hold one) prints as U+FFFD rather than failing.
 void PrintJson(const Json& doc) { std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n"; }
 
-Json ConfigJson(const ParallelConfig& c) {
-  return {{"tp", c.tp},
-          {"attn_dp", c.attn_dp},
-          {"dense_tp", c.dense_tp_size()},
-          {"moe", Name(c.moe)},
-          {"input_scattered", c.input_scattered},
-          {"reduction", Name(c.reduction)},
-          {"pp", c.pp},
-          {"pp_split", c.pp_split}};
-}
-
 CLI::Option* AddEngineFlag(CLI::App& cmd, EngineFlags& e) {
   return AddParsed(cmd, "--engine", e.engine, ParseEngine,
             "sglang or vllm: read the model and parallel sizes from the engine's own flags after --");
@@ -169,7 +160,7 @@ Expected<WireDtypes> ToWire(const WireFlags& f) {
 }
 
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f) {
-  ParallelConfig cfg{.tp = f.tp, .attn_dp = f.attn_dp, .dense_tp = f.dense_tp, .moe = f.moe,
+  ParallelConfig cfg{.tp = f.tp, .attn_dp = f.attn_dp, .dense_tp = f.dense_tp, .moe = f.moe, .ep = f.ep,
                      .input_scattered = f.input_scattered, .reduction = f.reduction, .pp = f.pp,
                      .pp_split = f.pp_split};
   if (!f.pp_split.empty() && !f.pp_given) cfg.pp = static_cast<int>(f.pp_split.size());

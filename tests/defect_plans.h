@@ -65,8 +65,8 @@ inline DefectCase Defect3() {
   DefectCase c{"defect 3", LlamaModel(4), Cut({.tp = 2, .input_scattered = true}, {2, 2}), Variant::kInputScattered};
   c.fixed = MustBindPipeline(c.model, c.cfg);
   c.old = EditedRank(c.fixed, 1, c.variant, [](LinePlan& l) {
-    l.receive[0].owed_after = Owed::kTp;
-    l.receive[2].owed_before = l.receive[2].owed_after = Owed::kTp;
+    l.start[0].owed_after = Owed::kTp;
+    l.start[2].owed_before = l.start[2].owed_after = Owed::kTp;
     // The first entry completes the re-declared sum again.
     l.stages[0].entry.insert(l.stages[0].entry.begin(),
                              Step{StepKind::kAllReduce, Operand::kValue, Group::kTp, Rows::Full(), Rows::Full(),

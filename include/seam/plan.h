@@ -86,9 +86,13 @@ struct EndPlan {
 
 struct LinePlan {
   Variant variant = Variant::kOrdinary;
-  // from_pp on a later pipeline rank: receive the slices and gather them to
-  // the attention rows (empty on the first rank, which starts at the embedding).
-  std::vector<Step> receive;
+  // What starts the line. On the first pipeline rank, the embedding: each
+  // rank looks up its tokens in its vocabulary rows of the table, leaving a
+  // TP sum for the first entry where the table is split (attn_dp = 1, as
+  // SGLang's VocabParallelEmbedding); under attention DP the table is whole
+  // on every rank and the lookup is complete on the attention rows. On a
+  // later rank, from_pp: receive the slices and gather them back.
+  std::vector<Step> start;
   std::vector<StagePlan> stages;
   EndPlan end;
   bool operator==(const LinePlan&) const = default;

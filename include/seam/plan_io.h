@@ -54,7 +54,7 @@ Expected<Pipeline> PipelineFromJson(std::string_view text);
 //   plan llama hidden=64 streams=1 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 reduction=ar scattered=no
 //        pp=1 split=- pp_rank=0 layers=0..4          (one line)
 //   line ordinary                                    (a batch variant)
-//     receive STEP                                   (from_pp, later ranks)
+//     start STEP                                     (the embedding, or from_pp on later ranks)
 //     stage 1 layer 0 dense-ffn [key=value ...]      (declared facts that differ from a bare declaration:
 //                                                     attention_sum gathers_input update read gather_width
 //                                                     top_k a2a window kv_heads ffn_width)

@@ -29,4 +29,10 @@ struct StageShape {
 // The shape of a stage that computes (every kind but a no-op).
 StageShape ShapeOf(const StageDecl& d, const ParallelConfig& cfg);
 
+// The embedding's: vocabulary-parallel over the TP group, a partial sum on
+// every row, where attention is TP (SGLang's VocabParallelEmbedding); whole
+// on every rank, looked up on its attention rows, under attention DP
+// (SGLang turns the split off there).
+StageShape EmbeddingShape(const ParallelConfig& cfg);
+
 }  // namespace seam

@@ -59,6 +59,7 @@ inline constexpr Operands kAnyOperand{.value = true, .residual = true, .input = 
   X(kNorm, "norm", Traffic::kNone, false, kResidualOnly)           /* input = norm(residual) */            \
   X(kAllReduceAddNorm, "ar+add+norm", Traffic::kAllReduce, true, kValueOnly) /* fused, same bits */       \
   X(kCompute, "compute", Traffic::kNone, false, kAnyOperand)       /* the stage itself: input -> value */  \
+  X(kEmbed, "embed", Traffic::kNone, false, kValueOnly)            /* the tokens' rows of this rank's table */ \
   X(kLeave, "leave", Traffic::kNone, false, kValueOnly)            /* the owed sum goes to the reader */   \
   X(kSend, "send", Traffic::kWhole, false, kValueOrResidual)       /* this rank's slice to the next */     \
   X(kRecv, "recv", Traffic::kAtTheSender, false, kValueOrResidual) /* the slice from the previous */

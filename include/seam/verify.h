@@ -34,7 +34,7 @@ std::string_view InvariantText(Invariant i);
 // Where in a plan a violation sits.
 enum class Side {
   kHeader,   // the plan's header, or the order of its stages
-  kReceive,  // from_pp
+  kStart,  // from_pp
   kArrival,  // what a stage arrives with
   kEntry,
   kCompute,

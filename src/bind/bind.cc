@@ -50,11 +50,13 @@ StagePlan BindStage(Cursor& cur, const Context& ctx, const StageRef& s, const bi
 LinePlan BindLine(const std::vector<StageRef>& stages, const Context& ctx, const RankSpan& span) {
   const std::vector<bind::Downstream> down = bind::DownstreamOf(stages, span.end);
   LinePlan line{.variant = ctx.variant};
-  Cursor cur(ctx.cfg, ctx.widths, span.first ? bind::StackArrival(ctx) : Boundary{});
-  if (!span.first) {
+  Cursor cur(ctx.cfg, ctx.widths, Boundary{});
+  if (span.first) {
+    bind::BindEmbedding(cur, ctx);
+  } else {
     bind::BindReceive(cur, ctx, span.neighbours.before->decl);
-    line.receive = cur.TakeSteps();
   }
+  line.start = cur.TakeSteps();
   line.stages.reserve(stages.size());
   for (size_t i = 0; i < stages.size(); ++i) line.stages.push_back(BindStage(cur, ctx, stages[i], down[i]));
   line.end = {.kind = span.end, .arrives = cur.boundary()};

@@ -54,13 +54,9 @@ Rows AddRows(const Context& ctx, const Contract& c, std::optional<Rows> residual
   return on_slice ? s : ctx.attn();
 }
 
-Boundary StackArrival(const Context& ctx) {
-  // The embedding output is on the attention rows. On input-scattered batches
-  // a vocab-parallel embedding leaves its TP sum for the first entry.
-  if (ctx.variant == Variant::kInputScattered) {
-    return {ValueFacts{Rows::Full(), Owe(ctx.cfg, Owed::kTp)}, std::nullopt};
-  }
-  return {ValueFacts{ctx.attn(), Owed::kNothing}, std::nullopt};
+void BindEmbedding(Cursor& cur, const Context& ctx) {
+  const StageShape e = EmbeddingShape(ctx.cfg);
+  cur.Embed(e.rows, e.sum);
 }
 
 bool RunsOnItsSlice(const StageDecl& d, const ParallelConfig& cfg) {

@@ -138,6 +138,13 @@ void Cursor::Compute(Rows output, Owed owes, UpdateKind update) {
   value_ = ValueFacts{output, owed, update};
 }
 
+void Cursor::Embed(Rows output, Owed owes) {
+  SEAM_CHECK(!value_ && !residual_ && !input_, "the embedding starts the line");
+  const Owed owed = Owe(cfg_, owes);
+  Emit({StepKind::kEmbed, Operand::kValue, std::nullopt, output, output, Owed::kNothing, owed, widths_.value});
+  value_ = ValueFacts{output, owed, UpdateKind::kPlainAdd};
+}
+
 void Cursor::Combine(int width) {
   SEAM_CHECK(value_.has_value(), "combine needs the experts' output");
   if (cfg_.ep_size() == 1) return;

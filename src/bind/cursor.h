@@ -44,6 +44,7 @@ class Cursor {
   void GatherInputInside(Rows target, int width);
   void Dispatch(int width);
   void Compute(Rows output, Owed owes, UpdateKind update);
+  void Embed(Rows output, Owed owes);
   void Combine(int width);
   // The pipeline transport: one slice per attention-TP rank.
   void Send(Operand op);

@@ -54,8 +54,8 @@ struct Downstream {
 // needs is from_pp's to provide, so both ranks bind as if cut anywhere.
 std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages, EndKind end);
 
-// The arrival at the stack entry for this batch variant.
-Boundary StackArrival(const Context& ctx);
+// The embedding starts the first pipeline rank's line (seam/stage_shape.h).
+void BindEmbedding(Cursor& cur, const Context& ctx);
 // from_pp: receive the slices the previous rank sent (the residual alone
 // after a stage that writes at the handoff) and gather them to the attention
 // rows. Nothing received owes a sum.

@@ -52,7 +52,7 @@ bool Priced(const Step& s) {
 // The steps of a line, in order.
 template <class F>
 void ForEachStep(const LinePlan& line, F f) {
-  for (const Step& s : line.receive) f(s);
+  for (const Step& s : line.start) f(s);
   for (const StagePlan& st : line.stages) {
     for (const auto* list : {&st.entry, &st.compute, &st.exit}) {
       for (const Step& s : *list) f(s);

@@ -62,10 +62,11 @@ MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, cons
     for (const WeightSpec& w : *specs) {
       const double elements = static_cast<double>(w.rows) * w.cols;
       if (w.stage < 0) {
-        // The embedding on the first rank, the final norm on the last; both
-        // vocabulary-parallel over the TP group like the LM head.
+        // The embedding on the first rank (vocabulary-parallel over the TP
+        // group, or whole under attention DP), the final norm on the last.
         const bool embedding = w.name == kEmbeddingName;
-        if (embedding && r == 0) use.weights += elements * o.weight_bytes / cfg.tp;
+        const StageShape e = EmbeddingShape(cfg);
+        if (embedding && r == 0) use.weights += elements * o.weight_bytes / (e.shard ? GroupSize(cfg, *e.shard) : 1);
         if (!embedding && r + 1 == ranges->size()) use.weights += elements * o.weight_bytes;
         continue;
       }

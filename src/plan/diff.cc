@@ -171,7 +171,7 @@ class Differ {
 
   void Line(const LinePlan& a, const LinePlan& b) {
     const std::string v(Name(a.variant));
-    Steps(v + " receive", a.receive, b.receive);
+    Steps(v + " start", a.start, b.start);
     Stages(v, a.stages, b.stages);
     Field(v + " end", std::string(Name(a.end.kind)), std::string(Name(b.end.kind)));
     Field(fmt::format("{} {} arrives", v, Name(a.end.kind)), BoundaryText(a.end.arrives), BoundaryText(b.end.arrives));

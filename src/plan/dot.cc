@@ -103,7 +103,7 @@ std::vector<LayerRun> LayerRuns(const std::vector<StagePlan>& stages) {
 class LineDrawer {
  public:
   LineDrawer(const PlanHeader& h, const LinePlan& line)
-      : h_(h), v_(Name(line.variant)), prev_(NodeId(h.pp_rank, v_, "start")), leaving_(&line.receive) {}
+      : h_(h), v_(Name(line.variant)), prev_(NodeId(h.pp_rank, v_, "start")), leaving_(&line.start) {}
 
   std::string Draw(const LinePlan& line) {
     out_ += fmt::format("    {} [label=\"{}\", shape=ellipse];\n", prev_, h_.pp_rank == 0 ? "stack entry" : "from_pp");

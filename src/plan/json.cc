@@ -200,7 +200,7 @@ StagePlan ReadStage(const Node& n, const ParallelConfig& cfg) {
 }
 
 LinePlan ReadLine(const Node& n, const ParallelConfig& cfg) {
-  LinePlan line{.variant = n["variant"].As(ParseVariant), .receive = ReadSteps(n["receive"], cfg)};
+  LinePlan line{.variant = n["variant"].As(ParseVariant), .start = ReadSteps(n["start"], cfg)};
   for (const Node& s : n["stages"].Items()) line.stages.push_back(ReadStage(s, cfg));
   const Node end = n["end"];
   line.end = {end["kind"].As(ParseEndKind), ReadBoundary(end["arrives"], cfg), ReadSteps(end["steps"], cfg)};
@@ -237,7 +237,7 @@ json PlanDoc(const Plan& plan) {
     json stages = json::array();
     for (const StagePlan& s : line.stages) stages.push_back(StageJson(s, h));
     lines.push_back({{"variant", Name(line.variant)},
-                     {"receive", StepsJson(line.receive, h)},
+                     {"start", StepsJson(line.start, h)},
                      {"stages", stages},
                      {"end", {{"kind", Name(line.end.kind)},
                               {"arrives", BoundaryJson(line.end.arrives)},

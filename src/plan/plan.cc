@@ -66,7 +66,7 @@ std::string BytesText(double bytes) {
 
 double BytesPerToken(const LinePlan& line, const PlanHeader& h) {
   double total = 0;
-  for (const Step& step : line.receive) total += BytesPerToken(step, h);
+  for (const Step& step : line.start) total += BytesPerToken(step, h);
   for (const StagePlan& s : line.stages) total += BytesPerToken(s, h);
   for (const Step& step : line.end.steps) total += BytesPerToken(step, h);
   return total;

@@ -69,6 +69,10 @@ std::string StepRuleError(const Step& s, const ParallelConfig& cfg) {
       if (s.group != A2aGroup(cfg)) return fmt::format("the all-to-all runs over the expert group ({})", Name(A2aGroup(cfg)));
       return untouched ? "" : "the all-to-all moves complete values";
     case StepKind::kCompute: return "";
+    case StepKind::kEmbed:
+      if (!same_rows || s.owed_before != Owed::kNothing) return "the embedding starts a value on its rows";
+      return s.owed_after == Owed::kNothing || s.owed_after == Owed::kTp ? ""
+                                                                          : "the embedding's table splits over tp";
   }
   return "";
 }

@@ -25,11 +25,12 @@ std::string ShortString(const Step& s) {
       return fmt::format("{} {}", Name(s.kind), RowsText(s));
     case StepKind::kAllReduceAddNorm:
       return fmt::format("{}{} {}", Name(s.kind), GroupText(s), RowsText(s));
-    case StepKind::kCompute: {
+    case StepKind::kCompute:
+    case StepKind::kEmbed: {  // both make a value, which may owe a sum
       const std::string owes = s.owed_after == Owed::kNothing
                                    ? std::string()
                                    : fmt::format(" owes {}", Name(s.owed_after));
-      return fmt::format("compute {}{}", RowsText(s), owes);
+      return fmt::format("{} {}{}", Name(s.kind), RowsText(s), owes);
     }
     default:
       return fmt::format("{}{} {} {}", Name(s.kind), GroupText(s), Name(s.operand), RowsText(s));

@@ -68,7 +68,8 @@ std::string Totals(const LinePlan& line, const PlanHeader& h) {
   std::map<int, double> per_layer;
   for (const StagePlan& s : line.stages) per_layer[s.layer] += BytesPerToken(s, h);
   std::vector<std::string> parts;
-  if (!line.receive.empty()) parts.push_back(fmt::format("receive: {}", Bytes(Sum(line.receive, h))));
+  // The embedding moves nothing itself: its sum completes in the first entry.
+  if (h.pp_rank > 0) parts.push_back(fmt::format("receive: {}", Bytes(Sum(line.start, h))));
   // Runs of consecutive layers that move the same bytes print as one part.
   for (auto it = per_layer.begin(); it != per_layer.end();) {
     auto end = std::next(it);
@@ -119,7 +120,7 @@ std::string ToTable(const Plan& plan) {
          "slice = this rank's 1/attn_tp share of them\n";
   for (const LinePlan& line : plan.lines()) {
     std::vector<Row> rows = {kHeader};
-    AddSteps(rows, line.receive, "receive", "from_pp", h);
+    AddSteps(rows, line.start, "start", h.pp_rank == 0 ? "embedding" : "from_pp", h);
     for (const StagePlan& s : line.stages) AddStage(rows, s, h);
     const bool last = line.end.kind == EndKind::kFinalNorm;
     AddSteps(rows, line.end.steps, Name(line.end.kind), last ? "final-norm" : "to_pp", h);

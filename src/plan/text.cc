@@ -339,12 +339,12 @@ class PlanReader {
   LinePlan ReadLine(const TextLine& l) {
     if (l.tokens.size() != 2) r_.Fail(l, "expected 'line VARIANT' (ordinary or input-scattered)");
     LinePlan line{.variant = As(r_, l, l.tokens[1], ParseVariant)};
-    line.receive = ReadSteps(2, "receive");
+    line.start = ReadSteps(2, "start");
     while (r_.Peek(2) == "stage") {
       if (line.stages.size() == kMaxStages) r_.Fail(r_.Take(), fmt::format("more than {} stages", kMaxStages));
       line.stages.push_back(ReadStage(r_.Take()));
     }
-    line.end = ReadEnd(Expect(2, "end", l, line.stages.empty() ? "'receive', 'stage' or 'end'" : "'stage' or 'end'"));
+    line.end = ReadEnd(Expect(2, "end", l, line.stages.empty() ? "'start', 'stage' or 'end'" : "'stage' or 'end'"));
     return line;
   }
 
@@ -516,7 +516,7 @@ std::string ToText(const Plan& plan) {
   std::string out = HeaderText(plan.header());
   for (const LinePlan& line : plan.lines()) {
     out += fmt::format("line {}\n", Name(line.variant));
-    WriteSteps(out, "  ", "receive", line.receive);
+    WriteSteps(out, "  ", "start", line.start);
     for (const StagePlan& s : line.stages) WriteStage(out, s);
     out += fmt::format("  end {}\n", Name(line.end.kind));
     out += fmt::format("    arrives {}\n", BoundaryText(line.end.arrives));

@@ -44,8 +44,7 @@ class RankRunner {
         kernels_(ctx, line, cfg_, me_) {}
 
   std::optional<Tensor> Run() {
-    if (plan_.header().pp_rank == 0) Embed(line_.stages.front().arrives);
-    RunSteps(line_.receive, nullptr);
+    RunSteps(line_.start, nullptr);
     for (const StagePlan& s : line_.stages) {
       const StageRef& ref = ctx_.stages[static_cast<size_t>(s.index)];
       RunSteps(s.entry, &ref);
@@ -113,12 +112,13 @@ class RankRunner {
 
   // ---- the embedding ----
 
-  // The first rank starts from the embedding: on the attention rows, or on
-  // input-scattered batches as a vocab-parallel TP partial sum on the full rows.
-  void Embed(const Boundary& arrives) {
+  // The tokens of the step's rows, looked up in this rank's vocabulary rows
+  // of the table: an even share of them where the step leaves a TP sum (the
+  // other ranks' rows add zeros), all of them where it is complete.
+  void Embed(const Step& s) {
     const Tensor& table = ctx_.weights.at(kEmbeddingName);
-    const bool partial = arrives.value && arrives.value->owed != Owed::kNothing;
-    const RowSpan rows = Span(arrives.value ? arrives.value->rows : Rows::Attention(cfg_));
+    const bool partial = s.owed_after != Owed::kNothing;
+    const RowSpan rows = Span(s.rows_out);
     Tensor x(rows.rows(), table.cols());
     const RowSpan vocab = partial ? EvenSpans(table.rows(), cfg_.tp)[static_cast<size_t>(TpRank(cfg_, me_))]
                                   : RowSpan{0, table.rows()};
@@ -127,7 +127,7 @@ class RankRunner {
       if (id >= vocab.begin && id < vocab.end) std::copy(table.row(id), table.row(id) + table.cols(), x.row(r));
     }
     if (partial) {
-      value_ = OwedSum<Tensor>(std::move(x), arrives.value->owed);
+      value_ = OwedSum<Tensor>(std::move(x), s.owed_after);
     } else {
       value_ = std::move(x);
     }
@@ -158,6 +158,7 @@ class RankRunner {
       case StepKind::kAllReduceAddNorm: return AllReduceAddNorm(s, stage);
       case StepKind::kCompute: SEAM_CHECK(false, "a compute outside its stage's compute section"); return;
       case StepKind::kLeave: return Leave();
+      case StepKind::kEmbed: return Embed(s);
       case StepKind::kDispatch: return Dispatch(s, *stage);
       case StepKind::kCombine: return Combine(s, *stage);
       case StepKind::kSend: return comm_.Send(Neighbour(+1), Take(s.operand));

@@ -13,7 +13,7 @@ class Recorder {
       : ctx_(ctx), cfg_(plan.config()), comm_(comm), place_(ctx.layout, cfg_, comm.rank()) {}
 
   void Run(const LinePlan& line) {
-    Steps(line.receive, nullptr);
+    Steps(line.start, nullptr);
     for (const StagePlan& s : line.stages) {
       const StageRef& ref = ctx_.stages[static_cast<size_t>(s.index)];
       Steps(s.entry, &ref);
@@ -55,6 +55,7 @@ class Recorder {
       case StepKind::kAdd:
       case StepKind::kNorm:
       case StepKind::kCompute:
+      case StepKind::kEmbed:
       case StepKind::kLeave: return;  // local: nothing to count
     }
   }

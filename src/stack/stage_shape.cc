@@ -32,4 +32,9 @@ StageShape ShapeOf(const StageDecl& d, const ParallelConfig& cfg) {
   return {};
 }
 
+StageShape EmbeddingShape(const ParallelConfig& cfg) {
+  if (cfg.attn_dp == 1) return {Rows::Full(), Owed::kTp, Group::kTp};
+  return {Rows::Attention(cfg), Owed::kNothing, std::nullopt};
+}
+
 }  // namespace seam

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 
+#include "seam/stage_shape.h"
 #include "verify/checks.h"
 #include "verify/symbolic.h"
 
@@ -41,7 +42,7 @@ class Count {
  public:
   Count(const Plan& plan, const LinePlan& line)
       : cfg_(plan.config()), variant_(line.variant), hidden_(plan.header().hidden),
-        wire_(plan.header().wire),
+        wire_(plan.header().wire), first_rank_(plan.header().pp_rank == 0),
         value_bytes_(RowBytes(wire_.act, hidden_)),
         residual_bytes_(value_bytes_ * plan.header().residual_streams), line_(line) {}
 
@@ -107,17 +108,17 @@ class Count {
     return {need, need, OnOwnRows(d) ? slice() : attn()};
   }
 
-  // A stack's first rank starts from the embedding on the attention rows (a
-  // TP partial sum on the full rows for input-scattered batches); a later
-  // rank gathers the slices it receives.
+  // A stack's first rank starts from the embedding (a TP partial sum on the
+  // full rows where its table is split, complete on the attention rows
+  // under attention DP); a later rank gathers the slices it receives.
   void Start() {
-    if (line_.receive.empty()) {
-      value_ = variant_ == Variant::kInputScattered ? Value{Rows::Full(), Owe(cfg_, Owed::kTp)}
-                                                    : Value{attn(), Owed::kNothing};
+    if (first_rank_) {
+      const StageShape e = EmbeddingShape(cfg_);
+      value_ = Value{e.rows, Owe(cfg_, e.sum)};
       return;
     }
     bool value = false;
-    for (const Step& s : line_.receive) value = value || (s.kind == StepKind::kRecv && s.operand == Operand::kValue);
+    for (const Step& s : line_.start) value = value || (s.kind == StepKind::kRecv && s.operand == Operand::kValue);
     if (value) {
       value_ = Value{attn(), Owed::kNothing};
       bytes_ += Move(slice(), attn(), value_bytes_);
@@ -212,6 +213,7 @@ class Count {
   Variant variant_;
   int hidden_;
   WireDtypes wire_;
+  bool first_rank_ = false;
   double value_bytes_;
   double residual_bytes_;
   const LinePlan& line_;
@@ -237,7 +239,7 @@ std::vector<std::vector<Located>> SeamsOf(const LinePlan& line, Side end) {
       if (steps[i].kind == StepKind::kCompute) seams.emplace_back();
     }
   };
-  add(-1, Side::kReceive, line.receive);
+  add(-1, Side::kStart, line.start);
   for (const StagePlan& s : line.stages) {
     add(s.index, Side::kEntry, s.entry);
     add(s.index, Side::kCompute, s.compute);

@@ -102,14 +102,14 @@ void CheckPairs(const Plan& sender, const Plan& receiver, std::vector<Violation>
     const LinePlan* other = receiver.line(line.variant);
     const int r = sender.header().pp_rank;
     if (other == nullptr) {
-      out.push_back(At(r + 1, line.variant, -1, Side::kReceive, Invariant::kHandoff,
+      out.push_back(At(r + 1, line.variant, -1, Side::kStart, Invariant::kHandoff,
                        fmt::format("rank {} has no {} batches to receive", r + 1, Name(line.variant))));
       continue;
     }
     const auto sends = StepsOfKind(line.end.steps, StepKind::kSend);
-    const auto recvs = StepsOfKind(other->receive, StepKind::kRecv);
+    const auto recvs = StepsOfKind(other->start, StepKind::kRecv);
     if (!SameTransport(sends, recvs)) {
-      out.push_back(At(r + 1, line.variant, -1, Side::kReceive, Invariant::kHandoff,
+      out.push_back(At(r + 1, line.variant, -1, Side::kStart, Invariant::kHandoff,
                        fmt::format("rank {} sends {} but rank {} receives {}", r, TransportText(sends), r + 1,
                                    TransportText(recvs))));
     }

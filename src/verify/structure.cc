@@ -71,7 +71,7 @@ class Checker {
     v_ = line.variant;
     Stages(line);
     if (v_ == Variant::kInputScattered) Eligible(line);
-    for (size_t i = 0; i < line.receive.size(); ++i) Shape(-1, Side::kReceive, i, line.receive[i]);
+    for (size_t i = 0; i < line.start.size(); ++i) Shape(-1, Side::kStart, i, line.start[i]);
     for (const StagePlan& s : line.stages) {
       for (size_t i = 0; i < s.entry.size(); ++i) Shape(s.index, Side::kEntry, i, s.entry[i]);
       Compute(s);

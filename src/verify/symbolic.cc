@@ -140,6 +140,18 @@ void CheckA2a(const ParallelConfig& cfg, const Step& s, const Report& report) {
   }
 }
 
+// The embedding starts the line, on the rows and with the sum its table's
+// split gives (seam/stage_shape.h).
+void CheckEmbed(const ParallelConfig& cfg, const Step& s, const State& st, const Report& report) {
+  if (st.value || st.residual || st.input) report(Invariant::kHandoff, "the embedding runs after the line started");
+  const StageShape e = EmbeddingShape(cfg);
+  const Owed owed = Owe(cfg, e.sum);
+  if (s.rows_out != e.rows || s.owed_after != owed) {
+    report(Invariant::kStageRows, fmt::format("the embedding lands on {} owing {}; its table's split gives {} owing {}",
+                                              Name(s.rows_out), Name(s.owed_after), Name(e.rows), Name(owed)));
+  }
+}
+
 // Moves the state on to what the step claims.
 void Advance(const Step& s, State& st) {
   switch (s.kind) {
@@ -167,6 +179,7 @@ void Advance(const Step& s, State& st) {
       st.input = st.residual;
       return;
     case StepKind::kCompute:
+    case StepKind::kEmbed:
       st.input.reset();
       st.value = ValueFacts{s.rows_out, s.owed_after, UpdateKind::kPlainAdd};
       return;
@@ -192,7 +205,7 @@ Owed OwesOf(const StageDecl& d, const ParallelConfig& cfg) { return Owe(cfg, Sha
 
 void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, State& st, const Report& report) {
   CheckGroupPresence(s, report);
-  const bool creates = s.kind == StepKind::kCompute || s.kind == StepKind::kRecv;
+  const bool creates = s.kind == StepKind::kCompute || s.kind == StepKind::kRecv || s.kind == StepKind::kEmbed;
   const bool has_operand = creates || CheckOperand(s, st, report);
   const bool ok_group = s.group.has_value();
   if (has_operand && s.operand == Operand::kValue && st.value && st.value->owed != s.owed_before) {
@@ -235,6 +248,7 @@ void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, Stat
       CheckNorm(cfg, decl, s, st, report);
       break;
     case StepKind::kCompute: CheckCompute(cfg, decl, s, report); break;
+    case StepKind::kEmbed: CheckEmbed(cfg, s, st, report); break;
     case StepKind::kDispatch:
     case StepKind::kCombine: CheckA2a(cfg, s, report); break;
     case StepKind::kSend:

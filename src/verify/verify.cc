@@ -57,28 +57,28 @@ class Walker {
   bool first_rank() const { return plan_.header().pp_rank == 0; }
   bool last_rank() const { return plan_.header().pp_rank + 1 == cfg_.pp; }
 
-  // The first rank starts at the embedding; a later rank receives slices and
-  // gathers them, summing nothing.
+  // The first rank starts with its one embedding step; a later rank
+  // receives slices and gathers them, summing nothing.
   void RunStart(State& st) {
-    Where(-1, Side::kReceive, -1);
+    Where(-1, Side::kStart, -1);
+    const bool embeds = line_.start.size() == 1 && line_.start.front().kind == StepKind::kEmbed;
     if (first_rank()) {
-      if (!line_.receive.empty()) Report(Invariant::kHandoff, "the first pipeline rank receives from no one");
-      if (line_.variant == Variant::kInputScattered) {
-        st.value = ValueFacts{Rows::Full(), Owe(cfg_, Owed::kTp)};
-      } else {
-        st.value = ValueFacts{Rows::Attention(cfg_), Owed::kNothing};
-      }
+      if (!embeds) Report(Invariant::kHandoff, "the first pipeline rank starts with its embedding alone");
+      RunSteps(nullptr, line_.start, Side::kStart, st);
       return;
     }
-    if (line_.receive.empty()) Report(Invariant::kHandoff, "a later pipeline rank receives nothing");
-    RunSteps(nullptr, line_.receive, Side::kReceive, st);
-    for (size_t i = 0; i < line_.receive.size(); ++i) {
-      if (Completes(line_.receive[i].kind)) {
-        Where(-1, Side::kReceive, static_cast<int>(i));
+    if (line_.start.empty()) Report(Invariant::kHandoff, "a later pipeline rank receives nothing");
+    for (const Step& s : line_.start) {
+      if (s.kind == StepKind::kEmbed) Report(Invariant::kHandoff, "a later pipeline rank embeds tokens");
+    }
+    RunSteps(nullptr, line_.start, Side::kStart, st);
+    for (size_t i = 0; i < line_.start.size(); ++i) {
+      if (Completes(line_.start[i].kind)) {
+        Where(-1, Side::kStart, static_cast<int>(i));
         Report(Invariant::kHandoff, "the receiver sums what it receives");
       }
     }
-    Where(-1, Side::kReceive, -1);
+    Where(-1, Side::kStart, -1);
     if (st.residual != Rows::Attention(cfg_) || (st.value && st.value->rows != Rows::Attention(cfg_))) {
       Report(Invariant::kHandoff, "the received slices are not gathered back to the attention rows");
     }
@@ -226,7 +226,7 @@ Side SideOf(EndKind k) { return k == EndKind::kFinalNorm ? Side::kFinal : Side::
 std::string_view Name(Side s) {
   switch (s) {
     case Side::kHeader: return "header";
-    case Side::kReceive: return "receive";
+    case Side::kStart: return "start";
     case Side::kArrival: return "arrival";
     case Side::kEntry: return "entry";
     case Side::kCompute: return "compute";

@@ -152,9 +152,19 @@ TEST(StackEntryRule, AnInputScatteredStackStartingWithAnFfnCompletesTheEmbedding
             "ar(tp) value full; start-residual full; norm full");
 }
 
-TEST(StackEntryRule, AStackStartingOnTheSliceSlicesTheEmbedding) {
+// The vocabulary-parallel embedding owes its TP sum, which the first entry
+// completes straight onto the slice.
+TEST(StackEntryRule, AStackStartingOnTheSliceReduceScattersTheEmbeddingOntoIt) {
   const Plan p = MustBind(StackOf("E A"), {.tp = 2, .moe = MoeMode::kA2a});
-  EXPECT_EQ(Entry(p, 0), "slice value full->slice; start-residual slice; norm slice");
+  EXPECT_EQ(Entry(p, 0), "rs(tp) value full->slice; start-residual slice; norm slice");
+}
+
+// Under attention DP every rank holds the whole table: the lookup is complete
+// on the attention rows and the first entry moves nothing.
+TEST(StackEntryRule, UnderAttentionDpTheEmbeddingIsWholeOnEveryRank) {
+  const Plan p = MustBind(StackOf("A F"), {.tp = 4, .attn_dp = 2});
+  EXPECT_EQ(ShortString(p.lines().front().start), "embed attn");
+  EXPECT_EQ(Entry(p, 0), "start-residual attn; norm attn");
 }
 
 // ---- non-additive (hyper-connection) updates ----
@@ -202,7 +212,7 @@ TEST(HyperConnectionRule, ACutSendsTheWrittenStreamsAndNoSeparateValue) {
   for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
     const Pipeline p = testing::MustBindPipeline(m, testing::Cut({.tp = 2, .reduction = r}, {2, 2}));
     for (const Step& s : p[0].line(kOrd)->end.steps) EXPECT_EQ(s.operand, Operand::kResidual) << ShortString(s);
-    for (const Step& s : p[1].line(kOrd)->receive) EXPECT_EQ(s.operand, Operand::kResidual) << ShortString(s);
+    for (const Step& s : p[1].line(kOrd)->start) EXPECT_EQ(s.operand, Operand::kResidual) << ShortString(s);
     // The slice of four streams: 1/2 x 4 x 128 B (bf16) per token.
     EXPECT_EQ(BytesPerToken(p[0].line(kOrd)->end.steps.back(), p[0].header()), 256);
     EXPECT_TRUE(CompareWithUncut(MustBind(m, {.tp = 2, .reduction = r}), p).empty()) << Name(r);

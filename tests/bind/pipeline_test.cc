@@ -19,7 +19,7 @@ using testing::StageOf;
 
 constexpr Variant kOrd = Variant::kOrdinary;
 
-std::string Receive(const Plan& p, Variant v = kOrd) { return ShortString(p.line(v)->receive); }
+std::string Receive(const Plan& p, Variant v = kOrd) { return ShortString(p.line(v)->start); }
 std::string End(const Plan& p, Variant v = kOrd) { return ShortString(p.line(v)->end.steps); }
 
 // ---- the layer split ----
@@ -59,7 +59,7 @@ TEST(LayerSplit, APipelineRankWithOnlyNoOpStagesPassesTheStateOn) {
     const ParallelConfig cfg{.tp = 4, .attn_dp = 2, .reduction = r};
     const Pipeline p = MustBindPipeline(m, Cut(cfg, {2, 2, 2}));
     EXPECT_TRUE(CompareWithUncut(testing::MustBind(m, cfg), p).empty()) << Name(r);
-    EXPECT_EQ(p[1].line(kOrd)->receive.size() > 0, true);
+    EXPECT_EQ(p[1].line(kOrd)->start.size() > 0, true);
   }
 }
 
@@ -175,7 +175,9 @@ TEST(PipelinePlan, EachRankHoldsItsLayersAndOnlyTheLastEndsOnTheFinalNorm) {
   EXPECT_EQ(p[0].line(kOrd)->end.kind, EndKind::kSend);
   EXPECT_EQ(p[1].line(kOrd)->end.kind, EndKind::kSend);
   EXPECT_EQ(p[2].line(kOrd)->end.kind, EndKind::kFinalNorm);
-  EXPECT_TRUE(p[0].line(kOrd)->receive.empty());
+  // The first rank starts at the embedding, the later ones at what they receive.
+  EXPECT_EQ(ShortString(p[0].line(kOrd)->start), "embed full owes tp");
+  EXPECT_EQ(ShortString(p[1].line(kOrd)->start).substr(0, 4), "recv");
 }
 
 }  // namespace

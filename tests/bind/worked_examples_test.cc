@@ -22,12 +22,14 @@ std::string Steps(const StagePlan& s) {
   return ShortString(s.entry) + " | " + ShortString(s.compute) + " | " + ShortString(s.exit);
 }
 
-// E1: llama [A F], T = 2, D = 1, ar. Each layer after the first all-reduces
+// E1: llama [A F], T = 2, D = 1, ar. The vocabulary-parallel embedding's sum
+// completes at the first entry; each layer after the first all-reduces
 // twice: 2 x AR(N*h) = 2 x N*h*4 bytes per rank.
 TEST(WorkedExampleE1, LlamaFusesEachSumIntoTheNextEntry) {
   const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  EXPECT_EQ(ShortString(p.lines().front().start), "embed full owes tp");
   EXPECT_EQ(Steps(StageOf(p, kOrd, 0)),
-            "start-residual full; norm full | compute full owes attn_tp | leave(attn_tp) value full");
+            "ar(tp) value full; start-residual full; norm full | compute full owes attn_tp | leave(attn_tp) value full");
   EXPECT_EQ(Steps(StageOf(p, kOrd, 1)), "ar+add+norm(attn_tp) full | compute full owes tp | leave(tp) value full");
   EXPECT_EQ(Steps(StageOf(p, kOrd, 2)), "ar+add+norm(tp) full | compute full owes attn_tp | leave(attn_tp) value full");
   EXPECT_EQ(Steps(StageOf(p, kOrd, 3)), "ar+add+norm(attn_tp) full | compute full owes tp | leave(tp) value full");

@@ -137,7 +137,7 @@ TEST_F(Cli, DiffOfDifferentPlansListsTheDifferencesAndExitsOne) {
             "config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
             "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar input-scattered pp=1\n"
             "only the second plan has input-scattered batches\n"
-            "bytes/token (ordinary): 1024 -> 1024 (no change)\n");
+            "bytes/token (ordinary): 1152 -> 1152 (no change)\n");
 }
 
 // A diff of text plans names an inserted step once, not every step after it.
@@ -154,7 +154,7 @@ TEST_F(Cli, DiffOfATextPlanWithAnInsertedStepListsThatStepOnce) {
   const Result r = Run({"diff", a, b});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_EQ(r.out, "+ ordinary stage 2 entry[0]: ag(tp) input full -> full, owes - -> -, width 64\n"
-                   "bytes/token (ordinary): 1024 -> 1088 (+64)\n");
+                   "bytes/token (ordinary): 1152 -> 1216 (+64)\n");
 }
 
 // `dot` is found on PATH; the tests pass with Graphviz and without it.
@@ -399,9 +399,9 @@ TEST_F(Cli, ShowOfABadFieldExitsTwoNamingTheFileAndThePath) {
   const Result r = Run({"show", file});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "seam: " + file +
-                       ": ranks[0].lines[0].stages[0].entry[0].step: unknown step 'frobnicate'; expected one of: ar, rs, "
+                       ": ranks[0].lines[0].stages[0].entry[1].step: unknown step 'frobnicate'; expected one of: ar, rs, "
                        "rsv, ag, a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, "
-                       "compute, leave, send, recv\n");
+                       "compute, embed, leave, send, recv\n");
 }
 
 TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {
@@ -562,7 +562,7 @@ TEST_F(Cli, RunOnTheRecordBackendCountsWithoutData) {
   const Result r = Run({"run", "llama", "--tp", "2", "--backend", "record"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("bit-identical: n/a (the record backend moves no data)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  rank 1: 16 collectives"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  rank 1: 18 collectives"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, RunRejectsWhatTheCanonicalReductionCannotServe) {

@@ -155,6 +155,19 @@ TEST(Memory, Llama8bAtTp1HoldsItsPublishedParameterCount) {
   EXPECT_EQ(eight.cache, one.cache / 8);
 }
 
+// The embedding table is split over TP where attention is TP, and whole on
+// every rank under attention DP (as SGLang holds it).
+TEST(Memory, TheEmbeddingIsWholeOnEveryRankUnderAttentionDp) {
+  const Model m = Config("llama-3.1-8b.json");
+  const Workload load{.batch = 1, .context = 1};
+  const MemoryUse tp = MemoryOf(m, {.tp = 8}, 1, load, {.weight_bytes = 1});
+  const MemoryUse dp = MemoryOf(m, {.tp = 8, .attn_dp = 8, .dense_tp = 1}, 1, load, {.weight_bytes = 1});
+  const double table = 128256.0 * 4096;
+  const double layers = 8030261248.0 - 2 * table - 65 * 4096;  // every layer's matrices
+  EXPECT_EQ(tp.weights - table / 8, layers / 8 + table / 8 + 65 * 4096);
+  EXPECT_EQ(dp.weights - table, layers + table / 8 + 65 * 4096);
+}
+
 TEST(Memory, MlaCachesItsLatentWholeAndDpGroupsSplitTheSequences) {
   const Model m = Config("deepseek-v2-lite.json");
   const Workload load{.batch = 8, .context = 100};

@@ -69,7 +69,7 @@ TEST(PlanDiff, ChangedConfigIsListedAsTheConfigLine) {
   const Plan b = WithHeader(a, [](PlanHeader& h) { h.config.reduction = Reduction::kRs; });
   EXPECT_EQ(Diff(a, b), (Lines{"config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
                                "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=rs pp=1",
-                               "bytes/token (ordinary): 512 -> 512 (no change)"}));
+                               "bytes/token (ordinary): 640 -> 640 (no change)"}));
 }
 
 TEST(PlanDiff, ChangedHeaderFactsAreEachListedByName) {
@@ -146,11 +146,11 @@ TEST(PlanDiff, SeveralDifferencesAreListedInPlanOrder) {
   const Plan a = Llama();
   const Plan b = Edited(a, [](LinePlan& l) {
     l.stages[3].exit[0].group = Group::kAttnTp;
-    l.stages[0].entry[1].width = 8;
+    l.stages[0].entry[2].width = 8;
   });
   const Lines d = Structural(a, b);
   ASSERT_EQ(d.size(), 2U);
-  EXPECT_EQ(d[0], "~ ordinary stage 0 entry[1]: norm residual full -> full, owes - -> -, width 64 != "
+  EXPECT_EQ(d[0], "~ ordinary stage 0 entry[2]: norm residual full -> full, owes - -> -, width 64 != "
             "norm residual full -> full, owes - -> -, width 8");
   EXPECT_EQ(d[1], "~ ordinary stage 3 exit[0]: leave(tp) value full -> full, owes tp -> tp, width 64 != "
             "leave(attn_tp) value full -> full, owes tp -> tp, width 64");
@@ -182,7 +182,10 @@ TEST(PlanDiff, AttentionDpAgainstPlainTpListsTheMovedRowsAndTheExtraSteps) {
   ASSERT_GE(d.size(), 3U);
   EXPECT_EQ(d[0], "config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
                   "tp=4 attn_dp=2 (attn_tp=2) dense_tp=4 moe=tp reduction=ar pp=1");
-  EXPECT_EQ(d[1], "ordinary stage 0 arrives: value full, residual none != value attn, residual none");
+  // The embedding: vocabulary-parallel under TP attention, whole on each rank under attention DP.
+  EXPECT_EQ(d[1], "~ ordinary start[0]: embed value full -> full, owes - -> tp, width 64 != "
+                  "embed value attn -> attn, owes - -> -, width 64");
+  EXPECT_EQ(d[2], "ordinary stage 0 arrives: value full owes tp, residual none != value attn, residual none");
   EXPECT_NE(std::find(d.begin(), d.end(), "+ ordinary stage 1 entry[1]: ag(dp) input attn -> full, owes - -> -, width 64"),
             d.end());
   EXPECT_EQ(d.back(), "+ ordinary final[1]: norm residual attn -> attn, owes - -> -, width 64");
@@ -311,7 +314,7 @@ TEST(PlanDiff, AChangeToAnyFieldOfAPlanIsListed) {
   const Expected<Pipeline> ranks = BindPipelineChecked(LlamaModel(4), {.tp = 4, .attn_dp = 2, .pp = 2});
   ASSERT_TRUE(ranks.ok()) << ranks.error().message;
   const Plan& a = (*ranks)[1];
-  ASSERT_FALSE(a.lines()[0].receive.empty());
+  ASSERT_FALSE(a.lines()[0].start.empty());
   using Edit = std::function<void(PlanHeader&, LinePlan&)>;
   const auto step = [](LinePlan& l) -> Step& { return l.stages[1].entry[0]; };
   const std::vector<std::pair<std::string, Edit>> edits = {
@@ -338,7 +341,7 @@ TEST(PlanDiff, AChangeToAnyFieldOfAPlanIsListed) {
       {"step owed_before", [&](PlanHeader&, LinePlan& l) { step(l).owed_before = Owed::kTp; }},
       {"step owed_after", [&](PlanHeader&, LinePlan& l) { step(l).owed_after = Owed::kTp; }},
       {"step width", [&](PlanHeader&, LinePlan& l) { step(l).width = 1; }},
-      {"receive step", [](PlanHeader&, LinePlan& l) { l.receive[0].width = 1; }},
+      {"receive step", [](PlanHeader&, LinePlan& l) { l.start[0].width = 1; }},
       {"stage index", [](PlanHeader&, LinePlan& l) { l.stages[1].index = 99; }},
       {"stage layer", [](PlanHeader&, LinePlan& l) { l.stages[1].layer = 99; }},
       {"declaration kind", [](PlanHeader&, LinePlan& l) { l.stages[1].decl = MixerStage(); }},

@@ -291,7 +291,7 @@ TEST(PlanJsonErrors, UnknownStepNamesThePathAndTheChoices) {
   doc["lines"][0]["stages"][2]["entry"][0]["step"] = "frobnicate";
   EXPECT_EQ(ErrorOf(doc),
             "lines[0].stages[2].entry[0].step: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, "
-            "a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, leave, send, recv");
+            "a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, embed, leave, send, recv");
 }
 
 TEST(PlanJsonErrors, UnknownEnumValuesNameThePathAndTheChoices) {

@@ -63,7 +63,9 @@ TEST(PlanTable, LlamaOnTp2IsOneRowPerStepWithItsBytes) {
       "\n"
       "ordinary batches\n"
       "stage  layer  kind        residual  side     step            operand   group    rows  owes          bytes/token\n"
-      "    0      0  attention   full      entry    start-residual  value     -        full  -                       0\n"
+      "              embedding             start    embed           value     -        full  - -> tp                 0\n"
+      "    0      0  attention   full      entry    ar              value     tp       full  tp -> -               256\n"
+      "                                    entry    start-residual  value     -        full  -                       0\n"
       "                                    entry    norm            residual  -        full  -                       0\n"
       "                                    compute  compute         input     -        full  - -> attn_tp            0\n"
       "                                    exit     leave           value     attn_tp  full  attn_tp                 0\n"
@@ -77,7 +79,7 @@ TEST(PlanTable, LlamaOnTp2IsOneRowPerStepWithItsBytes) {
       "                                    compute  compute         input     -        full  - -> tp                 0\n"
       "                                    exit     leave           value     tp       full  tp                      0\n"
       "              final-norm            final    ar+add+norm     value     tp       full  tp -> -               256\n"
-      "bytes per token per rank: layer 0: 256, layer 1: 512, final norm: 256; total 1024\n";
+      "bytes per token per rank: layers 0..1: 512 each, final norm: 256; total 1280\n";
   EXPECT_EQ(table, expected);
 }
 
@@ -89,13 +91,13 @@ TEST(PlanTable, HeaderRowFinalNormRowAndBytesSummaryAreExact) {
   EXPECT_TRUE(HasLine(table, "              final-norm            final    ar+add+norm     value     tp       full  "
                              "tp -> -               256"))
       << table;
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 256, layer 1: 512, final norm: 256; total 1024"))
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 512 each, final norm: 256; total 1280"))
       << table;
 }
 
 TEST(PlanTable, ByteTotalsAgreeWithBytesPerToken) {
   const Plan p = MustBind(LlamaModel(2), {.tp = 2});
-  EXPECT_EQ(BytesPerToken(*p.line(Variant::kOrdinary), p.header()), 1024.0);
+  EXPECT_EQ(BytesPerToken(*p.line(Variant::kOrdinary), p.header()), 1280.0);
 }
 
 // A real model's totals run past a million bytes: printed whole, never in
@@ -123,7 +125,7 @@ TEST(PlanTable, InputScatteredPlanHasOneSectionPerVariant) {
   ASSERT_NE(scattered, std::string::npos) << table;
   EXPECT_LT(ordinary, scattered);
   EXPECT_TRUE(HasLine(table, "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar input-scattered pp=1"));
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 256, layer 1: 512, final norm: 256; total 1024"));
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 512 each, final norm: 256; total 1280"));
   EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 768, layer 1: 384, final norm: 256; total 1408"))
       << table;
   EXPECT_TRUE(HasLine(table, "    0      0  attention   slice     entry    rs              value     tp       "
@@ -157,7 +159,7 @@ TEST(PlanTable, EveryStepIsOneRow) {
   const Plan p = MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
   size_t steps = 0;
   for (const StagePlan& s : p.line(Variant::kOrdinary)->stages) steps += s.entry.size() + s.compute.size() + s.exit.size();
-  steps += p.line(Variant::kOrdinary)->end.steps.size();
+  steps += p.line(Variant::kOrdinary)->start.size() + p.line(Variant::kOrdinary)->end.steps.size();
   // title, config, wire dtypes, rows legend, blank, "ordinary batches", header row, steps, summary
   EXPECT_EQ(LinesOf(ToTable(p)).size(), 7 + steps + 1);
 }

@@ -74,8 +74,8 @@ TEST_F(TextCli, AMalformedTextPlanExitsTwoNamingFileAndLine) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "seam: " + file +
-                       ":6: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, a2a-dispatch, "
-                       "a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, leave, "
+                       ":8: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, a2a-dispatch, "
+                       "a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, embed, leave, "
                        "send, recv\n");
 }
 
@@ -123,7 +123,7 @@ TEST_F(TextCli, GoldenRewritesChecksAndReportsADifference) {
   r = Golden({"--dir", dir, "--check"});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_TRUE(
-      r.out.starts_with("llama tp2 ar pp1 / rank 0 / ordinary / stage 0 / entry[1].width: stored 65, bound 64\n"))
+      r.out.starts_with("llama tp2 ar pp1 / rank 0 / ordinary / stage 0 / entry[2].width: stored 65, bound 64\n"))
       << r.out;
 }
 

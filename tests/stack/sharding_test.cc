@@ -195,7 +195,7 @@ TEST(Sharding, StagesOfRefusesLayersAModelDoesNotDeclare) {
 std::vector<Step> StepsOf(const Plan& p) {
   std::vector<Step> out;
   for (const LinePlan& line : p.lines()) {
-    out.insert(out.end(), line.receive.begin(), line.receive.end());
+    out.insert(out.end(), line.start.begin(), line.start.end());
     for (const StagePlan& s : line.stages) {
       for (const std::vector<Step>* steps : {&s.entry, &s.compute, &s.exit}) {
         out.insert(out.end(), steps->begin(), steps->end());

@@ -172,8 +172,8 @@ TEST(VerifyPipeline, BoundPipelinesHaveNoViolations) {
 TEST(VerifyPipeline, CatchesSendsAndReceivesThatDoNotPairUp) {
   Pipeline p = MustBindPipeline(NemotronHModel("M-*-", 128).value(), Cut({.tp = 4}, {3, 1}));
   p[1] = EditedRank(p[1], [](LinePlan& l) {
-    l.receive.erase(l.receive.begin());  // the value slice is never received
-    l.receive.erase(l.receive.begin() + 1);
+    l.start.erase(l.start.begin());  // the value slice is never received
+    l.start.erase(l.start.begin() + 1);
   });
   const std::vector<Violation> v = VerifyPipeline(p);
   ASSERT_TRUE(ReportsAny(v, Invariant::kHandoff)) << Describe(v);

@@ -299,7 +299,7 @@ struct Found {
 std::optional<Found> WithOperand(const Pipeline& ranks, StepKind kind, Operand operand) {
   for (size_t r = 0; r < ranks.size(); ++r) {
     std::vector<LinePlan> lines = ranks[r].lines();
-    std::vector<std::vector<Step>*> lists{&lines[0].receive, &lines[0].end.steps};
+    std::vector<std::vector<Step>*> lists{&lines[0].start, &lines[0].end.steps};
     for (StagePlan& s : lines[0].stages) lists.insert(lists.end(), {&s.entry, &s.compute, &s.exit});
     for (std::vector<Step>* steps : lists) {
       for (Step& step : *steps) {
@@ -337,7 +337,7 @@ TEST(WellFormed, EachStepKindActsOnlyOnTheOperandsItsSpecificationAllows) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 8 * 2 + 2 * 1);  // eight kinds act on one buffer; send and recv on two
+  EXPECT_EQ(checked, 9 * 2 + 2 * 1);  // nine kinds act on one buffer; send and recv on two
 }
 
 }  // namespace

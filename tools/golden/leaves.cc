@@ -103,7 +103,7 @@ class Leaves {
   }
 
   void Line(const std::string& at, const LinePlan& a, const LinePlan& b) {
-    Steps(at + "receive", a.receive, b.receive);
+    Steps(at + "start", a.start, b.start);
     Leaf(at + "stages.size", static_cast<int>(a.stages.size()), static_cast<int>(b.stages.size()));
     for (size_t i = 0; i < std::min(a.stages.size(), b.stages.size()); ++i) {
       Stage(fmt::format("{}stage {} / ", at, a.stages[i].index), a.stages[i], b.stages[i]);

@@ -32,6 +32,9 @@ struct BindOptions {
   // The stages the rank actually built, one list per layer it holds; checked
   // against the model's declaration function when given.
   std::optional<std::vector<std::vector<StageDecl>>> built;
+  // The LM head's width where the model has no sizes (the stages a plan
+  // declares, rebound); otherwise the model's vocabulary.
+  std::optional<int> vocab;
 };
 
 // The plan of one pipeline rank; it learns its neighbours from the model's

@@ -73,6 +73,7 @@ struct RunOptions {
 
 struct RunOutput {
   Tensor hidden;                  // final hidden states, one row per token in batch order
+  Tensor logits;                  // the LM head's, [tokens, vocabulary] in batch order
   std::vector<CommStats> ranks;   // per global rank
   double seconds = 0;
 };
@@ -84,6 +85,7 @@ Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weight
 // the final hidden states (none elsewhere), and what it sent.
 struct RankOutput {
   std::optional<Tensor> rows;
+  std::optional<Tensor> logits;  // where the plan has an LM head
   CommStats stats;
 };
 // Runs global rank `rank`'s plan on `comm`: what a process hosting one rank

@@ -4,7 +4,7 @@
 // (GPT-OSS's stacked experts, Qwen3-Next's zero-centred norms and gated
 // query, Nemotron-H's backbone, DeepSeek's shared_experts, ...).
 //
-//   Status s = WriteHfCheckpoint("dump", model, weights, Dtype::kF32, /*seed=*/1);
+//   Status s = WriteHfCheckpoint("dump", model, weights, Dtype::kF32);
 //   Expected<HfCheckpoint> c = OpenHfCheckpoint("dump");      // config and headers only
 //   Expected<Weights> w = ReadHfWeights(*c);                     // the values, one tensor at a time
 //
@@ -34,9 +34,9 @@ bool HasHfForm(const Model& m);
 Expected<std::string> HfConfigText(const Model& m, Dtype dtype, std::string_view source_config = {});
 
 // Writes dir/config.json and dir/model.safetensors (F32, or BF16 for bf16
-// runs), with an lm_head generated from `seed` so transformers'
+// runs), the LM head untied (tie_word_embeddings false), so transformers'
 // *ForCausalLM loads it as is.
-Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& w, Dtype dtype, uint64_t seed,
+Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& w, Dtype dtype,
                          std::string_view source_config = {});
 
 // One tensor of a checkpoint and the seam weights it holds.
@@ -64,6 +64,7 @@ struct HfCheckpoint {
   Dtype dtype = Dtype::kF32;
   CheckpointTensors tensors;
   std::vector<HfTensor> layout;
+  bool tied = false;  // tie_word_embeddings: the LM head is the embedding
 };
 // Reads config.json and every file's header, and checks the tensors against
 // what the config implies; no value is decoded.

@@ -81,6 +81,10 @@ struct EndPlan {
   EndKind kind = EndKind::kFinalNorm;
   Boundary arrives;
   std::vector<Step> steps;
+  // The last rank's LM head, from the final norm's output to every row's
+  // logits over the whole vocabulary on the attention rows: empty on a rank
+  // that sends, and for a stack without a vocabulary (a binding-only stack).
+  std::vector<Step> head;
   bool operator==(const EndPlan&) const = default;
 };
 
@@ -102,6 +106,7 @@ struct PlanHeader {
   std::string model;
   int hidden = 0;
   int residual_streams = 1;
+  int vocab = 0;    // the LM head's width on the last rank; 0: a stack bound without a vocabulary
   WireDtypes wire;  // the dtypes activations cross the wire in
   ParallelConfig config;
   int pp_rank = 0;

@@ -40,4 +40,8 @@ RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype);
 Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n,
                               std::vector<std::vector<int>>* routes = nullptr);
 
+// The unsharded LM head: each row of the final hidden states times the
+// whole vocabulary's matrix, [tokens, vocabulary], rounded to the dtype.
+Tensor ReferenceLogits(const Tensor& hidden, const Weights& w, Dtype dtype);
+
 }  // namespace seam

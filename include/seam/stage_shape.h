@@ -35,4 +35,10 @@ StageShape ShapeOf(const StageDecl& d, const ParallelConfig& cfg);
 // (SGLang turns the split off there).
 StageShape EmbeddingShape(const ParallelConfig& cfg);
 
+// The LM head's: its vocabulary split over `shard`, computed on `rows`. The
+// whole TP group on every row where attention is TP, and under attention DP
+// after gathering every DP group's rows (SGLang's dp_gather); with
+// dp_lm_head, each DP group's attention-TP ranks on its own rows.
+StageShape LmHeadShape(const ParallelConfig& cfg);
+
 }  // namespace seam

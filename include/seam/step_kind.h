@@ -19,6 +19,7 @@ enum class Operand {
   kValue,     // the output a stage hands on, until it is added
   kResidual,  // the residual stream
   kInput,     // the normed input a stage computes on
+  kLogits,    // the LM head's output, [rows, vocabulary]
 };
 
 // How a step's bytes per token are counted from its logical buffer (the
@@ -36,14 +37,24 @@ struct Operands {
   bool value = false;
   bool residual = false;
   bool input = false;
+  bool logits = false;
   constexpr bool Has(Operand o) const {
-    return o == Operand::kValue ? value : o == Operand::kResidual ? residual : input;
+    switch (o) {
+      case Operand::kValue: return value;
+      case Operand::kResidual: return residual;
+      case Operand::kInput: return input;
+      case Operand::kLogits: return logits;
+    }
+    return false;
   }
 };
 inline constexpr Operands kValueOnly{.value = true};
 inline constexpr Operands kResidualOnly{.residual = true};
 inline constexpr Operands kValueOrResidual{.value = true, .residual = true};
 inline constexpr Operands kAnyOperand{.value = true, .residual = true, .input = true};
+inline constexpr Operands kInputOnly{.input = true};
+inline constexpr Operands kLogitsOnly{.logits = true};
+inline constexpr Operands kAnyBuffer{.value = true, .residual = true, .input = true, .logits = true};
 
 // X(enumerator, name, traffic, completes an owed sum, operands)
 #define SEAM_STEP_KINDS(X)                                                                                 \
@@ -53,13 +64,15 @@ inline constexpr Operands kAnyOperand{.value = true, .residual = true, .input = 
   X(kAllGather, "ag", Traffic::kShare, false, kAnyOperand)         /* gather rows back over a group */     \
   X(kDispatch, "a2a-dispatch", Traffic::kShare, false, kAnyOperand) /* a2a MoE: rows to their experts */   \
   X(kCombine, "a2a-combine", Traffic::kShare, false, kAnyOperand)  /* a2a MoE: expert outputs back */      \
-  X(kSlice, "slice", Traffic::kNone, false, kAnyOperand)           /* take this rank's rows locally */     \
+  X(kSlice, "slice", Traffic::kNone, false, kAnyBuffer)            /* take this rank's rows locally */     \
   X(kStartResidual, "start-residual", Traffic::kNone, false, kValueOnly) /* the input becomes residual */  \
   X(kAdd, "add", Traffic::kNone, false, kResidualOnly)             /* residual += value (consumed) */      \
   X(kNorm, "norm", Traffic::kNone, false, kResidualOnly)           /* input = norm(residual) */            \
   X(kAllReduceAddNorm, "ar+add+norm", Traffic::kAllReduce, true, kValueOnly) /* fused, same bits */       \
   X(kCompute, "compute", Traffic::kNone, false, kAnyOperand)       /* the stage itself: input -> value */  \
   X(kEmbed, "embed", Traffic::kNone, false, kValueOnly)            /* the tokens' rows of this rank's table */ \
+  X(kLmHead, "lm-head", Traffic::kNone, false, kInputOnly)         /* input -> this rank's vocabulary columns */ \
+  X(kGatherVocab, "ag-vocab", Traffic::kShare, false, kLogitsOnly) /* gather the columns of the vocabulary */ \
   X(kLeave, "leave", Traffic::kNone, false, kValueOnly)            /* the owed sum goes to the reader */   \
   X(kSend, "send", Traffic::kWhole, false, kValueOrResidual)       /* this rank's slice to the next */     \
   X(kRecv, "recv", Traffic::kAtTheSender, false, kValueOrResidual) /* the slice from the previous */

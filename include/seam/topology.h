@@ -33,6 +33,10 @@ struct ParallelConfig {
   // consecutive ranks of the TP group; tp / ep such groups each hold every
   // expert. 0 means "the whole TP group" (as SGLang and vLLM run it).
   int ep = 0;
+  // Under attention DP: the LM head splits the vocabulary over each DP
+  // group's attention-TP ranks (SGLang's --enable-dp-lm-head) instead of
+  // gathering every DP group's rows to the whole TP group.
+  bool dp_lm_head = false;
   bool input_scattered = false;
   Reduction reduction = Reduction::kAr;
   int pp = 1;

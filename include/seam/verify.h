@@ -41,6 +41,7 @@ enum class Side {
   kExit,
   kFinal,    // the last rank's final norm
   kSend,     // to_pp
+  kHead,     // the last rank's LM head
   kBinding,  // a stage's binding as a whole (compared with another plan)
   kSeam,     // a seam between two computes that holds no step
 };

@@ -46,6 +46,7 @@ std::string StagePrefix(const StageRef& s);
 std::string StageNormName(const StageRef& s);
 inline constexpr const char* kEmbeddingName = "model.embed_tokens.weight";
 inline constexpr const char* kFinalNormName = "model.norm.weight";
+inline constexpr const char* kLmHeadName = "lm_head.weight";
 // Hyper-connections: the coefficients that collapse the streams before the final norm.
 inline constexpr const char* kStreamHeadName = "model.hc_head.weight";
 

@@ -66,6 +66,10 @@ LinePlan BindLine(const std::vector<StageRef>& stages, const Context& ctx, const
     bind::BindEntry(cur, ctx, bind::FinalContract(ctx));
   }
   line.end.steps = cur.TakeSteps();
+  if (span.end == EndKind::kFinalNorm && ctx.widths.vocab > 0) {
+    cur.LmHead(ctx.widths.vocab);
+    line.end.head = cur.TakeSteps();
+  }
   return line;
 }
 
@@ -114,13 +118,14 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   if (Status s = bind::CheckStages(WithNeighbours(stages, span.neighbours), first_own, last_own, cfg); !s.ok()) {
     return s.error();
   }
-  const bind::Widths widths{model.hidden, model.hidden * model.residual_streams};
+  const bind::Widths widths{model.hidden, model.hidden * model.residual_streams, options.vocab.value_or(model.dims ? model.dims->vocab : 0)};
   std::vector<LinePlan> lines;
   for (Variant v : VariantsOf(cfg)) lines.push_back(BindLine(stages, {cfg, v, widths, options.fuse}, span));
   ParallelConfig resolved = cfg;
   resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"
   resolved.ep = cfg.ep_size();
   Plan plan({.model = model.name, .hidden = model.hidden, .residual_streams = model.residual_streams,
+             .vocab = widths.vocab,
              .wire = options.wire, .config = resolved, .pp_rank = pp_rank, .first_layer = range.first, .last_layer = range.last},
             std::move(lines));
   return plan;

@@ -1,5 +1,6 @@
 #include "bind/cursor.h"
 
+#include "seam/stage_shape.h"
 #include "seam/step_rules.h"
 
 namespace seam::bind {
@@ -143,6 +144,28 @@ void Cursor::Embed(Rows output, Owed owes) {
   const Owed owed = Owe(cfg_, owes);
   Emit({StepKind::kEmbed, Operand::kValue, std::nullopt, output, output, Owed::kNothing, owed, widths_.value});
   value_ = ValueFacts{output, owed, UpdateKind::kPlainAdd};
+}
+
+// From the final norm's input on the attention rows to each row's logits
+// over the whole vocabulary there (seam/stage_shape.h says where it runs).
+void Cursor::LmHead(int vocab) {
+  SEAM_CHECK(input_.has_value() && !value_, "the LM head reads the final norm's output");
+  const StageShape shape = LmHeadShape(cfg_);
+  const Rows attn = *input_;
+  if (!(shape.rows == attn)) {
+    Emit({StepKind::kAllGather, Operand::kInput, GatherGroup(attn, shape.rows), attn, shape.rows, Owed::kNothing,
+          Owed::kNothing, widths_.value});
+  }
+  Emit({StepKind::kLmHead, Operand::kInput, std::nullopt, shape.rows, shape.rows, Owed::kNothing, Owed::kNothing,
+        vocab});
+  if (GroupSize(cfg_, *shape.shard) > 1) {
+    Emit({StepKind::kGatherVocab, Operand::kLogits, shape.shard, shape.rows, shape.rows, Owed::kNothing,
+          Owed::kNothing, vocab});
+  }
+  if (!(shape.rows == attn)) {
+    Emit({StepKind::kSlice, Operand::kLogits, std::nullopt, shape.rows, attn, Owed::kNothing, Owed::kNothing, vocab});
+  }
+  input_ = attn;
 }
 
 void Cursor::Combine(int width) {

@@ -16,6 +16,7 @@ namespace seam::bind {
 struct Widths {
   int value = 0;     // a stage output / normed input: hidden
   int residual = 0;  // hidden x residual streams
+  int vocab = 0;     // the LM head's logits (0: a stack without a vocabulary)
 };
 
 class Cursor {
@@ -45,6 +46,7 @@ class Cursor {
   void Dispatch(int width);
   void Compute(Rows output, Owed owes, UpdateKind update);
   void Embed(Rows output, Owed owes);
+  void LmHead(int vocab);
   void Combine(int width);
   // The pipeline transport: one slice per attention-TP rank.
   void Send(Operand op);

@@ -111,6 +111,10 @@ Status Validate(const ParallelConfig& cfg) {
   SEAM_RETURN_IF_ERROR(DenseWidthFits(cfg));
   SEAM_RETURN_IF_ERROR(InputScatteredFits(cfg));
   SEAM_RETURN_IF_ERROR(ExpertGroupFits(cfg));
+  if (cfg.dp_lm_head && cfg.attn_dp == 1) {
+    return InvalidArgument("--dp-lm-head needs --attn-dp > 1: without attention DP the LM head already splits the "
+                           "vocabulary over the whole TP group, which holds every row");
+  }
   return PipelineFits(cfg);
 }
 
@@ -135,6 +139,7 @@ std::string Describe(const ParallelConfig& cfg) {
                               cfg.attn_tp(), cfg.dense_tp_size(), Name(cfg.moe));
   if (cfg.ep_size() != cfg.tp) s += fmt::format(" ep={}", cfg.ep_size());
   s += fmt::format(" reduction={}", Name(cfg.reduction));
+  if (cfg.dp_lm_head) s += " dp-lm-head";
   if (cfg.input_scattered) s += " input-scattered";
   s += fmt::format(" pp={}", cfg.pp);
   if (!cfg.pp_split.empty()) s += fmt::format(" pp_split={}", fmt::join(cfg.pp_split, "+"));

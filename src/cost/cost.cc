@@ -59,6 +59,7 @@ void ForEachStep(const LinePlan& line, F f) {
     }
   }
   for (const Step& s : line.end.steps) f(s);
+  for (const Step& s : line.end.head) f(s);
 }
 
 struct RankTotals {

@@ -63,19 +63,17 @@ MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, cons
       const double elements = static_cast<double>(w.rows) * w.cols;
       if (w.stage < 0) {
         // The embedding on the first rank (vocabulary-parallel over the TP
-        // group, or whole under attention DP), the final norm on the last.
+        // group, or whole under attention DP); the final norm and the LM
+        // head (vocabulary-parallel over its group) on the last.
         const bool embedding = w.name == kEmbeddingName;
-        const StageShape e = EmbeddingShape(cfg);
-        if (embedding && r == 0) use.weights += elements * o.weight_bytes / (e.shard ? GroupSize(cfg, *e.shard) : 1);
-        if (!embedding && r + 1 == ranges->size()) use.weights += elements * o.weight_bytes;
+        const StageShape shape = embedding ? EmbeddingShape(cfg) : LmHeadShape(cfg);
+        const int split = w.name == kFinalNormName || !shape.shard ? 1 : GroupSize(cfg, *shape.shard);
+        if (embedding ? r == 0 : r + 1 == ranges->size()) use.weights += elements * o.weight_bytes / split;
         continue;
       }
       const StageRef& s = stages[static_cast<size_t>(w.stage)];
       if (s.layer < range.first || s.layer >= range.last) continue;
       use.weights += elements * o.weight_bytes / SplitOf(w, s.decl, cfg);
-    }
-    if (r + 1 == ranges->size()) {  // the LM head: vocab x hidden, vocabulary-parallel
-      use.weights += static_cast<double>(dims.vocab) * m.hidden * o.weight_bytes / cfg.tp;
     }
     for (const StageRef& s : stages) {
       if (s.layer < range.first || s.layer >= range.last) continue;

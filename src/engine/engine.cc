@@ -50,6 +50,7 @@ std::string SeamFlags(const ParallelConfig& cfg, const WireDtypes& wire) {
   if (cfg.dense_tp != 0 && cfg.dense_tp != cfg.tp) out += fmt::format(" --dense-tp {}", cfg.dense_tp);
   if (cfg.moe != MoeMode::kTp) out += fmt::format(" --moe {}", Name(cfg.moe));
   if (cfg.ep != 0 && cfg.ep != cfg.tp) out += fmt::format(" --ep {}", cfg.ep);
+  if (cfg.dp_lm_head) out += " --dp-lm-head";
   if (cfg.input_scattered) out += " --input-scattered";
   if (cfg.reduction != Reduction::kAr) out += fmt::format(" --reduction {}", Name(cfg.reduction));
   if (cfg.pp > 1) out += fmt::format(" --pp {}", cfg.pp);

@@ -135,7 +135,7 @@ Expected<EngineTranslation> TranslateSglang(const EngineLaunch& l, const Model& 
   c.input_scattered = l.input_scattered;
   if (l.dp_lm_head) {
     if (!l.dp_attention) return Refuses(l.engine, "--enable-dp-lm-head needs --enable-dp-attention");
-    t.notes.push_back("--enable-dp-lm-head: not planned; seam's plans end at the final norm, before the LM head");
+    c.dp_lm_head = c.attn_dp > 1;  // one DP group: the attention-TP group is the TP group
   }
   if (l.nnodes > 1) t.notes.push_back(fmt::format("--nnodes {}: the plan is the same on any placement", l.nnodes));
   SEAM_RETURN_IF_ERROR(Validate(c));

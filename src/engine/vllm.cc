@@ -72,9 +72,10 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m)
     c.tp = l.tp * l.dp;
     c.attn_dp = l.dp;
     c.dense_tp = l.tp;
+    c.dp_lm_head = true;  // each DP rank's own LM head, over its TP group
     t.notes.push_back(fmt::format(
         "--tensor-parallel-size {} is per data-parallel rank: the MoE layers span all {} x {} = {} ranks (--tp {}), "
-        "attention and dense layers each DP rank's {} (--attn-dp {}, --dense-tp {})",
+        "attention, dense layers and the LM head each DP rank's {} (--attn-dp {}, --dense-tp {}, --dp-lm-head)",
         l.tp, l.dp, l.tp, c.tp, c.tp, l.tp, l.dp, l.tp));
   } else if (l.dp > 1) {
     t.notes.push_back(fmt::format(

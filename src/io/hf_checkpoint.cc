@@ -87,7 +87,6 @@ Expected<Dtype> CheckTensors(const CheckpointTensors& tensors, const std::vector
                              bool tied) {
   std::map<std::string, std::vector<int64_t>> expected;
   for (const HfTensor& t : layout) expected.emplace(t.name, t.shape);
-  expected.emplace(kLmHead, std::vector<int64_t>{m.dims->vocab, m.hidden});
   const StTensorInfo* first_f32 = nullptr;
   const StTensorInfo* first_bf16 = nullptr;
   for (const auto& [name, shape] : expected) {
@@ -136,7 +135,7 @@ Status CheckLayerCount(const Model& m, const CheckpointTensors& tensors, const s
 
 }  // namespace
 
-Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& w, Dtype dtype, uint64_t seed,
+Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& w, Dtype dtype,
                          std::string_view source_config) {
   Expected<std::string> config = HfConfigText(m, dtype, source_config);
   if (!config) return config.error();
@@ -149,9 +148,6 @@ Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& 
   const StDtype st = dtype == Dtype::kBf16 ? StDtype::kBf16 : StDtype::kF32;
   std::vector<StTensor> tensors;
   for (const HfTensor& t : *layout) tensors.push_back({.name = t.name, .dtype = st, .shape = t.shape, .floats = Gather(t, w)});
-  const Tensor head = GenerateWeight({.name = kLmHead, .rows = m.dims->vocab, .cols = m.hidden}, seed, dtype);
-  tensors.push_back({.name = kLmHead, .dtype = st, .shape = {head.rows(), head.cols()},
-                     .floats = {head.data(), head.data() + head.size()}});
   SEAM_RETURN_IF_ERROR(WriteText((fs::path(dir) / "config.json").string(), *config));
   return WriteSafetensors((fs::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
 }
@@ -183,7 +179,7 @@ Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir) {
   if (!layout) return layout.error();
   Expected<Dtype> dtype = CheckTensors(*tensors, *layout, *model, tied);
   if (!dtype) return dtype.error();
-  return HfCheckpoint{*std::move(model), *dtype, *std::move(tensors), *std::move(layout)};
+  return HfCheckpoint{*std::move(model), *dtype, *std::move(tensors), *std::move(layout), tied};
 }
 
 Expected<Weights> ReadHfWeights(const HfCheckpoint& c) {
@@ -193,7 +189,12 @@ Expected<Weights> ReadHfWeights(const HfCheckpoint& c) {
   for (const WeightSpec& s : *specs) by_name.emplace(s.name, &s);
   std::map<std::string, Tensor> out;
   // One tensor decoded at a time: the checkpoint's values are held once.
-  for (const HfTensor& t : c.layout) Scatter(t, std::move(c.tensors.Read(t.name).floats), by_name, out);
+  for (const HfTensor& t : c.layout) {
+    if (t.name == kLmHead && c.tied) continue;
+    Scatter(t, std::move(c.tensors.Read(t.name).floats), by_name, out);
+  }
+  // Tied, the LM head is the embedding (whatever lm_head tensor the files hold).
+  if (c.tied) out.insert_or_assign(kLmHeadName, out.at(kEmbeddingName));
   Weights w(std::move(out));
   SEAM_RETURN_IF_ERROR(CheckWeights(c.model, w));
   return w;

@@ -13,14 +13,27 @@
 namespace seam {
 namespace {
 
+void EncodeRows(mpi::Bytes& b, const std::optional<Tensor>& t) {
+  b.Int(t ? 1 : 0);
+  if (!t) return;
+  b.Int(t->rows());
+  b.Int(t->cols());
+  b.Floats(t->data(), t->size());
+}
+
+std::optional<Tensor> DecodeRows(mpi::Reader& in) {
+  if (in.Int() == 0) return std::nullopt;
+  const int rows = static_cast<int>(in.Int());
+  const int cols = static_cast<int>(in.Int());
+  Tensor t = Tensor::Uninitialized(rows, cols);  // filled whole from the message
+  in.Floats(t.data(), t.size());
+  return t;
+}
+
 mpi::Bytes Encode(const RankOutput& r) {
   mpi::Bytes b;
-  b.Int(r.rows ? 1 : 0);
-  if (r.rows) {
-    b.Int(r.rows->rows());
-    b.Int(r.rows->cols());
-    b.Floats(r.rows->data(), r.rows->size());
-  }
+  EncodeRows(b, r.rows);
+  EncodeRows(b, r.logits);
   b.Int(static_cast<int64_t>(r.stats.ops.size()));
   for (const auto& [kind, op] : r.stats.ops) {
     b.Int(static_cast<int64_t>(kind));
@@ -33,13 +46,8 @@ mpi::Bytes Encode(const RankOutput& r) {
 RankOutput Decode(const mpi::Bytes& bytes) {
   mpi::Reader in(bytes);
   RankOutput r;
-  if (in.Int() != 0) {
-    const int rows = static_cast<int>(in.Int());
-    const int cols = static_cast<int>(in.Int());
-    Tensor t = Tensor::Uninitialized(rows, cols);  // filled whole from the message
-    in.Floats(t.data(), t.size());
-    r.rows = std::move(t);
-  }
+  r.rows = DecodeRows(in);
+  r.logits = DecodeRows(in);
   for (int64_t i = in.Int(); i > 0; --i) {
     const int64_t kind = in.Int();
     SEAM_CHECK(kind >= 0 && kind < kCommOps, "a rank's statistics name an unknown operation");

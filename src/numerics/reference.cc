@@ -9,6 +9,7 @@
 #include "numerics/mixer.h"
 #include "numerics/stages.h"
 #include "numerics/streams.h"
+#include "seam/gemm.h"
 #include "seam/sharding.h"
 
 namespace seam {
@@ -120,6 +121,12 @@ class ReferenceStage {
 RunNumerics NumericsOf(const ParallelConfig& cfg, Dtype dtype) {
   const MoeSumOrder order = cfg.moe == MoeMode::kTp ? MoeSumOrder::kPerKBlock : MoeSumOrder::kPerExpert;
   return {dtype, order, CanonicalKBlocks(cfg)};
+}
+
+Tensor ReferenceLogits(const Tensor& hidden, const Weights& w, Dtype dtype) {
+  Tensor logits = Gemm(hidden, w.at(kLmHeadName));
+  RoundToStorage(logits, dtype);
+  return logits;
 }
 
 Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, const RunNumerics& n,

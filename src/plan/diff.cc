@@ -114,6 +114,7 @@ class Differ {
     Field("model", a.model, b.model);
     Field("hidden", a.hidden, b.hidden);
     Field("residual_streams", a.residual_streams, b.residual_streams);
+    Field("vocab", a.vocab, b.vocab);
     Field("act_dtype", std::string(Name(a.wire.act)), std::string(Name(b.wire.act)));
     Field("dispatch_dtype", std::string(Name(a.wire.dispatch)), std::string(Name(b.wire.dispatch)));
     Field("config", Describe(a.config), Describe(b.config));
@@ -176,6 +177,7 @@ class Differ {
     Field(v + " end", std::string(Name(a.end.kind)), std::string(Name(b.end.kind)));
     Field(fmt::format("{} {} arrives", v, Name(a.end.kind)), BoundaryText(a.end.arrives), BoundaryText(b.end.arrives));
     Steps(fmt::format("{} {}", v, Name(a.end.kind)), a.end.steps, b.end.steps);
+    Steps(v + " lm-head", a.end.head, b.end.head);
   }
 
  private:

@@ -124,6 +124,7 @@ ParallelConfig ReadConfig(const Node& n) {
                    .dense_tp = n["dense_tp"].Int(),
                    .moe = n["moe"].As(ParseMoeMode),
                    .ep = n["ep"].Int(),
+                   .dp_lm_head = n["dp_lm_head"].Bool(),
                    .input_scattered = n["input_scattered"].Bool(),
                    .reduction = n["reduction"].As(ParseReduction),
                    .pp = n["pp"].Int()};
@@ -203,7 +204,8 @@ LinePlan ReadLine(const Node& n, const ParallelConfig& cfg) {
   LinePlan line{.variant = n["variant"].As(ParseVariant), .start = ReadSteps(n["start"], cfg)};
   for (const Node& s : n["stages"].Items()) line.stages.push_back(ReadStage(s, cfg));
   const Node end = n["end"];
-  line.end = {end["kind"].As(ParseEndKind), ReadBoundary(end["arrives"], cfg), ReadSteps(end["steps"], cfg)};
+  line.end = {end["kind"].As(ParseEndKind), ReadBoundary(end["arrives"], cfg), ReadSteps(end["steps"], cfg),
+              ReadSteps(end["head"], cfg)};
   return line;
 }
 
@@ -214,6 +216,7 @@ Plan ReadPlan(const Node& n) {
   PlanHeader h{.model = n["model"].String(),
                .hidden = n["hidden"].Int(1),
                .residual_streams = n["residual_streams"].Int(1),
+               .vocab = n["vocab"].Int(),
                .wire = {.act = n["act_dtype"].As(ParseWireDtype), .dispatch = n["dispatch_dtype"].As(ParseWireDtype)},
                .config = ReadConfig(n["config"]),
                .pp_rank = n["pp_rank"].Int(),
@@ -241,11 +244,12 @@ json PlanDoc(const Plan& plan) {
                      {"stages", stages},
                      {"end", {{"kind", Name(line.end.kind)},
                               {"arrives", BoundaryJson(line.end.arrives)},
-                              {"steps", StepsJson(line.end.steps, h)}}},
+                              {"steps", StepsJson(line.end.steps, h)},
+                              {"head", StepsJson(line.end.head, h)}}},
                      {"bytes_per_token", BytesPerToken(line, h)}});
   }
   const json doc = {{"seam_plan", kFormatVersion}, {"model", h.model},
-                    {"hidden", h.hidden},          {"residual_streams", h.residual_streams},
+                    {"hidden", h.hidden},          {"residual_streams", h.residual_streams}, {"vocab", h.vocab},
                     {"act_dtype", Name(h.wire.act)}, {"dispatch_dtype", Name(h.wire.dispatch)},
                     {"config", json(ConfigJson(h.config))},
                     {"pp_rank", h.pp_rank},        {"layers", {h.first_layer, h.last_layer}},
@@ -311,6 +315,7 @@ nlohmann::ordered_json ConfigJson(const ParallelConfig& c) {
           {"dense_tp", c.dense_tp_size()},
           {"moe", Name(c.moe)},
           {"ep", c.ep_size()},
+          {"dp_lm_head", c.dp_lm_head},
           {"input_scattered", c.input_scattered},
           {"reduction", Name(c.reduction)},
           {"pp", c.pp},

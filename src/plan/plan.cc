@@ -69,6 +69,7 @@ double BytesPerToken(const LinePlan& line, const PlanHeader& h) {
   for (const Step& step : line.start) total += BytesPerToken(step, h);
   for (const StagePlan& s : line.stages) total += BytesPerToken(s, h);
   for (const Step& step : line.end.steps) total += BytesPerToken(step, h);
+  for (const Step& step : line.end.head) total += BytesPerToken(step, h);
   return total;
 }
 
@@ -78,7 +79,7 @@ constexpr auto kVariants = EnumNames<Variant>(
     "batch variant", {{Variant::kOrdinary, "ordinary"}, {Variant::kInputScattered, "input-scattered"}});
 constexpr auto kEnds = EnumNames<EndKind>("rank end", {{EndKind::kFinalNorm, "final"}, {EndKind::kSend, "send"}});
 constexpr auto kOperands = EnumNames<Operand>(
-    "operand", {{Operand::kValue, "value"}, {Operand::kResidual, "residual"}, {Operand::kInput, "input"}});
+    "operand", {{Operand::kValue, "value"}, {Operand::kResidual, "residual"}, {Operand::kInput, "input"}, {Operand::kLogits, "logits"}});
 
 }  // namespace
 

@@ -8,7 +8,7 @@ namespace {
 
 std::string OperandsText(const Operands& ops) {
   std::vector<std::string_view> names;
-  for (Operand o : {Operand::kValue, Operand::kResidual, Operand::kInput}) {
+  for (Operand o : {Operand::kValue, Operand::kResidual, Operand::kInput, Operand::kLogits}) {
     if (ops.Has(o)) names.push_back(Name(o));
   }
   return fmt::format("{}", fmt::join(names, " or "));
@@ -69,6 +69,12 @@ std::string StepRuleError(const Step& s, const ParallelConfig& cfg) {
       if (s.group != A2aGroup(cfg)) return fmt::format("the all-to-all runs over the expert group ({})", Name(A2aGroup(cfg)));
       return untouched ? "" : "the all-to-all moves complete values";
     case StepKind::kCompute: return "";
+    case StepKind::kLmHead:
+      if (!same_rows) return "the LM head computes on its input's rows";
+      return untouched ? "" : "the LM head's logits are complete: it splits the vocabulary, not a sum";
+    case StepKind::kGatherVocab:
+      if (!s.group || !same_rows) return "the vocabulary gather keeps its rows and names the group that split it";
+      return untouched ? "" : "the vocabulary gather moves complete logits";
     case StepKind::kEmbed:
       if (!same_rows || s.owed_before != Owed::kNothing) return "the embedding starts a value on its rows";
       return s.owed_after == Owed::kNothing || s.owed_after == Owed::kTp ? ""

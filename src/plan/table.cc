@@ -82,6 +82,7 @@ std::string Totals(const LinePlan& line, const PlanHeader& h) {
   if (!line.end.steps.empty()) {
     parts.push_back(fmt::format("{}: {}", EndLabel(line.end.kind), Bytes(Sum(line.end.steps, h))));
   }
+  if (!line.end.head.empty()) parts.push_back(fmt::format("lm head: {}", Bytes(Sum(line.end.head, h))));
   return fmt::format("bytes per token per rank: {}; total {}\n", fmt::join(parts, ", "),
                      Bytes(BytesPerToken(line, h)));
 }
@@ -124,6 +125,7 @@ std::string ToTable(const Plan& plan) {
     for (const StagePlan& s : line.stages) AddStage(rows, s, h);
     const bool last = line.end.kind == EndKind::kFinalNorm;
     AddSteps(rows, line.end.steps, Name(line.end.kind), last ? "final-norm" : "to_pp", h);
+    AddSteps(rows, line.end.head, "head", "lm-head", h);
     out += fmt::format("\n{} batches\n", Name(line.variant));
     out += Render(rows);
     out += Totals(line, h);

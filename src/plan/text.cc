@@ -96,10 +96,10 @@ std::string HeaderText(const PlanHeader& h) {
   const ParallelConfig& c = h.config;
   const std::string split = c.pp_split.empty() ? "-" : fmt::format("{}", fmt::join(c.pp_split, "+"));
   return fmt::format(
-      "plan {} hidden={} streams={} act={} dispatch={} tp={} attn_dp={} dense_tp={} moe={} ep={} reduction={} scattered={} pp={} "
-      "split={} pp_rank={} layers={}..{}\n",
-      ModelText(h.model), h.hidden, h.residual_streams, Name(h.wire.act), Name(h.wire.dispatch), c.tp, c.attn_dp, c.dense_tp, Name(c.moe), c.ep,
-      Name(c.reduction), YesNo(c.input_scattered), c.pp, split, h.pp_rank, h.first_layer, h.last_layer);
+      "plan {} hidden={} streams={} vocab={} act={} dispatch={} tp={} attn_dp={} dense_tp={} moe={} ep={} dp_lm_head={} "
+      "reduction={} scattered={} pp={} split={} pp_rank={} layers={}..{}\n",
+      ModelText(h.model), h.hidden, h.residual_streams, h.vocab, Name(h.wire.act), Name(h.wire.dispatch), c.tp, c.attn_dp,
+      c.dense_tp, Name(c.moe), c.ep, YesNo(c.dp_lm_head), Name(c.reduction), YesNo(c.input_scattered), c.pp, split, h.pp_rank, h.first_layer, h.last_layer);
 }
 
 // ---- reading ----
@@ -251,20 +251,21 @@ class PlanReader {
 
  private:
   static constexpr std::string_view kHeaderUsage =
-      "plan MODEL hidden= streams= act= dispatch= tp= attn_dp= dense_tp= moe= ep= reduction= scattered= pp= split= pp_rank= "
+      "plan MODEL hidden= streams= vocab= act= dispatch= tp= attn_dp= dense_tp= moe= ep= dp_lm_head= reduction= scattered= pp= split= pp_rank= "
       "layers=FIRST..LAST";
 
   PlanHeader ReadHeader(const TextLine& l) {
     ExpectKeyword(r_, l, 0, "plan", kHeaderUsage);
     ExpectCount(r_, l, 2, kHeaderUsage);
     const Fields f(r_, l, 2,
-                   {"hidden", "streams", "act", "dispatch", "tp", "attn_dp", "dense_tp", "moe", "ep", "reduction", "scattered", "pp",
+                   {"hidden", "streams", "vocab", "act", "dispatch", "tp", "attn_dp", "dense_tp", "moe", "ep", "dp_lm_head", "reduction", "scattered", "pp",
                     "split", "pp_rank", "layers"});
     ParallelConfig c{.tp = Int(f, l, "tp", 1),
                      .attn_dp = Int(f, l, "attn_dp", 1),
                      .dense_tp = Int(f, l, "dense_tp"),
                      .moe = As(r_, l, f.Get("moe"), ParseMoeMode),
                      .ep = Int(f, l, "ep"),
+                     .dp_lm_head = YesNoOf(r_, l, "dp_lm_head", f.Get("dp_lm_head")),
                      .input_scattered = YesNoOf(r_, l, "scattered", f.Get("scattered")),
                      .reduction = As(r_, l, f.Get("reduction"), ParseReduction),
                      .pp = Int(f, l, "pp", 1),
@@ -276,6 +277,7 @@ class PlanReader {
     PlanHeader h{.model = Model(l, l.tokens[1]),
                  .hidden = Int(f, l, "hidden", 1),
                  .residual_streams = Int(f, l, "streams", 1),
+                 .vocab = Int(f, l, "vocab"),
                  .wire = {.act = As(r_, l, f.Get("act"), ParseWireDtype),
                           .dispatch = As(r_, l, f.Get("dispatch"), ParseWireDtype)},
                  .config = std::move(c),
@@ -353,8 +355,9 @@ class PlanReader {
     EndPlan end{.kind = As(r_, l, l.tokens[1], ParseEndKind)};
     end.arrives = ReadBoundaryLine(4, "arrives", l);
     end.steps = ReadSteps(4, "step");
+    end.head = ReadSteps(4, "head");
     if (const std::string_view next = r_.Peek(4); !next.empty()) {
-      r_.Fail(r_.Take(), fmt::format("expected 'step', got '{}'", next));
+      r_.Fail(r_.Take(), fmt::format("expected 'step' or 'head', got '{}'", next));
     }
     return end;
   }
@@ -521,6 +524,7 @@ std::string ToText(const Plan& plan) {
     out += fmt::format("  end {}\n", Name(line.end.kind));
     out += fmt::format("    arrives {}\n", BoundaryText(line.end.arrives));
     WriteSteps(out, "    ", "step", line.end.steps);
+    WriteSteps(out, "    ", "head", line.end.head);
   }
   return out;
 }

@@ -14,7 +14,10 @@
 #include "run/a2a.h"
 #include "run/rank_kernels.h"
 #include "run/rank_place.h"
+#include "seam/gemm.h"
 #include "seam/owed_sum.h"
+#include "seam/stage_shape.h"
+#include "seam/weight_specs.h"
 #include "seam/step_rules.h"
 
 namespace seam::exec {
@@ -43,7 +46,7 @@ class RankRunner {
         line_(line),
         kernels_(ctx, line, cfg_, me_) {}
 
-  std::optional<Tensor> Run() {
+  std::optional<FinalRows> Run() {
     RunSteps(line_.start, nullptr);
     for (const StagePlan& s : line_.stages) {
       const StageRef& ref = ctx_.stages[static_cast<size_t>(s.index)];
@@ -52,8 +55,12 @@ class RankRunner {
       RunSteps(s.exit, &ref);
     }
     RunSteps(line_.end.steps, nullptr);
-    if (line_.end.kind != EndKind::kFinalNorm || me_.attn_tp_rank != 0) return std::nullopt;
-    return std::move(input_);
+    if (line_.end.kind != EndKind::kFinalNorm) return std::nullopt;
+    FinalRows out{.hidden = *input_, .logits = std::nullopt};  // the head gathers its input further
+    RunSteps(line_.end.head, nullptr);
+    if (me_.attn_tp_rank != 0) return std::nullopt;
+    if (!line_.end.head.empty()) out.logits = std::move(logits_);
+    return out;
   }
 
  private:
@@ -91,7 +98,7 @@ class RankRunner {
       t = Complete(std::move(*value_), "moves");
       value_.reset();
     } else {
-      std::optional<Tensor>& slot = op == Operand::kResidual ? residual_ : input_;
+      std::optional<Tensor>& slot = op == Operand::kResidual ? residual_ : op == Operand::kLogits ? logits_ : input_;
       SEAM_CHECK(slot.has_value(), std::string("no ") + std::string(Name(op)));
       t = std::move(*slot);
       slot.reset();
@@ -103,6 +110,7 @@ class RankRunner {
     if (op == Operand::kValue) value_ = std::move(t);
     if (op == Operand::kResidual) residual_ = std::move(t);
     if (op == Operand::kInput) input_ = std::move(t);
+    if (op == Operand::kLogits) logits_ = std::move(t);
   }
 
   Tensor Rounded(Tensor t) const {
@@ -133,6 +141,47 @@ class RankRunner {
     }
   }
 
+  // ---- the LM head ----
+
+  // The vocabulary split over the head's group: member i holds columns
+  // [i * chunk, (i + 1) * chunk), the last one padded (as engines pad the
+  // vocabulary) so every member's share is the same width.
+  RowSpan VocabColumns(const RankGroup& g) const {
+    const int vocab = ctx_.weights.at(kLmHeadName).rows();
+    const int chunk = (vocab + g.size() - 1) / g.size();
+    const int first = std::min(vocab, g.IndexOf(comm_.rank()) * chunk);
+    return {first, std::min(vocab, first + chunk)};
+  }
+
+  void LmHead(const Step& s) {
+    SEAM_CHECK(input_.has_value(), "the LM head has no input");
+    const RankGroup g = GroupFor(*LmHeadShape(cfg_).shard);
+    const RowSpan cols = VocabColumns(g);
+    const Tensor& w = ctx_.weights.at(kLmHeadName);
+    const int chunk = (w.rows() + g.size() - 1) / g.size();
+    const Tensor mine = Rounded(Gemm(*input_, w.RowRange(cols.begin, cols.end)));
+    Tensor padded(mine.rows(), chunk);
+    for (int r = 0; r < mine.rows(); ++r) std::copy(mine.row(r), mine.row(r) + mine.cols(), padded.row(r));
+    SEAM_CHECK(s.width == w.rows(), "the LM head's width is not the vocabulary");
+    logits_ = std::move(padded);
+  }
+
+  // Each member's columns arrive as a block of rows; they are laid side by
+  // side and the padding dropped.
+  void GatherVocab(const Step& s) {
+    const RankGroup g = GroupFor(*s.group);
+    Tensor mine = Take(Operand::kLogits);
+    const int rows = mine.rows(), chunk = mine.cols(), vocab = s.width;
+    const std::vector<int> rows_of(static_cast<size_t>(g.size()), rows);
+    const Tensor all = comm_.AllGather(g, mine, rows_of);
+    Tensor out(rows, vocab);
+    for (int j = 0; j < g.size(); ++j) {
+      const int first = j * chunk, width = std::max(0, std::min(vocab, first + chunk) - first);
+      for (int r = 0; r < rows; ++r) std::copy(all.row(j * rows + r), all.row(j * rows + r) + width, out.row(r) + first);
+    }
+    logits_ = std::move(out);
+  }
+
   // ---- steps ----
 
   void RunSteps(const std::vector<Step>& steps, const StageRef* stage) {
@@ -159,6 +208,8 @@ class RankRunner {
       case StepKind::kCompute: SEAM_CHECK(false, "a compute outside its stage's compute section"); return;
       case StepKind::kLeave: return Leave();
       case StepKind::kEmbed: return Embed(s);
+      case StepKind::kLmHead: return LmHead(s);
+      case StepKind::kGatherVocab: return GatherVocab(s);
       case StepKind::kDispatch: return Dispatch(s, *stage);
       case StepKind::kCombine: return Combine(s, *stage);
       case StepKind::kSend: return comm_.Send(Neighbour(+1), Take(s.operand));
@@ -357,6 +408,7 @@ class RankRunner {
   std::optional<Value> value_;
   std::optional<Tensor> residual_;
   std::optional<Tensor> input_;
+  std::optional<Tensor> logits_;
   const LinePlan& line_;
   RankKernels kernels_;
   A2aState a2a_;
@@ -365,7 +417,7 @@ class RankRunner {
 
 }  // namespace
 
-std::optional<Tensor> RunRank(const RunContext& ctx, const Plan& plan, Comm& comm) {
+std::optional<FinalRows> RunRank(const RunContext& ctx, const Plan& plan, Comm& comm) {
   const LinePlan* line = plan.line(ctx.variant);
   SEAM_CHECK(line != nullptr, "the plan has no line for this batch variant");
   return RankRunner(ctx, plan, *line, comm).Run();

@@ -20,8 +20,15 @@ struct RunContext {
   std::vector<StageRef> stages;  // every stage of the model, by index
 };
 
-// Runs the rank's line of `plan`. On the last pipeline rank, attention-TP
-// rank 0 of each DP group returns that group's final hidden rows.
-std::optional<Tensor> RunRank(const RunContext& ctx, const Plan& plan, Comm& comm);
+// What attention-TP rank 0 of each DP group returns on the last pipeline
+// rank: its group's final hidden rows and, where the plan has an LM head,
+// their logits over the whole vocabulary.
+struct FinalRows {
+  Tensor hidden;
+  std::optional<Tensor> logits;
+};
+
+// Runs the rank's line of `plan`.
+std::optional<FinalRows> RunRank(const RunContext& ctx, const Plan& plan, Comm& comm);
 
 }  // namespace seam::exec

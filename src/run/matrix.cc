@@ -124,10 +124,13 @@ Expected<std::vector<MatrixRow>> RunMatrix(const Model& m, const std::vector<Mat
     Expected<RunOutput> run = RunPlans(m, *plans, ref.weights, *batch, {.dtype = c.dtype});
     if (!run) return Error{run.error().code, c.name + ": " + run.error().message};
     const Tensor& expected = ref.hidden[key];
-    out.max_diff = MaxAbsDiff(run->hidden, expected);
+    const Tensor logits = ReferenceLogits(expected, ref.weights, c.dtype);
+    out.max_diff = std::max(MaxAbsDiff(run->hidden, expected), MaxAbsDiff(run->logits, logits));
     // A run that computed NaN or infinity matches nothing, even the same bits.
-    const bool finite = FirstNonFinite(run->hidden).empty() && FirstNonFinite(expected).empty();
-    out.outcome = finite && run->hidden == expected ? MatrixOutcome::kIdentical : MatrixOutcome::kDiffers;
+    const bool finite = FirstNonFinite(run->hidden).empty() && FirstNonFinite(expected).empty() &&
+                        FirstNonFinite(run->logits).empty() && FirstNonFinite(logits).empty();
+    const bool same = run->hidden == expected && run->logits == logits;
+    out.outcome = finite && same ? MatrixOutcome::kIdentical : MatrixOutcome::kDiffers;
     out.seconds = run->seconds;
     for (const CommStats& s : run->ranks) {
       out.max_calls = std::max(out.max_calls, s.calls());

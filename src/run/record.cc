@@ -21,6 +21,7 @@ class Recorder {
       Steps(s.exit, &ref);
     }
     Steps(line.end.steps, nullptr);
+    Steps(line.end.head, nullptr);
   }
 
  private:
@@ -44,6 +45,12 @@ class Recorder {
       case StepKind::kReduceScatter:
       case StepKind::kReduceScatterV: return ReduceScatter(s);
       case StepKind::kAllGather: return AllGather(s);
+      case StepKind::kGatherVocab: {
+        const RankGroup g = GroupFor(*s.group);
+        const int rows = Span(s.rows_in).rows(), chunk = (s.width + g.size() - 1) / g.size();
+        comm_.AllGather(g, Tensor(rows, chunk), std::vector<int>(static_cast<size_t>(g.size()), rows));
+        return;
+      }
       case StepKind::kDispatch: return Exchange(s, *stage, true);
       case StepKind::kCombine: return Exchange(s, *stage, false);
       case StepKind::kSend:
@@ -56,6 +63,7 @@ class Recorder {
       case StepKind::kNorm:
       case StepKind::kCompute:
       case StepKind::kEmbed:
+      case StepKind::kLmHead:
       case StepKind::kLeave: return;  // local: nothing to count
     }
   }

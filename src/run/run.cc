@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "run/interpreter.h"
@@ -36,25 +37,35 @@ RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, co
   const Plan& plan = plans[static_cast<size_t>(CoordOf(cfg, rank).pp_rank)];
   if (!comm.moves_data()) {
     exec::RecordRank(ctx, plan, comm);
-    return {std::nullopt, comm.stats()};
+    return {std::nullopt, std::nullopt, comm.stats()};
   }
-  std::optional<Tensor> rows = exec::RunRank(ctx, plan, comm);
-  return {std::move(rows), comm.stats()};
+  std::optional<exec::FinalRows> rows = exec::RunRank(ctx, plan, comm);
+  if (!rows) return {std::nullopt, std::nullopt, comm.stats()};
+  return {std::move(rows->hidden), std::move(rows->logits), comm.stats()};
 }
 
 RunOutput AssembleRun(const Model& m, const ParallelConfig& cfg, const Batch& b, std::vector<RankOutput> ranks) {
   const BatchLayout layout = LayoutOf(b, cfg.attn_dp);
   RunOutput out;
   out.hidden = Tensor(b.tokens(), m.hidden);
-  for (size_t rank = 0; rank < ranks.size(); ++rank) {
-    out.ranks.push_back(std::move(ranks[rank].stats));
-    const std::optional<Tensor>& rows = ranks[rank].rows;
-    if (!rows) continue;
-    const RowSpan span = SpanOf(layout, cfg, Rows::Attention(cfg), CoordOf(cfg, static_cast<int>(rank)));
-    SEAM_CHECK(rows->rows() == span.rows() && rows->cols() == m.hidden, "the final rows do not match the DP group");
+  const bool logits = std::any_of(ranks.begin(), ranks.end(), [](const RankOutput& r) { return r.logits.has_value(); });
+  if (logits) out.logits = Tensor(b.tokens(), m.dims->vocab);
+  // Each DP group's rows, from attention-TP rank 0 of it, into batch order.
+  const auto place = [&](const Tensor& rows, const RowSpan& span, Tensor& into) {
+    SEAM_CHECK(rows.rows() == span.rows() && rows.cols() == into.cols(), "the final rows do not match the DP group");
     for (int r = 0; r < span.rows(); ++r) {
       const int dst = layout.batch_index[static_cast<size_t>(span.begin + r)];
-      std::copy(rows->row(r), rows->row(r) + rows->cols(), out.hidden.row(dst));
+      std::copy(rows.row(r), rows.row(r) + rows.cols(), into.row(dst));
+    }
+  };
+  for (size_t rank = 0; rank < ranks.size(); ++rank) {
+    out.ranks.push_back(std::move(ranks[rank].stats));
+    if (!ranks[rank].rows) continue;
+    const RowSpan span = SpanOf(layout, cfg, Rows::Attention(cfg), CoordOf(cfg, static_cast<int>(rank)));
+    place(*ranks[rank].rows, span, out.hidden);
+    if (logits) {
+      SEAM_CHECK(ranks[rank].logits.has_value(), "a DP group returned no logits");
+      place(*ranks[rank].logits, span, out.logits);
     }
   }
   return out;

@@ -32,6 +32,11 @@ StageShape ShapeOf(const StageDecl& d, const ParallelConfig& cfg) {
   return {};
 }
 
+StageShape LmHeadShape(const ParallelConfig& cfg) {
+  if (cfg.dp_lm_head) return {Rows::Attention(cfg), Owed::kNothing, Group::kAttnTp};
+  return {Rows::Full(), Owed::kNothing, Group::kTp};
+}
+
 StageShape EmbeddingShape(const ParallelConfig& cfg) {
   if (cfg.attn_dp == 1) return {Rows::Full(), Owed::kTp, Group::kTp};
   return {Rows::Attention(cfg), Owed::kNothing, std::nullopt};

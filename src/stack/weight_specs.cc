@@ -194,6 +194,7 @@ Expected<std::vector<WeightSpec>> WeightSpecs(const Model& m) {
   }
   if (m.residual_streams > 1) AddLinear(out, kStreamHeadName, m.residual_streams, m.residual_streams * m.hidden);
   AddVector(out, kFinalNormName, m.hidden, WeightKind::kNorm);
+  AddLinear(out, kLmHeadName, d.vocab, m.hidden);  // untied: its own matrix, as every catalogue config has
   return out;
 }
 

@@ -111,7 +111,7 @@ class Checker {
   void CountSteps(const Plan& plan) {
     ++out_.counts.plans_verified;
     for (const LinePlan& line : plan.lines()) {
-      int64_t steps = static_cast<int64_t>(line.start.size() + line.end.steps.size());
+      int64_t steps = static_cast<int64_t>(line.start.size() + line.end.steps.size() + line.end.head.size());
       for (const StagePlan& s : line.stages) steps += static_cast<int64_t>(s.entry.size() + s.compute.size() + s.exit.size());
       out_.counts.steps_replayed += steps;
     }

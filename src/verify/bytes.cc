@@ -200,8 +200,23 @@ class Count {
       bytes_ += residual_bytes_ * Fraction(slice());
     } else {
       Entry({attn(), attn(), attn()});
+      Head();
     }
     EndSeam();
+  }
+
+  // The LM head (seam/stage_shape.h): gather the DP groups' rows where it
+  // runs on every row, then gather the vocabulary's columns over its group;
+  // its width is the vocabulary the plan's head computes.
+  void Head() {
+    int vocab = 0;
+    for (const Step& s : line_.end.head) {
+      if (s.kind == StepKind::kLmHead) vocab = s.width;
+    }
+    if (vocab == 0) return;  // a stack without a vocabulary
+    const StageShape head = LmHeadShape(cfg_);
+    bytes_ += Move(attn(), head.rows, value_bytes_);
+    bytes_ += Share(GroupSize(cfg_, *head.shard)) * RowBytes(wire_.act, vocab) * Fraction(head.rows);
   }
 
   void EndSeam() {
@@ -246,6 +261,7 @@ std::vector<std::vector<Located>> SeamsOf(const LinePlan& line, Side end) {
     add(s.index, Side::kExit, s.exit);
   }
   add(-1, end, line.end.steps);
+  add(-1, Side::kHead, line.end.head);
   return seams;
 }
 

@@ -41,6 +41,7 @@ class Checker {
     if (cfg_.ep == 0) bad("the configuration leaves ep unresolved; a plan states its widths");
     if (h().hidden < 1) bad(fmt::format("hidden size {} is not positive", h().hidden));
     if (h().residual_streams < 1) bad(fmt::format("{} residual streams", h().residual_streams));
+    if (h().vocab < 0) bad(fmt::format("a vocabulary of {}", h().vocab));
     if (Status s = Validate(h().wire); !s.ok()) bad("the wire dtypes are invalid: " + s.error().message);
     if (h().first_layer < 0 || h().first_layer >= h().last_layer) {
       bad(fmt::format("the layer range {}..{} is empty or negative", h().first_layer, h().last_layer));
@@ -79,6 +80,36 @@ class Checker {
     }
     const Side end = SideOf(line.end.kind);
     for (size_t i = 0; i < line.end.steps.size(); ++i) Shape(-1, end, i, line.end.steps[i]);
+    Head(line.end.head, line.end.kind);
+  }
+
+  // The LM head: its input gather is as wide as the value; its logits as
+  // wide as the vocabulary its compute names, one width throughout.
+  void Head(const std::vector<Step>& head, EndKind end) {
+    const int vocab = h().vocab;
+    const bool wants = end == EndKind::kFinalNorm && vocab > 0;
+    if (wants == head.empty()) {
+      Report(v_, -1, Side::kHead, -1,
+             wants ? fmt::format("the last rank of a model with a vocabulary of {} has no LM head", vocab)
+                   : "an LM head where the plan names no vocabulary or the rank sends");
+    }
+    for (size_t i = 0; i < head.size(); ++i) {
+      const Step& s = head[i];
+      const bool logits = s.kind == StepKind::kLmHead || s.operand == Operand::kLogits;
+      const int want = logits ? vocab : value_width();
+      if (s.width != want || want < 1) {
+        Report(v_, -1, Side::kHead, static_cast<int>(i),
+               fmt::format("{} {} is {} wide but the head makes it {}", Name(s.kind), Name(s.operand), s.width, want));
+      }
+      const bool belongs = s.kind == StepKind::kLmHead || s.kind == StepKind::kGatherVocab ||
+                           (s.kind == StepKind::kAllGather && s.operand == Operand::kInput) ||
+                           (s.kind == StepKind::kSlice && s.operand == Operand::kLogits);
+      if (!belongs) {
+        Report(v_, -1, Side::kHead, static_cast<int>(i), fmt::format("{} {} has no place in an LM head", Name(s.kind),
+                                                                     Name(s.operand)));
+      }
+      Transitions(-1, Side::kHead, i, s);
+    }
   }
 
   // Stage indices run on by one; layers run from the header's first to its

@@ -13,6 +13,7 @@ std::string AxesText(const ParallelConfig& cfg, Group g) { return std::string(Na
 bool CheckOperand(const Step& s, const State& st, const Report& report) {
   std::optional<Rows> rows = s.operand == Operand::kResidual ? st.residual : st.input;
   if (s.operand == Operand::kValue) rows = st.value ? std::optional(st.value->rows) : std::nullopt;
+  if (s.operand == Operand::kLogits) rows = st.logits;
   Invariant inv = s.operand == Operand::kResidual ? Invariant::kResidualRowsAgree : Invariant::kStageRows;
   if (!rows) {
     // A missing value was added already (or never produced): its sum would be used twice or lost.
@@ -152,6 +153,20 @@ void CheckEmbed(const ParallelConfig& cfg, const Step& s, const State& st, const
   }
 }
 
+// The LM head splits the vocabulary over the group and rows its shape names
+// (seam/stage_shape.h); its gather runs over that same group.
+void CheckLmHead(const ParallelConfig& cfg, const Step& s, const Report& report) {
+  const StageShape head = LmHeadShape(cfg);
+  if (s.kind == StepKind::kLmHead && s.rows_in != head.rows) {
+    report(Invariant::kStageRows,
+           fmt::format("the LM head runs on {} rows; its vocabulary split needs {}", Name(s.rows_in), Name(head.rows)));
+  }
+  if (s.kind == StepKind::kGatherVocab && s.group != head.shard) {
+    report(Invariant::kGroupFitsRows, fmt::format("the vocabulary gather runs over {}, not the {} that split it",
+                                                  s.group ? Name(*s.group) : "no group", Name(*head.shard)));
+  }
+}
+
 // Moves the state on to what the step claims.
 void Advance(const Step& s, State& st) {
   switch (s.kind) {
@@ -164,6 +179,7 @@ void Advance(const Step& s, State& st) {
       return;
     case StepKind::kAllGather:
     case StepKind::kSlice:
+      if (s.operand == Operand::kLogits) st.logits = s.rows_out;
       if (s.operand == Operand::kValue && st.value) st.value->rows = s.rows_out;
       if (s.operand == Operand::kResidual) st.residual = s.rows_out;
       if (s.operand == Operand::kInput) st.input = s.rows_out;
@@ -191,8 +207,10 @@ void Advance(const Step& s, State& st) {
       if (s.operand == Operand::kValue) st.value = ValueFacts{s.rows_out, s.owed_after, UpdateKind::kPlainAdd};
       if (s.operand == Operand::kResidual) st.residual = s.rows_out;
       return;
+    case StepKind::kLmHead: st.logits = s.rows_out; return;
     case StepKind::kDispatch:
     case StepKind::kCombine:
+    case StepKind::kGatherVocab:
     case StepKind::kLeave: return;
   }
 }
@@ -249,6 +267,8 @@ void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, Stat
       break;
     case StepKind::kCompute: CheckCompute(cfg, decl, s, report); break;
     case StepKind::kEmbed: CheckEmbed(cfg, s, st, report); break;
+    case StepKind::kLmHead:
+    case StepKind::kGatherVocab: CheckLmHead(cfg, s, report); break;
     case StepKind::kDispatch:
     case StepKind::kCombine: CheckA2a(cfg, s, report); break;
     case StepKind::kSend:

@@ -14,6 +14,7 @@ struct State {
   std::optional<ValueFacts> value;
   std::optional<Rows> residual;
   std::optional<Rows> input;
+  std::optional<Rows> logits;  // the LM head's output
   Boundary boundary() const { return {value, residual}; }
 };
 

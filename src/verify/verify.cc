@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "verify/checks.h"
 #include "verify/symbolic.h"
 
@@ -131,6 +133,7 @@ class Walker {
     Where(-1, side, -1);
     if (line_.end.kind == EndKind::kSend) {
       if (st.value || st.residual) Report(Invariant::kHandoff, "the handoff leaves the value or the residual unsent");
+      if (!line_.end.head.empty()) Report(Invariant::kHandoff, "a rank that sends runs an LM head");
       if (!SendsResidual()) Report(Invariant::kHandoff, "the handoff does not send the residual");
       return;
     }
@@ -139,6 +142,21 @@ class Walker {
       Report(Invariant::kResidualRowsAgree, "the final norm does not read the residual on the attention rows");
     }
     if (st.input != Rows::Attention(cfg_)) Report(Invariant::kStageRows, "the final norm does not read the attention rows");
+    RunHead(st);
+  }
+
+  // The LM head reads the final norm's output and leaves every row's logits
+  // over the whole vocabulary on the attention rows.
+  void RunHead(State& st) {
+    if (line_.end.head.empty()) return;
+    RunSteps(nullptr, line_.end.head, Side::kHead, st);
+    Where(-1, Side::kHead, -1);
+    const bool computes = std::any_of(line_.end.head.begin(), line_.end.head.end(),
+                                      [](const Step& s) { return s.kind == StepKind::kLmHead; });
+    if (!computes) Report(Invariant::kStageRows, "the LM head's steps compute no logits");
+    if (st.logits != Rows::Attention(cfg_)) {
+      Report(Invariant::kStageRows, "the LM head does not leave its logits on the attention rows");
+    }
   }
 
   bool SendsResidual() const {
@@ -232,6 +250,7 @@ std::string_view Name(Side s) {
     case Side::kCompute: return "compute";
     case Side::kExit: return "exit";
     case Side::kFinal: return "final";
+    case Side::kHead: return "lm-head";
     case Side::kSend: return "send";
     case Side::kBinding: return "binding";
     case Side::kSeam: return "seam";

@@ -87,7 +87,7 @@ TEST_F(Cli, PlanPrintsTheSameTableAsTheLibrary) {
   EXPECT_EQ(r.out, ToTable(Bound("deepseek-v2-lite", kDeepseekCfg)));
   EXPECT_EQ(r.out.rfind("deepseek-v2-lite on pipeline rank 0 of 1 (layers 0..3)\n", 0), 0U) << r.out;
   EXPECT_NE(r.out.find("\nbytes per token per rank: layer 0: 32, layers 1..2: 208 each, layer 3: 240, final "
-                       "norm: 0; total 688\n"),
+                       "norm: 0, lm head: 448; total 1136\n"),
             std::string::npos)
       << r.out;
 }
@@ -137,7 +137,7 @@ TEST_F(Cli, DiffOfDifferentPlansListsTheDifferencesAndExitsOne) {
             "config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
             "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar input-scattered pp=1\n"
             "only the second plan has input-scattered batches\n"
-            "bytes/token (ordinary): 1152 -> 1152 (no change)\n");
+            "bytes/token (ordinary): 1408 -> 1408 (no change)\n");
 }
 
 // A diff of text plans names an inserted step once, not every step after it.
@@ -154,7 +154,7 @@ TEST_F(Cli, DiffOfATextPlanWithAnInsertedStepListsThatStepOnce) {
   const Result r = Run({"diff", a, b});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_EQ(r.out, "+ ordinary stage 2 entry[0]: ag(tp) input full -> full, owes - -> -, width 64\n"
-                   "bytes/token (ordinary): 1152 -> 1216 (+64)\n");
+                   "bytes/token (ordinary): 1408 -> 1472 (+64)\n");
 }
 
 // `dot` is found on PATH; the tests pass with Graphviz and without it.
@@ -401,7 +401,7 @@ TEST_F(Cli, ShowOfABadFieldExitsTwoNamingTheFileAndThePath) {
   EXPECT_EQ(r.err, "seam: " + file +
                        ": ranks[0].lines[0].stages[0].entry[1].step: unknown step 'frobnicate'; expected one of: ar, rs, "
                        "rsv, ag, a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, "
-                       "compute, embed, leave, send, recv\n");
+                       "compute, embed, lm-head, ag-vocab, leave, send, recv\n");
 }
 
 TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {
@@ -562,7 +562,7 @@ TEST_F(Cli, RunOnTheRecordBackendCountsWithoutData) {
   const Result r = Run({"run", "llama", "--tp", "2", "--backend", "record"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("bit-identical: n/a (the record backend moves no data)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  rank 1: 18 collectives"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  rank 1: 19 collectives"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, RunRejectsWhatTheCanonicalReductionCannotServe) {
@@ -610,8 +610,8 @@ TEST_F(Cli, ARunThatWouldNotFitInMemoryIsRefusedWithItsEstimate) {
                         "--max-memory", "8G"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "seam: the run needs about 57.5 GiB (weights 28.0 GiB, the ranks' copies of their shards 26.0 GiB, "
-            "working buffers 126.0 MiB, allocator 3.4 GiB) but the memory limit is 8.0 GiB (--max-memory); --layers 3 "
+            "seam: the run needs about 59.5 GiB (weights 29.9 GiB, the ranks' copies of their shards 26.0 GiB, "
+            "working buffers 126.0 MiB, allocator 3.5 GiB) but the memory limit is 8.0 GiB (--max-memory); --layers 2 "
             "fits, and --backend record counts the plan without weights\n");
   for (const char* bad : {"0", "12Q", "-1G", "", "G"}) {
     const Result b = Run({"run", "llama", "--max-memory", bad});
@@ -686,7 +686,7 @@ TEST_F(Cli, AnEngineCommandLinePlansWhatTheEquivalentSeamFlagsPlan) {
                            "deepep_high_throughput", "--pipeline-parallel-size", "2"});
   ASSERT_EQ(vllm.code, 0) << vllm.err;
   const Result seam_vllm = Run({"plan", "--hf-config", config, "--tp", "8", "--attn-dp", "4", "--dense-tp", "2",
-                                "--moe", "a2a", "--pp", "2"});
+                                "--moe", "a2a", "--dp-lm-head", "--pp", "2"});
   EXPECT_EQ(vllm.out, seam_vllm.out);
   // The same through a model directory, as engines take it.
   const std::string dir = PathOf("model");

@@ -83,7 +83,8 @@ TEST(Placement, AGroupCrossesNodesExactlyWhenItsRanksDo) {
 // price of a second copy of every expert on each GPU.
 TEST(Placement, AnExpertGroupOfOneNodeKeepsTheAllToAllOnIt) {
   const Model m = Config("kimi-k2.json");
-  const ParallelConfig whole{.tp = 16, .attn_dp = 16, .dense_tp = 1, .moe = MoeMode::kA2a};
+  // Each DP group's LM head on its own rank: only the all-to-all could cross.
+  const ParallelConfig whole{.tp = 16, .attn_dp = 16, .dense_tp = 1, .moe = MoeMode::kA2a, .dp_lm_head = true};
   ParallelConfig halves = whole;
   halves.ep = 8;
   const Hardware hw = H200();
@@ -133,10 +134,12 @@ TEST(PlanCost, TheBusiestPipelineRankSetsTheDecodeStep) {
   // By hand: rank 1 gathers the value's and the residual's slices (7/8 x
   // 8192 bytes a token each), then runs 32 all-reduces of 4096 bf16 values
   // over 8 ranks (layer 16's attention reads what it received, 15 layers
-  // two each, the final norm one): 2 x 7/8 x 8192 bytes a token; 64 tokens.
+  // two each, the final norm one): 2 x 7/8 x 8192 bytes a token; then the LM
+  // head gathers 7/8 of the 128256-column vocabulary's bf16 logits; 64 tokens.
   const double ag = 10e-6 + 7.0 / 8 * 8192 * 64 / 470e9;
   const double ar = 10e-6 + 2 * 7.0 / 8 * 8192 * 64 / 470e9;
-  EXPECT_NEAR(c.decode_per_pp_rank[1], 2 * ag + 32 * ar, 1e-12);
+  const double vocab = 10e-6 + 7.0 / 8 * 128256 * 2 * 64 / 470e9;
+  EXPECT_NEAR(c.decode_per_pp_rank[1], 2 * ag + 32 * ar + vocab, 1e-12);
   const PlanCost halves = CostOf(p, load, H100(), 2);
   EXPECT_LT(halves.decode_seconds, c.decode_seconds);
 }

@@ -110,9 +110,9 @@ TEST(SglangDoor, ExpertsThatDoNotSplitOverEpAreRefused) {
 TEST(VllmDoor, TensorParallelIsPerDataParallelRankForMoeModels) {
   EXPECT_EQ(Vllm({"--tensor-parallel-size", "2", "--data-parallel-size", "4", "--enable-expert-parallel",
                   "--all2all-backend", "deepep_low_latency", "--pipeline-parallel-size", "2"}),
-            "--tp 8 --attn-dp 4 --dense-tp 2 --moe a2a --pp 2");
-  EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4"}), "--tp 8 --attn-dp 4 --dense-tp 2 --reduction rsv");
-  EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4", "--all2all-backend", "naive"}), "--tp 8 --attn-dp 4 --dense-tp 2");
+            "--tp 8 --attn-dp 4 --dense-tp 2 --moe a2a --dp-lm-head --pp 2");
+  EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4"}), "--tp 8 --attn-dp 4 --dense-tp 2 --dp-lm-head --reduction rsv");
+  EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4", "--all2all-backend", "naive"}), "--tp 8 --attn-dp 4 --dense-tp 2 --dp-lm-head");
   EXPECT_EQ(Vllm({"-tp", "8", "--enable-expert-parallel", "--all2all-backend", "pplx"}), "--tp 8 --moe a2a");
   EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4"}, "llama-3.1-8b.json"), "--tp 2");
   EXPECT_EQ(Vllm({"-tp", "8", "--dtype", "float32"}, "llama-3.1-8b.json"), "--tp 8 --act-dtype fp32");

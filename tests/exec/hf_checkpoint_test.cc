@@ -39,7 +39,7 @@ Weights Generated(const Model& m, Dtype dtype = Dtype::kF32) {
 
 std::string MustWrite(const std::string& name, const Model& m, Dtype dtype = Dtype::kF32) {
   const std::string dir = testing::FreshTestDir(name);
-  Status s = WriteHfCheckpoint(dir, m, Generated(m, dtype), dtype, 7);
+  Status s = WriteHfCheckpoint(dir, m, Generated(m, dtype), dtype);
   EXPECT_TRUE(s.ok()) << s.error().message;
   return dir;
 }
@@ -92,7 +92,7 @@ TEST(HfCheckpoint, EveryFamilyRoundTripsItsModelAndWeightsBitForBit) {
 TEST(HfCheckpoint, AFamilyWithoutATransformersFormIsRefused) {
   const Model m = Catalogued("mhc");
   EXPECT_FALSE(HasHfForm(m));
-  Status s = WriteHfCheckpoint(testing::FreshTestDir("mhc"), m, Generated(m), Dtype::kF32, 7);
+  Status s = WriteHfCheckpoint(testing::FreshTestDir("mhc"), m, Generated(m), Dtype::kF32);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message, "model 'mhc' has no Hugging Face form (model_type '')");
 }

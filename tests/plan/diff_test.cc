@@ -69,7 +69,7 @@ TEST(PlanDiff, ChangedConfigIsListedAsTheConfigLine) {
   const Plan b = WithHeader(a, [](PlanHeader& h) { h.config.reduction = Reduction::kRs; });
   EXPECT_EQ(Diff(a, b), (Lines{"config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
                                "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=rs pp=1",
-                               "bytes/token (ordinary): 640 -> 640 (no change)"}));
+                               "bytes/token (ordinary): 896 -> 896 (no change)"}));
 }
 
 TEST(PlanDiff, ChangedHeaderFactsAreEachListedByName) {
@@ -188,7 +188,10 @@ TEST(PlanDiff, AttentionDpAgainstPlainTpListsTheMovedRowsAndTheExtraSteps) {
   EXPECT_EQ(d[2], "ordinary stage 0 arrives: value full owes tp, residual none != value attn, residual none");
   EXPECT_NE(std::find(d.begin(), d.end(), "+ ordinary stage 1 entry[1]: ag(dp) input attn -> full, owes - -> -, width 64"),
             d.end());
-  EXPECT_EQ(d.back(), "+ ordinary final[1]: norm residual attn -> attn, owes - -> -, width 64");
+  EXPECT_NE(std::find(d.begin(), d.end(), "+ ordinary final[1]: norm residual attn -> attn, owes - -> -, width 64"),
+            d.end());
+  // Under attention DP the LM head gathers the DP groups' rows and returns each its own.
+  EXPECT_EQ(d.back(), "+ ordinary lm-head[3]: slice logits full -> attn, owes - -> -, width 256");
 }
 
 // ---- alignment: one edit is one line, whatever comes after it ----
@@ -269,12 +272,12 @@ Plan WithoutReduceScatter(const Plan& p, int index) {
 
 TEST(PlanDiff, TheBytesLineShowsWhatARemovedCollectiveMoved) {
   const Plan a = MustBind(CatalogueModel("deepseek-v2-lite").value(), kDeepseekCfg);
-  ASSERT_EQ(BytesPerToken(a.lines()[0], a.header()), 688);
+  ASSERT_EQ(BytesPerToken(a.lines()[0], a.header()), 1136);
   const Plan b = WithoutReduceScatter(a, 3);
   EXPECT_EQ(Diff(a, b),
             (Lines{"- ordinary stage 3 entry[0]: rs(attn_tp) value attn -> slice, owes attn_tp -> -, width 64",
-                   "bytes/token (ordinary): 688 -> 656 (-32)"}));
-  EXPECT_EQ(Diff(b, a).back(), "bytes/token (ordinary): 656 -> 688 (+32)");
+                   "bytes/token (ordinary): 1136 -> 1104 (-32)"}));
+  EXPECT_EQ(Diff(b, a).back(), "bytes/token (ordinary): 1104 -> 1136 (+32)");
 }
 
 TEST(PlanDiff, APipelineDiffEndsWithTheBytesOfEachRankAndTheTotal) {

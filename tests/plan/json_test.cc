@@ -174,11 +174,11 @@ TEST(PlanJson, DocumentNamesTheFormatVersionAndEveryHeaderFact) {
   EXPECT_EQ(doc["pp_rank"], 0);
   EXPECT_EQ(doc["layers"], json::array({0, 3}));
   EXPECT_EQ(doc["config"], json::parse(R"({"tp": 4, "attn_dp": 2, "dense_tp": 1, "moe": "a2a", "ep": 4,
-      "input_scattered": false, "reduction": "ar", "pp": 1, "pp_split": []})"));
+      "dp_lm_head": false, "input_scattered": false, "reduction": "ar", "pp": 1, "pp_split": []})"));
   ASSERT_EQ(doc["lines"].size(), 1U);
   EXPECT_EQ(doc["lines"][0]["variant"], "ordinary");
   EXPECT_EQ(doc["lines"][0]["stages"].size(), 6U);
-  EXPECT_EQ(doc["lines"][0]["bytes_per_token"], 480.0);
+  EXPECT_EQ(doc["lines"][0]["bytes_per_token"], 928.0);
 }
 
 TEST(PlanJson, InputScatteredPlanWritesBothVariants) {
@@ -291,7 +291,7 @@ TEST(PlanJsonErrors, UnknownStepNamesThePathAndTheChoices) {
   doc["lines"][0]["stages"][2]["entry"][0]["step"] = "frobnicate";
   EXPECT_EQ(ErrorOf(doc),
             "lines[0].stages[2].entry[0].step: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, "
-            "a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, embed, leave, send, recv");
+            "a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, embed, lm-head, ag-vocab, leave, send, recv");
 }
 
 TEST(PlanJsonErrors, UnknownEnumValuesNameThePathAndTheChoices) {

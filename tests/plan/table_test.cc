@@ -79,7 +79,9 @@ TEST(PlanTable, LlamaOnTp2IsOneRowPerStepWithItsBytes) {
       "                                    compute  compute         input     -        full  - -> tp                 0\n"
       "                                    exit     leave           value     tp       full  tp                      0\n"
       "              final-norm            final    ar+add+norm     value     tp       full  tp -> -               256\n"
-      "bytes per token per rank: layers 0..1: 512 each, final norm: 256; total 1280\n";
+      "              lm-head               head     lm-head         input     -        full  -                       0\n"
+      "                                    head     ag-vocab        logits    tp       full  -                     512\n"
+      "bytes per token per rank: layers 0..1: 512 each, final norm: 256, lm head: 512; total 1792\n";
   EXPECT_EQ(table, expected);
 }
 
@@ -91,13 +93,13 @@ TEST(PlanTable, HeaderRowFinalNormRowAndBytesSummaryAreExact) {
   EXPECT_TRUE(HasLine(table, "              final-norm            final    ar+add+norm     value     tp       full  "
                              "tp -> -               256"))
       << table;
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 512 each, final norm: 256; total 1280"))
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 512 each, final norm: 256, lm head: 512; total 1792"))
       << table;
 }
 
 TEST(PlanTable, ByteTotalsAgreeWithBytesPerToken) {
   const Plan p = MustBind(LlamaModel(2), {.tp = 2});
-  EXPECT_EQ(BytesPerToken(*p.line(Variant::kOrdinary), p.header()), 1280.0);
+  EXPECT_EQ(BytesPerToken(*p.line(Variant::kOrdinary), p.header()), 1792.0);
 }
 
 // A real model's totals run past a million bytes: printed whole, never in
@@ -125,8 +127,8 @@ TEST(PlanTable, InputScatteredPlanHasOneSectionPerVariant) {
   ASSERT_NE(scattered, std::string::npos) << table;
   EXPECT_LT(ordinary, scattered);
   EXPECT_TRUE(HasLine(table, "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar input-scattered pp=1"));
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 512 each, final norm: 256; total 1280"));
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 768, layer 1: 384, final norm: 256; total 1408"))
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 512 each, final norm: 256, lm head: 512; total 1792"));
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 768, layer 1: 384, final norm: 256, lm head: 512; total 1920"))
       << table;
   EXPECT_TRUE(HasLine(table, "    0      0  attention   slice     entry    rs              value     tp       "
                              "full -> slice  tp -> -               128"))
@@ -140,8 +142,8 @@ TEST(PlanTable, DeepseekA2aSummaryCountsEveryCollective) {
   const std::string table =
       ToTable(MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}));
   EXPECT_TRUE(HasLine(table, "deepseek-v2-lite on pipeline rank 0 of 1 (layers 0..2)")) << table;
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 64, layer 1: 416, layer 2: 480, final norm: 0; "
-                             "total 960"))
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 64, layer 1: 416, layer 2: 480, final norm: 0, "
+                             "lm head: 896; total 1856"))
       << table;
   EXPECT_EQ(CountMatches(table, std::regex(R"( +compute +a2a-dispatch +input +tp +slice +- +144)")), 2) << table;
   EXPECT_EQ(CountMatches(table, std::regex(R"( +compute +a2a-combine +value +tp +slice +- +144)")), 2) << table;
@@ -152,14 +154,15 @@ TEST(PlanTable, DeepseekA2aSummaryCountsEveryCollective) {
 
 TEST(PlanTable, SingleRankPlanMovesNoBytes) {
   const std::string table = ToTable(MustBind(LlamaModel(2), {.tp = 1}));
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 0 each, final norm: 0; total 0")) << table;
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 0 each, final norm: 0, lm head: 0; total 0")) << table;
 }
 
 TEST(PlanTable, EveryStepIsOneRow) {
   const Plan p = MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
   size_t steps = 0;
   for (const StagePlan& s : p.line(Variant::kOrdinary)->stages) steps += s.entry.size() + s.compute.size() + s.exit.size();
-  steps += p.line(Variant::kOrdinary)->start.size() + p.line(Variant::kOrdinary)->end.steps.size();
+  steps += p.line(Variant::kOrdinary)->start.size() + p.line(Variant::kOrdinary)->end.steps.size() +
+           p.line(Variant::kOrdinary)->end.head.size();
   // title, config, wire dtypes, rows legend, blank, "ordinary batches", header row, steps, summary
   EXPECT_EQ(LinesOf(ToTable(p)).size(), 7 + steps + 1);
 }

@@ -89,7 +89,7 @@ TEST(PlanText, UnusualFactsReadBack) {
 }
 
 constexpr std::string_view kHandWritten = R"(# a plan written by hand
-plan tiny hidden=8 streams=1 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 reduction=ar scattered=no pp=1 split=- pp_rank=0 layers=0..1
+plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar scattered=no pp=1 split=- pp_rank=0 layers=0..1
 line ordinary
   stage 0 layer 0 attention
     arrives value=full residual=none
@@ -146,7 +146,7 @@ struct BadText {
 
 std::vector<BadText> BadTexts() {
   const std::string h =
-      "plan tiny hidden=8 streams=1 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 reduction=ar scattered=no pp=1 split=- "
+      "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar scattered=no pp=1 split=- "
       "pp_rank=0";
   return {
       {"empty", "", "t:1: no plan here; expected a line 'plan MODEL ...'"},
@@ -160,7 +160,7 @@ std::vector<BadText> BadTexts() {
       {"not a number", WithLine(7, "    entry start-residual value full w=8x"), "t:7: width '8x' is not a number"},
       {"zero tp",
        WithLine(2,
-                "plan tiny hidden=8 streams=1 act=bf16 dispatch=bf16 tp=0 attn_dp=1 dense_tp=2 moe=tp ep=0 reduction=ar scattered=no pp=1 "
+                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=0 attn_dp=1 dense_tp=2 moe=tp ep=0 dp_lm_head=no reduction=ar scattered=no pp=1 "
                 "split=- pp_rank=0 layers=0..1"),
        "t:2: tp 0 is out of range (1..1000000000)"},
       {"unknown key", WithLine(7, "    entry start-residual value full w=8 colour=red"),
@@ -176,7 +176,7 @@ std::vector<BadText> BadTexts() {
       {"not key=value", WithLine(5, "    arrives value=full residual"), "t:5: expected key=value, got 'residual'"},
       {"unknown step", WithLine(7, "    entry frobnicate value full w=8"),
        "t:7: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, a2a-dispatch, a2a-combine, slice, "
-       "start-residual, add, norm, ar+add+norm, compute, embed, leave, send, recv"},
+       "start-residual, add, norm, ar+add+norm, compute, embed, lm-head, ag-vocab, leave, send, recv"},
       {"unknown group", WithLine(14, "    step ar+add+norm(world) value full owes=attn_tp->- w=8"),
        "t:14: unknown group 'world'; expected one of: attn_tp, dp, tp, pp, ep"},
       {"unclosed group", WithLine(14, "    step ar+add+norm(attn_tp value full owes=attn_tp->- w=8"),
@@ -212,7 +212,7 @@ std::vector<BadText> BadTexts() {
        "t:15: the plan has this batch variant twice"},
       {"model missing",
        WithLine(2,
-                "plan hidden=8 streams=1 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 reduction=ar scattered=no pp=1 "
+                "plan hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar scattered=no pp=1 "
                 "split=- pp_rank=0 layers=0..1"),
        "t:2: expected the model name after 'plan', got 'hidden=8'"},
       {"unclosed quote", WithLine(2, "plan \"tiny " + h.substr(10) + " layers=0..1"),
@@ -223,12 +223,12 @@ std::vector<BadText> BadTexts() {
       {"backwards layers", WithLine(2, h + " layers=4..1"), "t:2: layers=4..1 ends before it starts"},
       {"bad split",
        WithLine(2,
-                "plan tiny hidden=8 streams=1 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 reduction=ar scattered=no pp=2 "
+                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar scattered=no pp=2 "
                 "split=1+ pp_rank=0 layers=0..1"),
        "t:2: split '' is not a number"},
       {"invalid config",
        WithLine(2,
-                "plan tiny hidden=8 streams=1 act=bf16 dispatch=bf16 tp=4 attn_dp=3 dense_tp=2 moe=tp ep=4 reduction=ar scattered=no pp=1 "
+                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=4 attn_dp=3 dense_tp=2 moe=tp ep=4 dp_lm_head=no reduction=ar scattered=no pp=1 "
                 "split=- pp_rank=0 layers=0..1"),
        "t:2: tp=4 is not divisible by attn_dp=3; attn_dp must divide tp (divisors of 4: 1, 2, 4)"},
       {"line without variant", WithLine(3, "line"), "t:3: expected 'line VARIANT' (ordinary or input-scattered)"},
@@ -242,7 +242,7 @@ std::vector<BadText> BadTexts() {
        "t:2: the model name \"ti\\x41\"\"\" holds an unescaped '\"'"},
       {"end without kind", WithLine(12, "  end"), "t:12: expected 'end KIND' (final or send)"},
       {"unknown end", WithLine(12, "  end later"), "t:12: unknown rank end 'later'; expected one of: final, send"},
-      {"stray under end", WithLine(14, "    entry norm residual full w=8"), "t:14: expected 'step', got 'entry'"},
+      {"stray under end", WithLine(14, "    entry norm residual full w=8"), "t:14: expected 'step' or 'head', got 'entry'"},
       {"extra end step word", WithLine(13, "    arrives value=full owes=attn_tp residual=full extra"),
        "t:13: expected key=value, got 'extra'"},
   };
@@ -290,7 +290,7 @@ TEST(PlanText, StageRankAndSplitCountsAreCapped) {
   std::string split = "1";
   for (int i = 0; i < 1024; ++i) split += "+1";
   p = PipelineFromText(WithLine(2,
-                                "plan tiny hidden=8 streams=1 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 reduction=ar "
+                                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar "
                                 "scattered=no pp=2 split=" +
                                     split + " pp_rank=0 layers=0..1"),
                        "t");

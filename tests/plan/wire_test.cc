@@ -120,7 +120,7 @@ TEST(Wire, TheDtypesSurviveJsonAndText) {
   const Expected<Plan> t = PlanFromText(ToText(p));
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->header().wire, kFp8Dispatch);
-  EXPECT_EQ(ToText(p).rfind("plan deepseek-v2-lite hidden=64 streams=1 act=bf16 dispatch=fp8 tp=4", 0), 0U);
+  EXPECT_EQ(ToText(p).rfind("plan deepseek-v2-lite hidden=64 streams=1 vocab=256 act=bf16 dispatch=fp8 tp=4", 0), 0U);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ class Leaves {
     Leaf(at + "model", a.model, b.model);
     Leaf(at + "hidden", a.hidden, b.hidden);
     Leaf(at + "residual_streams", a.residual_streams, b.residual_streams);
+    Leaf(at + "vocab", a.vocab, b.vocab);
     Leaf(at + "act_dtype", std::string(Name(a.wire.act)), std::string(Name(b.wire.act)));
     Leaf(at + "dispatch_dtype", std::string(Name(a.wire.dispatch)), std::string(Name(b.wire.dispatch)));
     const ParallelConfig& x = a.config;
@@ -111,6 +112,7 @@ class Leaves {
     Leaf(at + "end.kind", a.end.kind, b.end.kind);
     Boundary(at + "end.arrives", a.end.arrives, b.end.arrives);
     Steps(at + "end.steps", a.end.steps, b.end.steps);
+    Steps(at + "end.head", a.end.head, b.end.head);
   }
 
   void Plan(const std::string& at, const seam::Plan& a, const seam::Plan& b) {

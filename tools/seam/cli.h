@@ -78,6 +78,7 @@ struct ParallelFlags {
   int ep = 0;
   MoeMode moe = MoeMode::kTp;
   bool input_scattered = false;
+  bool dp_lm_head = false;
   Reduction reduction = Reduction::kAr;
   int pp = 1;
   bool pp_given = false;  // without --pp, --pp-split names the ranks

@@ -111,6 +111,8 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
   AddParsed(cmd, "--moe", f.moe, ParseMoeMode, "MoE mode: tp (TP-MoE) or a2a (all-to-all dispatch)")
       ->default_str("tp");
   cmd.add_flag("--input-scattered", f.input_scattered, "also bind input-scattered batches");
+  cmd.add_flag("--dp-lm-head", f.dp_lm_head,
+               "under --attn-dp: each DP group's LM head splits the vocabulary over its attention-TP ranks");
   AddParsed(cmd, "--reduction", f.reduction, ParseReduction, "boundary reduction: ar, rs, rsv or rs+rsv")
       ->default_str("ar");
   AddCount(cmd, "--pp", f.pp, 1, kMaxRanks, "pipeline ranks (default 1, or as many as --pp-split names)")
@@ -161,7 +163,8 @@ Expected<WireDtypes> ToWire(const WireFlags& f) {
 
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f) {
   ParallelConfig cfg{.tp = f.tp, .attn_dp = f.attn_dp, .dense_tp = f.dense_tp, .moe = f.moe, .ep = f.ep,
-                     .input_scattered = f.input_scattered, .reduction = f.reduction, .pp = f.pp,
+                     .dp_lm_head = f.dp_lm_head, .input_scattered = f.input_scattered, .reduction = f.reduction,
+                     .pp = f.pp,
                      .pp_split = f.pp_split};
   if (!f.pp_split.empty() && !f.pp_given) cfg.pp = static_cast<int>(f.pp_split.size());
   SEAM_RETURN_IF_ERROR(Validate(cfg));

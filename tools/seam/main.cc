@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   AddParallelFlags(*plan_cmd, plan.flags);
   AddWireFlags(*plan_cmd, plan.wire);
   CLI::Option* plan_engine = AddEngineFlag(*plan_cmd, plan.engine);
-  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--input-scattered",
+  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head", "--input-scattered",
                            "--reduction", "--pp", "--pp-split", "--act-dtype"}) {
     plan_engine->excludes(plan_cmd->get_option(flag));
   }
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
                                     "run the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*run_cmd, run.flags);
   CLI::Option* run_engine = AddEngineFlag(*run_cmd, run.engine);
-  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--input-scattered",
+  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head", "--input-scattered",
                            "--reduction", "--pp", "--pp-split"}) {
     run_engine->excludes(run_cmd->get_option(flag));
   }
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   CLI::Option* unfused = run_cmd->add_flag("--unfused", run.unfused, "bind add+norm as separate steps");
   // A flag the command would ignore is refused, naming both.
   full->needs(matrix);
-  for (const char* flag : {"--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--input-scattered", "--reduction", "--pp",
+  for (const char* flag : {"--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head", "--input-scattered", "--reduction", "--pp",
                            "--pp-split"}) {
     matrix->excludes(run_cmd->get_option(flag));
   }

@@ -150,7 +150,7 @@ Status Dump(const RunArgs& a, const PreparedRun& p, const RunOutput& out, const 
     if (!text) return text.error();
     source = *std::move(text);
   }
-  return DumpRun(a.dump, p.loaded.model, p.loaded.weights, p.dtype, a.seed, p.batch, out.hidden, ref,
+  return DumpRun(a.dump, p.loaded.model, p.loaded.weights, p.dtype, p.batch, out.hidden, ref,
                  {.source_config = source, .force = a.force});
 }
 
@@ -198,14 +198,17 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
   }
   Expected<Tensor> ref = RunReference(m, p.loaded.weights, p.batch, NumericsOf(cfg, p.dtype));
   if (!ref) return Fail(ref.error());
+  const Tensor logits = ReferenceLogits(*ref, p.loaded.weights, p.dtype);
   // Output that is not finite is a failed check whatever it equals.
-  for (const auto& [what, t] : {std::pair{"the run's output", &out.hidden}, std::pair{"the reference", &*ref}}) {
+  for (const auto& [what, t] : {std::pair{"the run's output", &out.hidden}, std::pair{"the reference", &*ref},
+                                std::pair{"the run's logits", &out.logits}, std::pair{"the reference logits", &logits}}) {
     if (const std::string where = FirstNonFinite(*t); !where.empty()) {
       return Fail(FailedCheck(fmt::format("{} holds {}: nothing was computed to compare", what, where)));
     }
   }
-  const bool same = out.hidden == *ref;
-  const double diff = MaxAbsDiff(out.hidden, *ref);
+  // The final hidden states and the logits both, bit for bit.
+  const bool same = out.hidden == *ref && out.logits == logits;
+  const double diff = std::max(MaxAbsDiff(out.hidden, *ref), MaxAbsDiff(out.logits, logits));
   const bool within = check.tolerance > 0 && diff <= check.tolerance;
   if (a.json) {
     // The dump comes first: a document on stdout is a run that finished.

@@ -26,6 +26,7 @@ std::vector<Base> Bases(const Model& m) {
                            {"tp4 attn-dp2", {.tp = 4, .attn_dp = 2}},
                            {"tp8 attn-dp2", {.tp = 8, .attn_dp = 2}},
                            {"tp4 attn-dp4", {.tp = 4, .attn_dp = 4}},
+                           {"tp4 attn-dp2 dp-lm-head", {.tp = 4, .attn_dp = 2, .dp_lm_head = true}},
                            {"tp2 input-scattered", {.tp = 2, .input_scattered = true}},
                            {"tp4 input-scattered", {.tp = 4, .input_scattered = true}}};
   if (dense) {

@@ -20,6 +20,7 @@
 #include "seam/hardware.h"
 #include "seam/model.h"
 #include "seam/plan.h"
+#include "seam/weight_specs.h"
 
 namespace seam {
 
@@ -71,10 +72,15 @@ struct MemoryUse {
 };
 // The fullest rank's weights (matrices split over the group a stage's
 // weights are split over, vectors whole; the embedding and the LM head
-// split over the vocabulary) and cache (each DP group holds its own
-// sequences; MLA's latent cache is whole on every attention-TP rank).
+// split over the vocabulary where their shapes say) and cache (each DP group
+// holds its own sequences; MLA's latent cache is whole on every
+// attention-TP rank).
 MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, const Workload& load,
                    const MemoryOptions& o);
+// The same from the model's weight list (WeightSpecs(m)), for a caller that
+// prices many configurations of one model: the list is the costly part.
+MemoryUse MemoryOf(const Model& m, const std::vector<WeightSpec>& specs, const ParallelConfig& cfg, int replicas,
+                   const Workload& load, const MemoryOptions& o);
 
 // The share of GPU memory weights and cache may take; the rest is left to
 // activations, workspaces and communication buffers.

@@ -53,11 +53,14 @@ std::vector<ParallelConfig> ConfigsOf(int tp, int pp, bool moe, bool a2a) {
           }
         }
         for (int ep : eps) {
-          for (bool scattered : {false, true}) {
-            if (scattered && (dp > 1 || tp == 1)) continue;
-            for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
-              out.push_back({.tp = tp, .attn_dp = dp, .dense_tp = d, .moe = m, .ep = ep,
-                             .input_scattered = scattered, .reduction = r, .pp = pp});
+          for (bool dp_head : {false, true}) {  // under attention DP: where the LM head runs
+            if (dp_head && dp == 1) continue;
+            for (bool scattered : {false, true}) {
+              if (scattered && (dp > 1 || tp == 1)) continue;
+              for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+                out.push_back({.tp = tp, .attn_dp = dp, .dense_tp = d, .moe = m, .ep = ep, .dp_lm_head = dp_head,
+                               .input_scattered = scattered, .reduction = r, .pp = pp});
+              }
             }
           }
         }
@@ -126,6 +129,9 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
   const bool moe = HasStageKind(m, StageKind::kSparseFfn);
   const bool a2a = MoeDispatchesA2a(m);
   const double usable = kUsableMemory * o.hardware.memory_gb * 1e9;
+  Expected<std::vector<WeightSpec>> weights = WeightSpecs(m);
+  if (!weights) return weights.error();
+  const std::vector<WeightSpec>& specs = *weights;
   Comparison out;
   for (int replicas : Divisors(o.gpus)) {
     for (int pp : Divisors(o.gpus / replicas)) {
@@ -147,7 +153,7 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
         narrower.push_back(*plans);
         Candidate c{.config = cfg, .replicas = replicas};
         c.cost = CostOf(*plans, o.load, placed.hardware, replicas);
-        c.memory = MemoryOf(m, cfg, replicas, o.load, o.memory);
+        c.memory = MemoryOf(m, specs, cfg, replicas, o.load, o.memory);
         c.fits = c.memory.total() <= usable;
         out.ranked.push_back(std::move(c));
       }

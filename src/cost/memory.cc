@@ -47,10 +47,16 @@ CacheRow CacheOf(const StageDecl& d, const ModelDims& dims, const ParallelConfig
 
 MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, const Workload& load,
                    const MemoryOptions& o) {
+  Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
+  if (!specs) return {};
+  return MemoryOf(m, *specs, cfg, replicas, load, o);
+}
+
+MemoryUse MemoryOf(const Model& m, const std::vector<WeightSpec>& specs, const ParallelConfig& cfg, int replicas,
+                   const Workload& load, const MemoryOptions& o) {
   MemoryUse fullest;
   Expected<std::vector<LayerRange>> ranges = SplitLayers(cfg, m.num_layers);
-  Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
-  if (!ranges || !specs || !m.dims) return fullest;
+  if (!ranges || !m.dims) return fullest;
   const std::vector<StageRef> stages = StagesOf(m, 0, m.num_layers);
   const ModelDims& dims = *m.dims;
   const double kv_bytes = RowBytes(o.kv, 1);
@@ -59,7 +65,7 @@ MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, cons
   for (size_t r = 0; r < ranges->size(); ++r) {
     const LayerRange range = (*ranges)[r];
     MemoryUse use{.pp_rank = static_cast<int>(r)};
-    for (const WeightSpec& w : *specs) {
+    for (const WeightSpec& w : specs) {
       const double elements = static_cast<double>(w.rows) * w.cols;
       if (w.stage < 0) {
         // The embedding on the first rank (vocabulary-parallel over the TP

@@ -137,7 +137,9 @@ TEST_F(Cli, DiffOfDifferentPlansListsTheDifferencesAndExitsOne) {
             "config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
             "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar input-scattered pp=1\n"
             "only the second plan has input-scattered batches\n"
-            "bytes/token (ordinary): 1408 -> 1408 (no change)\n");
+            "bytes/token (ordinary): 1408 -> 1408 (no change)\n"
+            "estimated on h100 (batch 64): decode step 100.2 -> 100.2 us (+0.0), prefill 27.41 -> 27.41 ns a token "
+            "(+0.00)\n");
 }
 
 // A diff of text plans names an inserted step once, not every step after it.
@@ -153,8 +155,14 @@ TEST_F(Cli, DiffOfATextPlanWithAnInsertedStepListsThatStepOnce) {
   WriteText(b, text.out.substr(0, at) + "    entry ag(tp) input full w=64\n" + text.out.substr(at));
   const Result r = Run({"diff", a, b});
   EXPECT_EQ(r.code, 1) << r.err;
+  // The inserted gather costs its latency, 10 us on an H100 node, and 1/2 x 128
+  // bytes a token of 64 tokens over 470 GB/s (0.009 us).
   EXPECT_EQ(r.out, "+ ordinary stage 2 entry[0]: ag(tp) input full -> full, owes - -> -, width 64\n"
-                   "bytes/token (ordinary): 1408 -> 1472 (+64)\n");
+                   "bytes/token (ordinary): 1408 -> 1472 (+64)\n"
+                   "estimated on h100 (batch 64): decode step 100.2 -> 110.2 us (+10.0), prefill 27.41 -> 29.99 ns a "
+                   "token (+2.58)\n");
+  const Result pcie = Run({"diff", a, b, "--hardware", "pcie"});
+  EXPECT_NE(pcie.out.find("estimated on pcie (batch 64): decode step "), std::string::npos) << pcie.out;
 }
 
 // `dot` is found on PATH; the tests pass with Graphviz and without it.

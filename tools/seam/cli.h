@@ -152,6 +152,7 @@ struct PlanArgs {
 struct FileArgs {
   std::string first;
   std::string second;
+  std::string hardware = "h100";  // diff: what the time estimate prices the collectives on
   PlanFormat format = PlanFormat::kTable;
   bool json = false;  // diff: --format json
 };

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "seam/bind.h"
 #include "seam/checked.h"
+#include "seam/cost.h"
 #include "seam/files.h"
 #include "seam/hf_config.h"
 #include "seam/plan_io.h"
@@ -137,9 +138,20 @@ int RunDiff(const FileArgs& a) {
   Expected<Pipeline> second = LoadPlans(a.second);
   if (!second) return Fail(second.error());
   const std::vector<std::string> diff = Diff(*first, *second);
+  Expected<Hardware> hw = LoadHardware(a.hardware);
+  if (!hw) return Fail(hw.error());
+  // Each plan's collectives priced as one replica on the hardware's nodes
+  // (seam/cost.h), at the default decode batch and prefill length.
+  const Workload load;
+  const PlanCost one = CostOf(*first, load, *hw, 1), two = CostOf(*second, load, *hw, 1);
   if (a.json) {
     PrintJson({{"seam_diff", 1}, {"first", a.first}, {"second", a.second}, {"equal", diff.empty()},
-               {"differences", diff}});
+               {"differences", diff},
+               {"estimate",
+                {{"hardware", hw->name},
+                 {"batch", load.batch},
+                 {"decode_seconds", {one.decode_seconds, two.decode_seconds}},
+                 {"prefill_seconds_per_token", {one.prefill_seconds_per_token, two.prefill_seconds_per_token}}}}});
     return diff.empty() ? kOk : kFailedCheck;
   }
   if (diff.empty()) {
@@ -147,6 +159,12 @@ int RunDiff(const FileArgs& a) {
     return kOk;
   }
   for (const std::string& d : diff) std::cout << d << "\n";
+  std::cout << fmt::format("estimated on {} (batch {}): decode step {:.1f} -> {:.1f} us ({:+.1f}), prefill {:.2f} -> "
+                           "{:.2f} ns a token ({:+.2f})\n",
+                           hw->name, load.batch, one.decode_seconds * 1e6, two.decode_seconds * 1e6,
+                           (two.decode_seconds - one.decode_seconds) * 1e6, one.prefill_seconds_per_token * 1e9,
+                           two.prefill_seconds_per_token * 1e9,
+                           (two.prefill_seconds_per_token - one.prefill_seconds_per_token) * 1e9);
   return kFailedCheck;
 }
 

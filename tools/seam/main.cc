@@ -137,6 +137,9 @@ int main(int argc, char** argv) {
   AddPath(*diff_cmd, "first", diff.first, "a plan (JSON or text)");
   AddPath(*diff_cmd, "second", diff.second, "the plan to compare it with");
   AddReportFormatFlag(*diff_cmd, diff.json);
+  AddPath(*diff_cmd, "--hardware", diff.hardware,
+          "h100, h200, b200, pcie or a JSON file: the estimated decode step and prefill token are priced on it")
+      ->default_str("h100");
 
   // A first word that names no command is refused by name (CLI11 would
   // report a missing subcommand).

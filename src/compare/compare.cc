@@ -78,8 +78,12 @@ bool SameSteps(const Pipeline& a, const Pipeline& b) {
   return true;
 }
 
+// Fitting configurations by their collectives' time; those that do not fit
+// by how close they come (a configuration that cannot hold its weights is no
+// answer, however little it moves).
 bool Better(const Candidate& a, const Candidate& b) {
   if (a.fits != b.fits) return a.fits;
+  if (!a.fits && a.memory.total() != b.memory.total()) return a.memory.total() < b.memory.total();
   if (a.cost.decode_seconds != b.cost.decode_seconds) return a.cost.decode_seconds < b.cost.decode_seconds;
   if (a.cost.prefill_seconds_per_token != b.cost.prefill_seconds_per_token) {
     return a.cost.prefill_seconds_per_token < b.cost.prefill_seconds_per_token;

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "seam/gemm.h"
-#include "seam/mpi.h"
+#include "seam/runtime/gemm.h"
+#include "seam/runtime/mpi.h"
 
 namespace seam {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "seam/gemm.h"
-#include "seam/tensor.h"
+#include "seam/runtime/gemm.h"
+#include "seam/runtime/tensor.h"
 
 namespace {
 

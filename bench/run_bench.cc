@@ -12,8 +12,8 @@
 #include <string>
 
 #include "seam/bind.h"
-#include "seam/exec.h"
-#include "seam/gemm.h"
+#include "seam/runtime/exec.h"
+#include "seam/runtime/gemm.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <span>
 
-#include "seam/safetensors.h"
+#include "seam/runtime/safetensors.h"
 
 namespace {
 

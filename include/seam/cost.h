@@ -15,6 +15,7 @@
 //   MemoryUse m = MemoryOf(model, cfg, 1, load, {.weight_bytes = 1, .kv = WireDtype::kBf16});
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "seam/hardware.h"
@@ -63,6 +64,9 @@ struct MemoryOptions {
   double weight_bytes = 2;       // per parameter: bf16 2, fp8 1
   WireDtype kv = WireDtype::kBf16;  // the KV cache's dtype
 };
+
+// A weight dtype's bytes a parameter: bf16 and fp16 2, fp8 1, fp32 4.
+Expected<double> ParseWeightBytes(std::string_view text);
 
 struct MemoryUse {
   double weights = 0;  // bytes on the fullest rank

@@ -71,6 +71,20 @@ struct EngineTranslation {
 // own rejection.
 Expected<EngineTranslation> Translate(const EngineLaunch& l, const Model& model);
 
+// A launch read, its model loaded (cut to `layers` when above 0) and
+// translated: what `seam plan --engine E -- ARGS` binds.
+struct EngineChoice {
+  std::string hf_config;  // the config.json the model path names
+  Model model;
+  ParallelConfig config;
+  WireDtypes wire;
+  int replicas = 1;
+  std::string seam_flags;            // the same configuration as seam's own flags
+  std::vector<std::string> notes;    // how the engine's sizes map onto seam's
+  std::vector<std::string> ignored;  // flags read but not modelled, with why
+};
+Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::string>& args, int layers);
+
 // seam's flags for a configuration and wire dtypes, as `seam plan` takes them.
 std::string SeamFlags(const ParallelConfig& cfg, const WireDtypes& wire);
 

@@ -1,10 +1,10 @@
 // The collectives, built once from a backend's exchange and point-to-point.
-#include "seam/comm.h"
+#include "seam/runtime/comm.h"
 
 #include <fmt/format.h>
 
 #include "core/enum_text.h"
-#include "seam/tree_sum.h"
+#include "seam/runtime/tree_sum.h"
 
 namespace seam {
 

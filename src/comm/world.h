@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "seam/comm.h"
+#include "seam/runtime/comm.h"
 
 namespace seam::comm {
 

@@ -92,4 +92,11 @@ MemoryUse MemoryOf(const Model& m, const std::vector<WeightSpec>& specs, const P
   return fullest;
 }
 
+Expected<double> ParseWeightBytes(std::string_view text) {
+  if (text == "bf16" || text == "fp16") return 2.0;
+  if (text == "fp8") return 1.0;
+  if (text == "fp32") return 4.0;
+  return InvalidArgument(fmt::format("'{}' is not a weight dtype: bf16, fp16, fp8 or fp32", text));
+}
+
 }  // namespace seam

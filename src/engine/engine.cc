@@ -6,6 +6,7 @@
 
 #include "core/enum_text.h"
 #include "engine/translate.h"
+#include "seam/model_source.h"
 #include "seam/sharding.h"
 
 namespace seam {
@@ -42,6 +43,20 @@ Expected<std::string> ConfigPathOf(const EngineLaunch& l) {
 
 Expected<EngineTranslation> Translate(const EngineLaunch& l, const Model& model) {
   return l.engine == Engine::kSglang ? engine::TranslateSglang(l, model) : engine::TranslateVllm(l, model);
+}
+
+Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::string>& args, int layers) {
+  Expected<EngineLaunch> launch = ParseEngineArgs(engine, args);
+  if (!launch) return launch.error();
+  Expected<std::string> config = ConfigPathOf(*launch);
+  if (!config) return config.error();
+  Expected<Model> model = ChooseModel("", *config, layers);
+  if (!model) return model.error();
+  Expected<EngineTranslation> t = Translate(*launch, *model);
+  if (!t) return t.error();
+  return EngineChoice{.hf_config = *config, .model = *std::move(model), .config = t->config, .wire = t->wire,
+                      .replicas = t->replicas, .seam_flags = t->seam_flags, .notes = t->notes,
+                      .ignored = launch->ignored};
 }
 
 std::string SeamFlags(const ParallelConfig& cfg, const WireDtypes& wire) {

@@ -1,4 +1,4 @@
-#include "seam/checkpoint.h"
+#include "seam/runtime/checkpoint.h"
 
 #include "core/strict_json.h"
 

@@ -1,4 +1,4 @@
-#include "seam/dump.h"
+#include "seam/runtime/dump.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "seam/hf_checkpoint.h"
-#include "seam/safetensors.h"
+#include "seam/runtime/hf_checkpoint.h"
+#include "seam/runtime/safetensors.h"
 
 namespace seam {
 namespace {

@@ -1,6 +1,6 @@
 // Hugging Face checkpoints in and out: config.json through the importer and
 // its inverse, model.safetensors through the family's tensor layout.
-#include "seam/hf_checkpoint.h"
+#include "seam/runtime/hf_checkpoint.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 
 #include "io/hf_checkpoint_internal.h"
 #include "seam/files.h"
-#include "seam/safetensors.h"
+#include "seam/runtime/safetensors.h"
 #include "stack/hf_reader.h"
 
 namespace seam {

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "seam/hf_checkpoint.h"
+#include "seam/runtime/hf_checkpoint.h"
 
 namespace seam {
 

@@ -2,7 +2,7 @@
 // the JSON document itself, so it can refuse duplicate keys (nlohmann keeps the
 // last silently) and deep nesting before either costs memory, and remember the
 // header order of the tensor names.
-#include "seam/safetensors.h"
+#include "seam/runtime/safetensors.h"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@
 #include "io/mapped_file.h"
 #include "io/safetensors_index.h"
 #include "seam/files.h"
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 namespace seam {
 

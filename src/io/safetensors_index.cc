@@ -12,7 +12,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 namespace seam::st {
 namespace {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "seam/safetensors.h"
+#include "seam/runtime/safetensors.h"
 
 namespace seam::st {
 

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "mpi/wait.h"
-#include "seam/tree_sum.h"
-#include "seam/mpi.h"
+#include "seam/runtime/tree_sum.h"
+#include "seam/runtime/mpi.h"
 
 namespace seam {
 namespace {

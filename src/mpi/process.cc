@@ -10,7 +10,7 @@
 
 #include "mpi/bytes.h"
 #include "mpi/wait.h"
-#include "seam/mpi.h"
+#include "seam/runtime/mpi.h"
 
 namespace seam {
 

@@ -1,6 +1,6 @@
 // Running one rank of the plans per MPI process, and collecting the output
 // on rank 0.
-#include "seam/mpi.h"
+#include "seam/runtime/mpi.h"
 
 #include <fmt/format.h>
 #include <mpi.h>

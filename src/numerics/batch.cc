@@ -1,4 +1,4 @@
-#include "seam/batch.h"
+#include "seam/runtime/batch.h"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "seam/gemm.h"
+#include "seam/runtime/gemm.h"
 
 namespace seam::exec {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "seam/gemm.h"
+#include "seam/runtime/gemm.h"
 
 namespace seam::exec {
 namespace {

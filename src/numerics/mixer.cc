@@ -4,7 +4,7 @@
 
 #include "numerics/gated_deltanet.h"
 #include "numerics/mamba2.h"
-#include "seam/gemm.h"
+#include "seam/runtime/gemm.h"
 
 namespace seam::exec {
 

@@ -1,7 +1,7 @@
 // The reference: the model unsharded, one token at a time, with the same
 // kernels the ranks use (every stage held whole), so a row's arithmetic is
 // the ranks' arithmetic and only the batching differs.
-#include "seam/reference.h"
+#include "seam/runtime/reference.h"
 
 #include <map>
 #include <memory>
@@ -9,7 +9,7 @@
 #include "numerics/mixer.h"
 #include "numerics/stages.h"
 #include "numerics/streams.h"
-#include "seam/gemm.h"
+#include "seam/runtime/gemm.h"
 #include "seam/sharding.h"
 
 namespace seam {

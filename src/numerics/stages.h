@@ -11,11 +11,11 @@
 #include <span>
 #include <vector>
 
-#include "seam/reference.h"
-#include "seam/kernels.h"
+#include "seam/runtime/reference.h"
+#include "seam/runtime/kernels.h"
 #include "seam/model.h"
 #include "seam/sharding.h"
-#include "seam/weights.h"
+#include "seam/runtime/weights.h"
 
 namespace seam::exec {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "seam/gemm.h"
+#include "seam/runtime/gemm.h"
 
 namespace seam::exec {
 

@@ -1,4 +1,4 @@
-#include "seam/weights.h"
+#include "seam/runtime/weights.h"
 
 #include <fmt/format.h>
 

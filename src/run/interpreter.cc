@@ -14,7 +14,7 @@
 #include "run/a2a.h"
 #include "run/rank_kernels.h"
 #include "run/rank_place.h"
-#include "seam/gemm.h"
+#include "seam/runtime/gemm.h"
 #include "seam/owed_sum.h"
 #include "seam/stage_shape.h"
 #include "seam/weight_specs.h"

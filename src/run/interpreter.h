@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "numerics/stages.h"
-#include "seam/batch.h"
-#include "seam/comm.h"
+#include "seam/runtime/batch.h"
+#include "seam/runtime/comm.h"
 #include "seam/plan.h"
 
 namespace seam::exec {

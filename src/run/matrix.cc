@@ -1,4 +1,4 @@
-#include "seam/matrix.h"
+#include "seam/runtime/matrix.h"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "seam/exec.h"
+#include "seam/runtime/exec.h"
 #include "seam/stage_shape.h"
 
 namespace seam {

@@ -1,5 +1,5 @@
 // The names of the MPI options and the --fault syntax.
-#include "seam/mpi_options.h"
+#include "seam/runtime/mpi_options.h"
 
 #include <fmt/format.h>
 

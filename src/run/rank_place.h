@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "seam/batch.h"
-#include "seam/comm.h"
+#include "seam/runtime/batch.h"
+#include "seam/runtime/comm.h"
 #include "seam/topology.h"
 
 namespace seam::exec {

@@ -1,7 +1,7 @@
 // Running every rank's plan on threads (or recording it), and checking a
 // configuration can run: sizes to run with, and a sharding both `plan` and
 // `run` accept (seam/sharding.h).
-#include "seam/exec.h"
+#include "seam/runtime/exec.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// The row- and column-invariant matrix product (see seam/gemm.h).
+// The row- and column-invariant matrix product (see seam/runtime/gemm.h).
 //
 // Every output element is one dot product of a row of x and a row of w held in
 // eight lanes: lane j accumulates k = j, j+8, ... (acc = acc + x*w from +0),
@@ -26,7 +26,7 @@
 // +0 and becomes -0 only where x + (-x) rounds to -0, i.e. rounding
 // downward, where -0 + +0 is -0 as well; NaN stays NaN, inf stays inf), so
 // padding is the same as leaving those lanes alone.
-#include "seam/gemm.h"
+#include "seam/runtime/gemm.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,7 +1,7 @@
 // Gemm's code paths, for the tests that compare them bit for bit.
 #pragma once
 
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 namespace seam::gemm_internal {
 

@@ -1,4 +1,4 @@
-#include "seam/kernels.h"
+#include "seam/runtime/kernels.h"
 
 #include <algorithm>
 #include <cmath>

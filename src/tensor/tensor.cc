@@ -1,4 +1,4 @@
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 #include <bit>
 #include <cmath>

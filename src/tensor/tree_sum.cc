@@ -1,6 +1,6 @@
 // The fixed binary tree over equal-shaped parts: the one order every sum in
 // seam follows (a row-parallel product's K-blocks, a collective's members).
-#include "seam/tree_sum.h"
+#include "seam/runtime/tree_sum.h"
 
 #include <algorithm>
 #include <bit>

@@ -7,7 +7,7 @@
 
 #include "seam/bind.h"
 #include "seam/owed_sum.h"
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 #include "seam/pipeline.h"
 #include "seam/verify.h"
 #include "defect_plans.h"

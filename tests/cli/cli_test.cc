@@ -15,7 +15,7 @@
 #include "seam/bind.h"
 #include "seam/checked.h"
 #include "seam/plan_io.h"
-#include "seam/safetensors.h"
+#include "seam/runtime/safetensors.h"
 #include "seam/subprocess.h"
 
 namespace seam {

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "seam/layout.h"
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 namespace seam::testing {
 

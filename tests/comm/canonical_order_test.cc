@@ -10,8 +10,8 @@
 #include <mutex>
 
 #include "comm/canonical_order.h"
-#include "seam/comm.h"
-#include "seam/gemm.h"
+#include "seam/runtime/comm.h"
+#include "seam/runtime/gemm.h"
 
 // The test's own statement of the product must not be contracted into FMAs.
 #pragma GCC optimize("fp-contract=off")
@@ -88,7 +88,7 @@ TEST_P(CanonicalOrder, ReduceScatterGivesEachMemberItsRowsOfTheTree) {
   }
 }
 
-// seam/gemm.h's contract for one element, written out: lane j takes
+// seam/runtime/gemm.h's contract for one element, written out: lane j takes
 // k = j, j + 8, ... in order, the lanes summed ((0+1)+(2+3))+((4+5)+(6+7)).
 float LaneDot(const float* x, const float* w, int k) {
   float lane[8] = {};

@@ -9,8 +9,8 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "seam/comm.h"
-#include "seam/gemm.h"
+#include "seam/runtime/comm.h"
+#include "seam/runtime/gemm.h"
 
 namespace seam {
 namespace {

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "numerics/stages.h"
-#include "seam/kernels.h"
+#include "seam/runtime/kernels.h"
 #include "seam/model.h"
-#include "seam/tensor.h"
-#include "seam/weights.h"
+#include "seam/runtime/tensor.h"
+#include "seam/runtime/weights.h"
 
 namespace seam::exec {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "seam/bind.h"
 #include "seam/checked.h"
-#include "seam/exec.h"
+#include "seam/runtime/exec.h"
 #include "testing.h"
 
 namespace seam {

@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "exec_testing.h"
-#include "seam/exec.h"
+#include "seam/runtime/exec.h"
 #include "seam/verify.h"
 
 namespace seam {

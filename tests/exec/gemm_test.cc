@@ -1,6 +1,6 @@
 // Gemm's guarantee is bit-exactness: one fixed accumulation order per output
 // element, so rows, columns, shards and K-blocks all reproduce the same bits.
-#include "seam/gemm.h"
+#include "seam/runtime/gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "seam/error.h"
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 // The test's own statement of the contract must not be contracted either.
 #pragma GCC optimize("fp-contract=off")

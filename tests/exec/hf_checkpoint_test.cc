@@ -3,7 +3,7 @@
 // each family's names and layouts put a weight's elements where
 // transformers reads them; the real configs keep their keys; and every bad
 // checkpoint is refused with its exact message.
-#include "seam/hf_checkpoint.h"
+#include "seam/runtime/hf_checkpoint.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "seam/hf_config.h"
-#include "seam/safetensors.h"
+#include "seam/runtime/safetensors.h"
 #include "testing.h"
 
 namespace seam {

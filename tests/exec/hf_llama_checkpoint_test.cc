@@ -1,8 +1,8 @@
 // Hugging Face Llama checkpoints through the generic layer
-// (seam/hf_checkpoint.h): a tiny Llama round-trips equal in fp32 and bf16,
+// (seam/runtime/hf_checkpoint.h): a tiny Llama round-trips equal in fp32 and bf16,
 // config.json holds exactly the keys transformers' LlamaForCausalLM reads,
 // and every bad config key or tensor is an error with an exact message.
-#include "seam/hf_checkpoint.h"
+#include "seam/runtime/hf_checkpoint.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "seam/dump.h"
+#include "seam/runtime/dump.h"
 #include "seam/families.h"
-#include "seam/safetensors.h"
+#include "seam/runtime/safetensors.h"
 #include "testing.h"
 
 namespace seam {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "seam/kernels.h"
-#include "seam/tensor.h"
+#include "seam/runtime/kernels.h"
+#include "seam/runtime/tensor.h"
 
 namespace seam {
 namespace {

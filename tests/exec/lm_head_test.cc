@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "exec_testing.h"
-#include "seam/exec.h"
+#include "seam/runtime/exec.h"
 #include "seam/verify.h"
 
 namespace seam {

@@ -5,7 +5,7 @@
 // add+norm), each bit-identical to the unsharded reference.
 #include <gtest/gtest.h>
 
-#include "seam/matrix.h"
+#include "seam/runtime/matrix.h"
 
 namespace seam {
 namespace {

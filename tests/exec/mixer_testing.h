@@ -21,8 +21,8 @@
 #include "numerics/mixer.h"
 #include "seam/model.h"
 #include "seam/stage.h"
-#include "seam/tensor.h"
-#include "seam/weights.h"
+#include "seam/runtime/tensor.h"
+#include "seam/runtime/weights.h"
 
 namespace seam::exec::testing {
 

@@ -1,7 +1,7 @@
 // safetensors: round trips of every dtype and shape, the byte layout of what
 // the writer emits, and one exact error message per malformed case the strict
 // reader refuses (plus truncated and corrupted files that must not crash).
-#include "seam/safetensors.h"
+#include "seam/runtime/safetensors.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 namespace seam {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "comm/canonical_order.h"
-#include "seam/mpi.h"
+#include "seam/runtime/mpi.h"
 
 namespace seam {
 namespace {

@@ -11,11 +11,12 @@
 #include <string_view>
 #include <vector>
 
-#include "seam/dump.h"
+#include "seam/runtime/dump.h"
 #include "seam/engine.h"
-#include "seam/exec.h"
+#include "seam/runtime/exec.h"
 #include "seam/model.h"
-#include "seam/mpi_options.h"
+#include "seam/model_source.h"
+#include "seam/runtime/mpi_options.h"
 #include "seam/plan_io.h"
 #include "seam/topology.h"
 #include "seam/wire.h"
@@ -130,13 +131,8 @@ Status SplitEngineArgs(int& argc, char** argv, EngineFlags& e);
 // --engine and -- go together.
 Status CheckEngineArgs(const EngineFlags& e);
 
-struct EngineChoice {
-  std::string hf_config;  // the config.json the model path names
-  Model model;
-  ParallelConfig config;
-  WireDtypes wire;
-  int replicas = 1;
-};
+// The engine's launch read (seam/engine.h), with what seam read past said
+// once on stderr.
 Expected<EngineChoice> FromEngine(const EngineFlags& e, int layers);
 CLI::Option* AddEngineFlag(CLI::App& cmd, EngineFlags& e);
 
@@ -221,8 +217,6 @@ struct CompareArgs {
   bool json = false;
   double max_seconds = 600;  // the estimated time a comparison may take
 };
-// --weight-dtype: bytes a parameter (bf16 2, fp8 1, ...).
-Expected<double> ParseWeightBytes(std::string_view text);
 int RunCompare(const CompareArgs& a);
 constexpr int kMaxGpus = 1024;  // --gpus: the enumeration grows with its divisors
 
@@ -240,11 +234,6 @@ int RunRun(const RunArgs& a);
 int RunPlan(const PlanArgs& a);
 int RunShow(const FileArgs& a);
 int RunDiff(const FileArgs& a);
-
-// The model a command names: a catalogue entry or a config.json (exactly
-// one of the two), cut to its first `layers` layers when that is above 0
-// (more than the model declares is an error).
-Expected<Model> ChooseModel(const std::string& name, const std::string& hf_config, int layers);
 
 // ", about N s left" at the rate since `start` (empty before the first or
 // after the last item): what a progress line adds.

@@ -11,6 +11,7 @@
 #include "seam/cost.h"
 #include "seam/files.h"
 #include "seam/hf_config.h"
+#include "seam/model_source.h"
 #include "seam/plan_io.h"
 #include "seam/rebind.h"
 #include "seam/verify.h"
@@ -66,28 +67,6 @@ int RunModels(bool json) {
                              e.source == "-" ? "none (tiny shape only)" : "configs/" + e.source);
   }
   return kOk;
-}
-
-Expected<Model> ChooseModel(const std::string& name, const std::string& hf_config, int layers) {
-  if (!name.empty() && !hf_config.empty()) {
-    return InvalidArgument(fmt::format("give a catalogue model or --hf-config, not both (got '{}' and --hf-config {})",
-                                       name, hf_config));
-  }
-  if (name.empty() && hf_config.empty()) {
-    return InvalidArgument("name a catalogue model (see `seam models`) or give --hf-config PATH");
-  }
-  if (layers < 0) return InvalidArgument(fmt::format("--layers {} must be at least 1", layers));
-  Expected<Model> model = hf_config.empty() ? CatalogueModel(name) : LoadHfConfig(hf_config);
-  if (!model) return model.error();
-  Model m = *std::move(model);
-  // A model declares its layers one by one (NAS blocks, hybrid patterns), so
-  // there is no layer past the last to repeat: cutting is all --layers does.
-  if (layers > m.num_layers) {
-    return InvalidArgument(fmt::format("--layers {} is more than the {} layers {} declares", layers, m.num_layers,
-                                       hf_config.empty() ? m.name : hf_config));
-  }
-  if (layers > 0) m.num_layers = layers;
-  return m;
 }
 
 int RunPlan(const PlanArgs& a) {

@@ -132,13 +132,6 @@ Json EngineJson(const std::optional<EngineChoice>& e, std::optional<Engine> name
 
 }  // namespace
 
-Expected<double> ParseWeightBytes(std::string_view text) {
-  if (text == "bf16" || text == "fp16") return 2.0;
-  if (text == "fp8") return 1.0;
-  if (text == "fp32") return 4.0;
-  return InvalidArgument(fmt::format("'{}' is not a weight dtype: bf16, fp16, fp8 or fp32", text));
-}
-
 int RunCompare(const CompareArgs& a) {
   if (Status s = CheckEngineArgs(a.engine); !s.ok()) return Fail(s.error());
   Expected<WireDtypes> wire = ToWire(a.wire);

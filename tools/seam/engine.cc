@@ -10,19 +10,13 @@
 namespace seam::cli {
 
 Expected<EngineChoice> FromEngine(const EngineFlags& e, int layers) {
-  Expected<EngineLaunch> launch = ParseEngineArgs(*e.engine, e.args);
-  if (!launch) return launch.error();
-  Expected<std::string> config = ConfigPathOf(*launch);
-  if (!config) return config.error();
-  Expected<Model> model = ChooseModel("", *config, layers);
-  if (!model) return model.error();
-  Expected<EngineTranslation> t = Translate(*launch, *model);
-  if (!t) return t.error();
-  std::cerr << fmt::format("seam: {} flags read as: {} (model {})\n", DisplayName(*e.engine), t->seam_flags, *config);
-  for (const std::string& n : t->notes) std::cerr << "seam: " << n << "\n";
-  for (const std::string& i : launch->ignored) std::cerr << "seam: ignored " << i << "\n";
-  return EngineChoice{.hf_config = *config, .model = *std::move(model), .config = t->config, .wire = t->wire,
-                      .replicas = t->replicas};
+  Expected<EngineChoice> c = ChooseEngineLaunch(*e.engine, e.args, layers);
+  if (!c) return c.error();
+  std::cerr << fmt::format("seam: {} flags read as: {} (model {})\n", DisplayName(*e.engine), c->seam_flags,
+                           c->hf_config);
+  for (const std::string& n : c->notes) std::cerr << "seam: " << n << "\n";
+  for (const std::string& i : c->ignored) std::cerr << "seam: ignored " << i << "\n";
+  return c;
 }
 
 Status SplitEngineArgs(int& argc, char** argv, EngineFlags& e) {

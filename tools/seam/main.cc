@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "cli.h"
+#include "seam/cost.h"
+#include "seam/version.h"
 
 int main(int argc, char** argv) {
   using namespace seam::cli;
@@ -15,6 +17,7 @@ int main(int argc, char** argv) {
   EngineFlags engine_args;
   (void)SplitEngineArgs(argc, argv, engine_args);
   app.require_subcommand(1);
+  app.set_version_flag("--version", "seam " SEAM_VERSION_STRING, "print seam's version and exit");
 
   bool models_json = false;
   CLI::App* models_cmd = app.add_subcommand("models", "list the model catalogue");
@@ -122,7 +125,7 @@ int main(int argc, char** argv) {
   AddCount(*compare_cmd, "--prefill", compare.prefill, 1, kMaxTokens, "tokens of a prefill")->default_str("4096");
   AddCount(*compare_cmd, "--context", compare.context, 1, kMaxTokens, "tokens each sequence caches")
       ->default_str("4096");
-  AddParsed(*compare_cmd, "--weight-dtype", compare.weight_bytes, ParseWeightBytes,
+  AddParsed(*compare_cmd, "--weight-dtype", compare.weight_bytes, seam::ParseWeightBytes,
             "the weights' dtype: bf16 (default), fp16, fp8 or fp32")
       ->default_str("bf16");
   AddWireFlags(*compare_cmd, compare.wire);
@@ -155,7 +158,7 @@ int main(int argc, char** argv) {
     std::cerr << "seam: " << e.what() << "\n";  // a flag's value: the message names the flag
     return kBadInput;
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::cerr << "seam: " << e.what() << "\nRun with --help for more information.\n";
     return kBadInput;
   }

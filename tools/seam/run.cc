@@ -9,11 +9,11 @@
 #include "cli.h"
 #include "seam/bind.h"
 #include "seam/checked.h"
-#include "seam/dump.h"
+#include "seam/runtime/dump.h"
 #include "seam/files.h"
-#include "seam/hf_checkpoint.h"
-#include "seam/exec.h"
-#include "seam/matrix.h"
+#include "seam/runtime/hf_checkpoint.h"
+#include "seam/runtime/exec.h"
+#include "seam/runtime/matrix.h"
 
 namespace seam::cli {
 namespace {

@@ -7,7 +7,7 @@
 #include "cli.h"
 
 #ifdef SEAM_HAVE_MPI
-#include "seam/mpi.h"
+#include "seam/runtime/mpi.h"
 #endif
 
 namespace seam::cli {

@@ -1,4 +1,4 @@
-// seam/tensor.h — a row-major matrix of floats, and the storage dtypes.
+// seam/runtime/tensor.h — a row-major matrix of floats, and the storage dtypes.
 //
 // Compute is always fp32. A bf16 run stores values rounded to bf16 (round to
 // nearest, ties to even) at the points the kernels define, kept in floats, so

@@ -1,8 +1,8 @@
-// seam/dump.h — what a run writes for other tools, and checkpoints it reads.
+// seam/runtime/dump.h — what a run writes for other tools, and checkpoints it reads.
 //
 // A dump directory holds the weights, the inputs and the final hidden
 // states as safetensors files. For every family transformers implements the
-// weights are a Hugging Face checkpoint (seam/hf_checkpoint.h), and the
+// weights are a Hugging Face checkpoint (seam/runtime/hf_checkpoint.h), and the
 // final hidden states are HF's last_hidden_state for the dumped input_ids and
 // positions.
 //
@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include "seam/batch.h"
+#include "seam/runtime/batch.h"
 #include "seam/model.h"
-#include "seam/tensor.h"
-#include "seam/weights.h"
+#include "seam/runtime/tensor.h"
+#include "seam/runtime/weights.h"
 
 namespace seam {
 

@@ -1,4 +1,4 @@
-// seam/exec.h — running bound plans on numbers (the reference: seam/reference.h).
+// seam/runtime/exec.h — running bound plans on numbers (the reference: seam/runtime/reference.h).
 //
 // RunPlans interprets every rank's plan step by step on one thread per rank
 // (or records the calls without data), with the pipeline transport of the
@@ -16,12 +16,12 @@
 #include <optional>
 #include <vector>
 
-#include "seam/batch.h"
-#include "seam/comm.h"
+#include "seam/runtime/batch.h"
+#include "seam/runtime/comm.h"
 #include "seam/model.h"
 #include "seam/plan.h"
-#include "seam/reference.h"
-#include "seam/weights.h"
+#include "seam/runtime/reference.h"
+#include "seam/runtime/weights.h"
 
 namespace seam {
 

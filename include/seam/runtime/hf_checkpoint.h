@@ -1,4 +1,4 @@
-// seam/hf_checkpoint.h — Hugging Face checkpoints of every family seam runs
+// seam/runtime/hf_checkpoint.h — Hugging Face checkpoints of every family seam runs
 // that transformers implements: config.json as the family's config class
 // reads it, and model.safetensors with the family's tensor names and layouts
 // (GPT-OSS's stacked experts, Qwen3-Next's zero-centred norms and gated
@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include "seam/checkpoint.h"
+#include "seam/runtime/checkpoint.h"
 #include "seam/model.h"
-#include "seam/tensor.h"
-#include "seam/weights.h"
+#include "seam/runtime/tensor.h"
+#include "seam/runtime/weights.h"
 
 namespace seam {
 

@@ -1,4 +1,4 @@
-// seam/weights.h — a model's weights: their names and shapes, generated
+// seam/runtime/weights.h — a model's weights: their names and shapes, generated
 // deterministically, or loaded from a checkpoint.
 //
 // Each weight is one full tensor ([out, in] for a linear layer); every rank
@@ -18,7 +18,7 @@
 
 #include "seam/model.h"
 #include "seam/weight_specs.h"
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 namespace seam {
 

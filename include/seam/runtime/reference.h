@@ -1,4 +1,4 @@
-// seam/reference.h — the unsharded model, and how every run rounds and sums.
+// seam/runtime/reference.h — the unsharded model, and how every run rounds and sums.
 //
 // The reference runs a model and its weights on one rank, one token at a
 // time, with the same numerics as a sharded run: the same storage dtype and
@@ -10,11 +10,11 @@
 
 #include <vector>
 
-#include "seam/batch.h"
+#include "seam/runtime/batch.h"
 #include "seam/model.h"
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 #include "seam/topology.h"
-#include "seam/weights.h"
+#include "seam/runtime/weights.h"
 
 namespace seam {
 

@@ -1,4 +1,4 @@
-// seam/safetensors.h — reading and writing the safetensors format.
+// seam/runtime/safetensors.h — reading and writing the safetensors format.
 //
 // A file is an 8-byte little-endian header length N, N bytes of UTF-8 JSON
 // (tensor name -> {"dtype", "shape", "data_offsets": [begin, end]}, plus an

@@ -1,4 +1,4 @@
-// seam/checkpoint.h — the tensors of a Hugging Face checkpoint directory:
+// seam/runtime/checkpoint.h — the tensors of a Hugging Face checkpoint directory:
 // model.safetensors, or the shard files that model.safetensors.index.json
 // names in its "weight_map" (tensor name -> file in the same directory).
 // Files are mapped and tensors decoded one at a time, when asked.
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "seam/safetensors.h"
+#include "seam/runtime/safetensors.h"
 
 namespace seam {
 

@@ -1,4 +1,4 @@
-// seam/gemm.h — the row- and column-invariant matrix product.
+// seam/runtime/gemm.h — the row- and column-invariant matrix product.
 //
 // y[m][n] = sum over k of x[m][k] * w[n][k], with w stored as [out, in]
 // (a Linear layer's weight). Every element is accumulated in one fixed order
@@ -16,8 +16,8 @@
 #include <span>
 #include <vector>
 
-#include "seam/tensor.h"
-#include "seam/tree_sum.h"  // how GemmBlocks' parts are summed
+#include "seam/runtime/tensor.h"
+#include "seam/runtime/tree_sum.h"  // how GemmBlocks' parts are summed
 
 namespace seam {
 

@@ -1,4 +1,4 @@
-// seam/batch.h — a batch of requests, and where its rows sit on each rank.
+// seam/runtime/batch.h — a batch of requests, and where its rows sit on each rank.
 //
 // Requests go to attention-DP groups round robin (request i to group
 // i % attn_dp); the ranks order rows DP-group-major: group 0's requests in

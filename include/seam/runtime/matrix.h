@@ -1,4 +1,4 @@
-// seam/matrix.h — a model run across a grid of configurations, each checked
+// seam/runtime/matrix.h — a model run across a grid of configurations, each checked
 // bit for bit against the unsharded reference.
 //
 // The grid varies one thing at a time around a set of base configurations:
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "seam/exec.h"
+#include "seam/runtime/exec.h"
 
 namespace seam {
 

@@ -1,4 +1,4 @@
-// seam/comm.h — one interface for collectives, with backends behind it.
+// seam/runtime/comm.h — one interface for collectives, with backends behind it.
 //
 // A backend provides two primitives: an exchange (every member hands one
 // tensor to every member: an all-to-all-v) and point-to-point send/recv.
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "seam/layout.h"
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 namespace seam {
 

@@ -1,4 +1,4 @@
-// seam/mpi.h — ranks as MPI processes, behind the same Comm interface.
+// seam/runtime/mpi.h — ranks as MPI processes, behind the same Comm interface.
 //
 // One process per global rank (`mpirun -np N`, N = tp x pp). The groups of
 // the topology (attention TP, TP, attention-DP peers, the dense FFN's) become
@@ -19,9 +19,9 @@
 #include <string>
 #include <string_view>
 
-#include "seam/comm.h"
-#include "seam/exec.h"
-#include "seam/mpi_options.h"
+#include "seam/runtime/comm.h"
+#include "seam/runtime/exec.h"
+#include "seam/runtime/mpi_options.h"
 #include "seam/topology.h"
 
 namespace seam {

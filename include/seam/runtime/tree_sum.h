@@ -1,4 +1,4 @@
-// seam/tree_sum.h — the canonical order of every sum.
+// seam/runtime/tree_sum.h — the canonical order of every sum.
 //
 // Parts are summed by the fixed binary tree over their order, so a sum's
 // bits depend on its parts and their order alone, never on who adds them:
@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <span>
 
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 namespace seam {
 

@@ -1,4 +1,4 @@
-// seam/kernels.h — row-wise kernels, shared by the sharded runs and the
+// seam/runtime/kernels.h — row-wise kernels, shared by the sharded runs and the
 // unsharded reference so both do the same arithmetic in the same order.
 //
 // Every kernel is row-invariant: a row's result depends on that row (and,
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "seam/model.h"
-#include "seam/tensor.h"
+#include "seam/runtime/tensor.h"
 
 namespace seam {
 

@@ -1,5 +1,5 @@
-// seam/mpi_options.h — how an MPI job runs: its collectives' mode, its
-// deadline and an injected fault. Apart from seam/mpi.h so that a caller
+// seam/runtime/mpi_options.h — how an MPI job runs: its collectives' mode, its
+// deadline and an injected fault. Apart from seam/runtime/mpi.h so that a caller
 // built without MPI (the command line) can parse and check them too.
 //
 //   Expected<Fault> f = ParseFault("3:kill@2");

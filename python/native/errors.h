@@ -1,0 +1,28 @@
+// seam's errors as Python exceptions: each Error becomes the seam.Error
+// subclass of its code (seam/_errors.py), carrying its message, kind, stage
+// and rule.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include "seam/error.h"
+
+namespace seam::python {
+
+[[noreturn]] void Raise(const Error& e);
+
+// The value of an Expected, or its error raised.
+template <class T>
+T Take(Expected<T> e) {
+  if (!e) Raise(e.error());
+  return *std::move(e);
+}
+inline void Check(const Status& s) {
+  if (!s.ok()) Raise(s.error());
+}
+
+// Translates seam's thrown errors (Failure, InternalError) met anywhere in
+// the module.
+void RegisterErrors();
+
+}  // namespace seam::python

@@ -21,7 +21,7 @@ install(TARGETS ${seam_targets} EXPORT seamTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 set(mpi_header_rule)
 if(NOT SEAM_WITH_MPI)
-  set(mpi_header_rule PATTERN mpi.h EXCLUDE PATTERN mpi_options.h EXCLUDE)
+  set(mpi_header_rule PATTERN mpi.h EXCLUDE)
 endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/seam DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h" ${mpi_header_rule})

@@ -132,3 +132,11 @@ def test_values_are_frozen():
         rank.pp_rank = 3
     with pytest.raises(AttributeError):
         rank.line().stages[0].entry[0].kind = "ar"
+
+
+def test_pp_split_names_the_pipeline_ranks():
+    p = seam.plan("llama", tp=2, pp_split=[1, 3])
+    assert [r.layers for r in p.ranks] == [(0, 1), (1, 4)]
+    assert all(r.config.pp == 2 and r.config.pp_split == (1, 3) for r in p.ranks)
+    with pytest.raises(seam.BadInput):
+        seam.plan("llama", tp=2, pp=3, pp_split=[1, 3])

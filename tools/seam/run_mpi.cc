@@ -15,8 +15,8 @@ namespace seam::cli {
 #ifndef SEAM_HAVE_MPI
 
 int RunOnMpi(const RunArgs&, const ParallelConfig&) {
-  return Fail(InvalidArgument("this seam was built without MPI; install libopenmpi-dev and openmpi-bin and rebuild "
-                              "(scripts/deps libopenmpi-dev openmpi-bin)"));
+  return Fail(InvalidArgument("this seam was built without MPI: ./scripts/build installs OpenMPI (libopenmpi-dev, "
+                              "openmpi-bin) with the rest of what the suite needs and rebuilds with it"));
 }
 
 #else

@@ -73,6 +73,7 @@ py::dict RunModel(const std::string& model, const std::string& hf_config, int la
     return Finished{std::move(out), std::move(ref), std::move(logits)};
   }();
   const Finished& f = Take(std::move(done));
+  Check(CheckFinite(f.out, f.reference, f.reference_logits));
   py::list ranks;
   for (const CommStats& s : f.out.ranks) {
     py::dict r;

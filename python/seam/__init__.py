@@ -240,7 +240,9 @@ def run(model: str | os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_t
     drawn from ``seed``, and the unsharded reference on the same weights
     (``seam run``). ``dtype`` is ``"fp32"`` or ``"bf16"``. Refuses (BadInput)
     a run larger than ``max_memory`` bytes (0: what the system has free) or
-    whose attention alone would take more than ``max_seconds``."""
+    whose attention alone would take more than ``max_seconds``; raises
+    :class:`CheckFailed` when an output holds a NaN or an infinity (nothing
+    was computed to compare), whatever it equals."""
     name, config = _model_args(model)
     cfg = _config(tp, attn_dp, dense_tp, ep, moe, reduction, input_scattered, dp_lm_head, pp, pp_split)
     a = _seam.RunArgs()

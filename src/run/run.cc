@@ -86,4 +86,15 @@ Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weight
   return out;
 }
 
+Status CheckFinite(const RunOutput& out, const Tensor& reference, const Tensor& reference_logits) {
+  for (const auto& [what, t] : {std::pair{"the run's output", &out.hidden}, std::pair{"the reference", &reference},
+                                std::pair{"the run's logits", &out.logits},
+                                std::pair{"the reference logits", &reference_logits}}) {
+    if (const std::string where = FirstNonFinite(*t); !where.empty()) {
+      return FailedCheck(fmt::format("{} holds {}: nothing was computed to compare", what, where));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace seam

@@ -199,13 +199,7 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
   Expected<Tensor> ref = RunReference(m, p.loaded.weights, p.batch, NumericsOf(cfg, p.dtype));
   if (!ref) return Fail(ref.error());
   const Tensor logits = ReferenceLogits(*ref, p.loaded.weights, p.dtype);
-  // Output that is not finite is a failed check whatever it equals.
-  for (const auto& [what, t] : {std::pair{"the run's output", &out.hidden}, std::pair{"the reference", &*ref},
-                                std::pair{"the run's logits", &out.logits}, std::pair{"the reference logits", &logits}}) {
-    if (const std::string where = FirstNonFinite(*t); !where.empty()) {
-      return Fail(FailedCheck(fmt::format("{} holds {}: nothing was computed to compare", what, where)));
-    }
-  }
+  if (Status s = CheckFinite(out, *ref, logits); !s.ok()) return Fail(s.error());
   // The final hidden states and the logits both, bit for bit.
   const bool same = out.hidden == *ref && out.logits == logits;
   const double diff = std::max(MaxAbsDiff(out.hidden, *ref), MaxAbsDiff(out.logits, logits));

@@ -81,6 +81,11 @@ struct RunOutput {
 Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
                              const RunOptions& options);
 
+// Output that is not finite is a failed check whatever it equals: the first
+// of the run's and the reference's hidden states and logits holding a NaN or
+// an infinity, named, as a FailedCheck.
+Status CheckFinite(const RunOutput& out, const Tensor& reference, const Tensor& reference_logits);
+
 // One rank's share of a run: on the last pipeline rank its attention rows of
 // the final hidden states (none elsewhere), and what it sent.
 struct RankOutput {

@@ -10,17 +10,13 @@
 #include "errors.h"
 #include "seam/compare.h"
 #include "seam/engine.h"
+#include "seam/limits.h"
 #include "seam/plan_io.h"
 
 namespace py = pybind11;
 
 namespace seam::python {
 namespace {
-
-// The command line's bounds: the enumeration grows with the divisors of the
-// GPUs, the cache with the tokens.
-constexpr int kMaxGpus = 1024;
-constexpr int kMaxTokens = 1 << 20;
 
 void CheckCount(const char* name, int value, int hi) {
   if (value < 1 || value > hi) Raise(InvalidArgument(fmt::format("{}={} is not in [1, {}]", name, value, hi)));

@@ -5,15 +5,12 @@
 #include <utility>
 
 #include "errors.h"
+#include "seam/limits.h"
 #include "seam/model_source.h"
 
 namespace seam::python {
 
 namespace {
-
-// The command line's bound on each size (a plan of more ranks is not a
-// machine anyone runs, and its tables grow with the ranks).
-constexpr int kMaxRanks = 65536;
 
 void CheckRange(const char* name, int value) {
   if (value > kMaxRanks) Raise(InvalidArgument(fmt::format("{}={} is more than {} ranks", name, value, kMaxRanks)));

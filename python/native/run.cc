@@ -11,14 +11,13 @@
 #include "config.h"
 #include "errors.h"
 #include "seam/checked.h"
+#include "seam/limits.h"
 #include "seam/runtime/exec.h"
 
 namespace py = pybind11;
 
 namespace seam::python {
 namespace {
-
-constexpr int kMaxTokens = 1 << 20;  // the command line's bound on --tokens and --requests
 
 struct RunArgs {
   int tokens = 32;
@@ -53,8 +52,8 @@ py::dict RunModel(const std::string& model, const std::string& hf_config, int la
   for (const auto& [name, v] : {std::pair{"tokens", a.tokens}, {"requests", a.requests}}) {
     if (v < 1 || v > kMaxTokens) Raise(InvalidArgument(fmt::format("{}={} is not in [1, {}]", name, v, kMaxTokens)));
   }
-  if (!(a.timeout >= 1e-3 && a.timeout <= 86400)) {
-    Raise(InvalidArgument(fmt::format("timeout={} is not in [0.001, 86400] seconds", a.timeout)));
+  if (!(a.timeout >= kMinSeconds && a.timeout <= kMaxSeconds)) {
+    Raise(InvalidArgument(fmt::format("timeout={} is not in [{:g}, {:g}] seconds", a.timeout, kMinSeconds, kMaxSeconds)));
   }
   const ParallelConfig cfg = ConfigOf(c);
   const Dtype dtype = Take(ParseDtype(a.dtype));

@@ -13,6 +13,7 @@
 
 #include "seam/runtime/dump.h"
 #include "seam/engine.h"
+#include "seam/limits.h"
 #include "seam/runtime/exec.h"
 #include "seam/model.h"
 #include "seam/model_source.h"
@@ -48,13 +49,14 @@ CLI::Option* AddParsed(CLI::App& cmd, const std::string& flag, T& out, Parse par
       help);
 }
 
-// The ranges of the command line's numbers, checked as it is read.
-constexpr int kMaxRanks = 65536;        // --tp, --attn-dp, --dense-tp, --ep, --pp
-constexpr int kMaxLayerCount = 100000;  // --layers, each --pp-split count (a config's own limit)
-constexpr int kMaxTokens = 1 << 20;     // --tokens, --requests
-constexpr int kMaxJobs = 256;           // --jobs
-constexpr double kMinSeconds = 1e-3;    // --timeout
-constexpr double kMaxSeconds = 86400;
+// The ranges of the command line's numbers (seam/limits.h), checked as it is read.
+using ::seam::kMaxGpus;
+using ::seam::kMaxLayerCount;
+using ::seam::kMaxRanks;
+using ::seam::kMaxSeconds;
+using ::seam::kMaxTokens;
+using ::seam::kMinSeconds;
+constexpr int kMaxJobs = 256;  // --jobs
 
 // An integer in [lo, hi]; a seed (any uint64, digits only); seconds in
 // [kMinSeconds, kMaxSeconds]; a path that is not empty.
@@ -218,7 +220,6 @@ struct CompareArgs {
   double max_seconds = 600;  // the estimated time a comparison may take
 };
 int RunCompare(const CompareArgs& a);
-constexpr int kMaxGpus = 1024;  // --gpus: the enumeration grows with its divisors
 
 struct SweepArgs {
   int max_stages = 5;

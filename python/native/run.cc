@@ -5,7 +5,6 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
-#include <limits>
 
 #include "compare.h"
 #include "config.h"
@@ -35,12 +34,6 @@ py::array_t<float> ArrayOf(const Tensor& t) {
   return a;
 }
 
-int64_t MemoryLimit(const RunArgs& a) {
-  if (a.max_memory > 0) return a.max_memory;
-  const int64_t available = AvailableMemory();
-  return available > 0 ? available : std::numeric_limits<int64_t>::max();
-}
-
 struct Finished {
   RunOutput out;
   Tensor reference;
@@ -59,7 +52,7 @@ py::dict RunModel(const std::string& model, const std::string& hf_config, int la
   const Dtype dtype = Take(ParseDtype(a.dtype));
   const Model m = ModelOf(model, hf_config, layers);
   Check(CheckRunnable(m, cfg));
-  Check(CheckRunMemory(m, cfg, a.tokens, MemoryLimit(a)));
+  Check(CheckRunMemory(m, cfg, a.tokens, RunMemoryLimit(a.max_memory)));
   const Pipeline plans = Take(BindPipelineChecked(m, cfg));
   const Batch batch = Take(RandomBatch(a.tokens, a.requests, m.dims->vocab, a.seed));
   Check(CheckRunSeconds(m, batch, a.max_seconds));
@@ -77,7 +70,7 @@ py::dict RunModel(const std::string& model, const std::string& hf_config, int la
   for (const CommStats& s : f.out.ranks) {
     py::dict r;
     r["collectives"] = s.calls();
-    r["bytes_sent"] = 4 * s.elements_sent();  // float32 elements, as `seam run` counts them
+    r["bytes_sent"] = BytesSent(s.elements_sent());
     ranks.append(r);
   }
   py::dict d;

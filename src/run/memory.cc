@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 
 #include "seam/runtime/exec.h"
 #include "seam/stage_shape.h"
@@ -100,6 +101,12 @@ int64_t AvailableMemory() {
     if (key == "MemAvailable:") return kib * 1024;
   }
   return 0;
+}
+
+int64_t RunMemoryLimit(int64_t max_memory) {
+  if (max_memory > 0) return max_memory;
+  const int64_t available = AvailableMemory();
+  return available > 0 ? available : std::numeric_limits<int64_t>::max();
 }
 
 }  // namespace seam

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <iostream>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -25,13 +24,6 @@ std::string Bytes(int64_t elements) {
   return fmt::format("{:.0f} B", b);
 }
 
-// --max-memory, or what the system has available now.
-int64_t MemoryLimit(const RunArgs& a) {
-  if (a.max_memory > 0) return a.max_memory;
-  const int64_t available = AvailableMemory();
-  return available > 0 ? available : std::numeric_limits<int64_t>::max();
-}
-
 // A Hugging Face checkpoint: its config and headers are read first, so the
 // sharding and the memory are checked before a value is decoded.
 Expected<LoadedModel> LoadCheckpoint(const RunArgs& a, const ParallelConfig* cfg) {
@@ -48,7 +40,7 @@ Expected<LoadedModel> LoadCheckpoint(const RunArgs& a, const ParallelConfig* cfg
   if (!c) return c.error();
   if (cfg != nullptr) {
     SEAM_RETURN_IF_ERROR(CheckRunnable(c->model, *cfg));
-    SEAM_RETURN_IF_ERROR(CheckRunMemory(c->model, *cfg, a.tokens, MemoryLimit(a)));
+    SEAM_RETURN_IF_ERROR(CheckRunMemory(c->model, *cfg, a.tokens, RunMemoryLimit(a.max_memory)));
   }
   if (a.backend == RunBackend::kRecord) return LoadedModel{c->model, Weights(), c->dtype};
   Expected<Weights> w = ReadHfWeights(*c);
@@ -73,14 +65,11 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, const ParallelConfig* cfg) {
   // The record backend runs no kernels: a real-size model's plan is counted
   // without a byte of weights.
   if (a.backend == RunBackend::kRecord) return LoadedModel{model, Weights(), a.dtype};
-  if (cfg != nullptr) SEAM_RETURN_IF_ERROR(CheckRunMemory(model, *cfg, a.tokens, MemoryLimit(a)));
+  if (cfg != nullptr) SEAM_RETURN_IF_ERROR(CheckRunMemory(model, *cfg, a.tokens, RunMemoryLimit(a.max_memory)));
   Expected<Weights> w = GenerateWeights(model, a.seed, a.dtype);
   if (!w) return w.error();
   return LoadedModel{model, *std::move(w), a.dtype};
 }
-
-// Bytes sent, as Bytes() counts them.
-int64_t BytesSent(int64_t elements) { return 4 * elements; }
 
 Json RanksJson(const RunOutput& out) {
   Json ranks = Json::array();

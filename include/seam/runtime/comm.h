@@ -50,6 +50,8 @@ struct CommStats {
   int64_t calls() const;
   int64_t elements_sent() const;
 };
+// The bytes `elements` float32 elements are on the wire, as runs report them.
+constexpr int64_t BytesSent(int64_t elements) { return 4 * elements; }
 
 class Comm {
  public:

@@ -52,6 +52,9 @@ Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, int
 // The memory the system could give this process now (MemAvailable), or 0
 // when it cannot tell.
 int64_t AvailableMemory();
+// The bytes a run may take: `max_memory` when above 0, else what the system
+// has available, else (it cannot tell) no limit.
+int64_t RunMemoryLimit(int64_t max_memory);
 
 // Attention's cost grows with the square of each request's length: the
 // multiply-adds of every attention stage's scores and weighted values over

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -58,5 +59,10 @@ double EstimatedSeconds(const Model& m, const CompareOptions& o);
 
 // The command-line flags of a candidate (seam's, with --replicas).
 std::string FlagsOf(const Candidate& c);
+
+// A ranked candidate as `seam compare --format json` writes it (and the
+// Python package reads it): its flags without the replicas, the replicas,
+// its resolved configuration, times, bytes and memory.
+nlohmann::ordered_json CandidateJson(const Candidate& c, int rank);
 
 }  // namespace seam

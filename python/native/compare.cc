@@ -9,9 +9,7 @@
 #include "config.h"
 #include "errors.h"
 #include "seam/compare.h"
-#include "seam/engine.h"
 #include "seam/limits.h"
-#include "seam/plan_io.h"
 
 namespace py = pybind11;
 
@@ -34,24 +32,6 @@ struct CompareArgs {
   std::optional<std::string> dispatch_dtype;
   double max_seconds = 600;
 };
-
-py::dict CandidateDict(const Candidate& k, int rank) {
-  py::dict d;
-  d["rank"] = rank;
-  d["flags"] = SeamFlags(k.config, {});  // as the JSON report: the replicas apart
-  d["replicas"] = k.replicas;
-  d["config_json"] = ConfigJson(k.config).dump();
-  d["decode_seconds"] = k.cost.decode_seconds;
-  d["pipeline_seconds"] = k.cost.pipeline_seconds;
-  d["prefill_seconds_per_token"] = k.cost.prefill_seconds_per_token;
-  d["bytes_per_token"] = k.cost.bytes_per_token;
-  d["network_bytes_per_token"] = k.cost.network_bytes_per_token;
-  d["busiest_pp_rank"] = k.cost.busiest_pp_rank;
-  d["weight_bytes_per_gpu"] = k.memory.weights;
-  d["cache_bytes_per_gpu"] = k.memory.cache;
-  d["fits"] = k.fits;
-  return d;
-}
 
 py::dict CompareModel(const std::string& model, const std::string& hf_config, int layers, const CompareArgs& a) {
   CheckCount("gpus", a.gpus, kMaxGpus);
@@ -78,8 +58,10 @@ py::dict CompareModel(const std::string& model, const std::string& hf_config, in
     return Compare(m, o);
   }();
   const Comparison& done = Take(std::move(c));
-  py::list ranked;
-  for (size_t i = 0; i < done.ranked.size(); ++i) ranked.append(CandidateDict(done.ranked[i], static_cast<int>(i) + 1));
+  py::list ranked;  // each candidate's JSON, as seam compare --format json writes it
+  for (size_t i = 0; i < done.ranked.size(); ++i) {
+    ranked.append(CandidateJson(done.ranked[i], static_cast<int>(i) + 1).dump());
+  }
   py::dict out;
   out["model"] = m.name;
   out["hardware"] = hw.name;

@@ -207,9 +207,9 @@ def compare(model: str | os.PathLike[str], *, gpus: int, nodes: int = 1, hardwar
     n = 0 if layers is None else _int("layers", layers, 1)
     d = _seam.compare(name, config, n, a)
     ranked = []
-    for c in d["ranked"]:
-        c = dict(c)
-        c["config"] = config_of(json.loads(c.pop("config_json")))
+    for text in d["ranked"]:
+        c = json.loads(text)
+        c["config"] = config_of(c["config"])
         ranked.append(Candidate(**c))
     return Comparison(model=d["model"], hardware=d["hardware"], ranked=tuple(ranked), rejected=dict(d["rejected"]),
                       considered=d["considered"], merged=d["merged"])

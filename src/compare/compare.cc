@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
 
 #include "seam/checked.h"
 #include "seam/engine.h"
+#include "seam/plan_io.h"
 
 namespace seam {
 namespace {
@@ -123,6 +125,22 @@ std::string FlagsOf(const Candidate& c) {
   std::string flags = SeamFlags(c.config, {});
   if (c.replicas > 1) flags += fmt::format(" (x{} replicas)", c.replicas);
   return flags;
+}
+
+nlohmann::ordered_json CandidateJson(const Candidate& k, int rank) {
+  return {{"rank", rank},
+          {"flags", SeamFlags(k.config, {})},
+          {"replicas", k.replicas},
+          {"config", ConfigJson(k.config)},
+          {"decode_seconds", k.cost.decode_seconds},
+          {"pipeline_seconds", k.cost.pipeline_seconds},
+          {"prefill_seconds_per_token", k.cost.prefill_seconds_per_token},
+          {"bytes_per_token", k.cost.bytes_per_token},
+          {"network_bytes_per_token", k.cost.network_bytes_per_token},
+          {"busiest_pp_rank", k.cost.busiest_pp_rank},
+          {"weight_bytes_per_gpu", k.memory.weights},
+          {"cache_bytes_per_gpu", k.memory.cache},
+          {"fits", k.fits}};
 }
 
 Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {

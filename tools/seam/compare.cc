@@ -54,20 +54,7 @@ std::string Table(const Comparison& c, int top) {
 Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, int top, Json engine) {
   Json ranked = Json::array();
   for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) {
-    const Candidate& k = c.ranked[i];
-    ranked.push_back({{"rank", i + 1},
-                      {"flags", SeamFlags(k.config, {})},
-                      {"replicas", k.replicas},
-                      {"config", ConfigJson(k.config)},
-                      {"decode_seconds", k.cost.decode_seconds},
-                      {"pipeline_seconds", k.cost.pipeline_seconds},
-                      {"prefill_seconds_per_token", k.cost.prefill_seconds_per_token},
-                      {"bytes_per_token", k.cost.bytes_per_token},
-                      {"network_bytes_per_token", k.cost.network_bytes_per_token},
-                      {"busiest_pp_rank", k.cost.busiest_pp_rank},
-                      {"weight_bytes_per_gpu", k.memory.weights},
-                      {"cache_bytes_per_gpu", k.memory.cache},
-                      {"fits", k.fits}});
+    ranked.push_back(CandidateJson(c.ranked[i], static_cast<int>(i) + 1));
   }
   Json rejected = Json::object();
   for (const auto& [reason, n] : c.rejected) rejected[reason] = n;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "seam/model.h"
 #include "seam/plan.h"
 
 namespace seam {
@@ -34,6 +35,11 @@ Expected<std::string> ToSvg(const Pipeline& ranks);
 // A parallel configuration as the plan's "config" object, resolved (dense_tp
 // and ep as sizes); run and compare reports write the same object.
 nlohmann::ordered_json ConfigJson(const ParallelConfig& c);
+
+// A catalogue entry as `seam models --format json` lists it (and the Python
+// package reads it): name, summary, stage pattern, features and the real
+// config.json its full size comes from (null: the tiny shape only).
+nlohmann::ordered_json ModelJson(const CatalogueEntry& e);
 
 // JSON with every fact of the plan; "bytes_per_token" fields are derived and
 // written for readers, and ignored when read back.

@@ -4,6 +4,8 @@
 
 #include <pybind11/stl.h>
 
+#include <nlohmann/json.hpp>
+
 #include "config.h"
 #include "errors.h"
 #include "seam/checked.h"
@@ -19,17 +21,10 @@ namespace py = pybind11;
 namespace seam::python {
 namespace {
 
+// Each entry's JSON, as seam models --format json lists it.
 py::list Models() {
   py::list out;
-  for (const CatalogueEntry& e : Catalogue()) {
-    py::dict m;
-    m["name"] = e.name;
-    m["summary"] = e.summary;
-    m["stages"] = PatternOf(e.make());
-    m["features"] = e.features;
-    m["real_config"] = e.source == "-" ? py::object(py::none()) : py::object(py::str("configs/" + e.source));
-    out.append(m);
-  }
+  for (const CatalogueEntry& e : Catalogue()) out.append(ModelJson(e).dump());
   return out;
 }
 

@@ -51,7 +51,7 @@ class Model:
 
 def models() -> list[Model]:
     """The catalogue of model families seam knows (``seam models``)."""
-    return [Model(**m) for m in _seam.models()]
+    return [Model(**json.loads(m)) for m in _seam.models()]
 
 
 def _model_args(model: str | os.PathLike[str]) -> tuple[str, str]:

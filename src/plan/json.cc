@@ -309,6 +309,14 @@ Expected<Pipeline> PipelineFromJson(std::string_view text) {
   }
 }
 
+nlohmann::ordered_json ModelJson(const CatalogueEntry& e) {
+  return {{"name", e.name},
+          {"summary", e.summary},
+          {"stages", PatternOf(e.make())},
+          {"features", e.features},
+          {"real_config", e.source == "-" ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json("configs/" + e.source)}};
+}
+
 nlohmann::ordered_json ConfigJson(const ParallelConfig& c) {
   return {{"tp", c.tp},
           {"attn_dp", c.attn_dp},

@@ -50,13 +50,7 @@ int Fail(const Error& e) {
 int RunModels(bool json) {
   if (json) {
     Json models = Json::array();
-    for (const CatalogueEntry& e : Catalogue()) {
-      models.push_back({{"name", e.name},
-                        {"summary", e.summary},
-                        {"stages", PatternOf(e.make())},
-                        {"features", e.features},
-                        {"real_config", e.source == "-" ? Json(nullptr) : Json("configs/" + e.source)}});
-    }
+    for (const CatalogueEntry& e : Catalogue()) models.push_back(ModelJson(e));
     PrintJson({{"seam_models", 1}, {"models", models}});
     return kOk;
   }

@@ -12,6 +12,7 @@
 //     for (const StagePlan& s : line.stages) ... s.entry ...
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -120,13 +121,17 @@ class Plan {
   Plan(PlanHeader header, std::vector<LinePlan> lines);
   const PlanHeader& header() const { return header_; }
   const ParallelConfig& config() const { return header_.config; }
-  const std::vector<LinePlan>& lines() const { return lines_; }
+  const std::vector<LinePlan>& lines() const { return *lines_; }
   const LinePlan* line(Variant v) const;
-  bool operator==(const Plan&) const = default;
+  // The same lines under another header, sharing them: a rank's lines
+  // depend on its layers and its place in the pipeline, not on how the
+  // other ranks are cut, so the sweep reuses one rank's lines across cuts.
+  Plan WithHeader(PlanHeader header) const;
+  bool operator==(const Plan& o) const { return header_ == o.header_ && (lines_ == o.lines_ || *lines_ == *o.lines_); }
 
  private:
   PlanHeader header_;
-  std::vector<LinePlan> lines_;
+  std::shared_ptr<const std::vector<LinePlan>> lines_;  // never null; immutable, so shared
 };
 
 // Bytes one rank moves for the step, per token of the whole batch (DP groups

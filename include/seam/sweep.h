@@ -39,6 +39,10 @@ struct SweepOptions {
   bool catalogue = true;  // also every catalogue model
   std::vector<SweepConfig> configs = DefaultSweepConfigs();
   size_t max_reported = 10;  // violations kept in full
+  // Each rank segment is bound and checked once and reused in every cut
+  // that holds it. With recheck, every cut is also bound whole and checked
+  // as it stands; a difference from the reused result is a violation.
+  bool recheck = false;
   // Called now and then from the calling thread with the work units done.
   std::function<void(int64_t done, int64_t total)> progress;
 };

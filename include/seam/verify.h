@@ -65,6 +65,9 @@ std::vector<Violation> Verify(const Plan& plan);
 // Every rank's invariants, and that each handoff's sends and receives pair
 // up slice for slice (invariant 3).
 std::vector<Violation> VerifyPipeline(const Pipeline& ranks);
+// VerifyPipeline less each rank's own Verify: that the headers make one
+// pipeline tiling the layers, and that each handoff pairs up.
+std::vector<Violation> VerifyAcrossRanks(const Pipeline& ranks);
 
 // Invariant 4, exactly: every part of every stage binds as it does uncut.
 // Two kinds of part may differ. "At the cut", by definition: the entry of a
@@ -93,6 +96,10 @@ struct CutCoverage {
   }
 };
 std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks, CutCoverage* coverage = nullptr);
+// CompareWithUncut is these two: each rank's stages against their uncut
+// binding, and that the ranks hold every stage of the uncut plan.
+std::vector<Violation> CompareRankWithUncut(const Plan& uncut, const Plan& rank, CutCoverage* coverage = nullptr);
+std::vector<Violation> CompareStageCounts(const Plan& uncut, const Pipeline& ranks);
 
 std::string Describe(const Violation& v);
 std::string Describe(const std::vector<Violation>& violations);  // one per line

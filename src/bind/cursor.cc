@@ -15,9 +15,11 @@ void Cursor::Emit(Step s) {
   steps_.push_back(s);
 }
 
+// An exact copy, keeping steps_'s storage for the next part: a plan holds
+// one allocation per part that has steps, and the cursor grows once.
 std::vector<Step> Cursor::TakeSteps() {
-  std::vector<Step> out;
-  out.swap(steps_);
+  std::vector<Step> out(steps_.begin(), steps_.end());
+  steps_.clear();
   return out;
 }
 

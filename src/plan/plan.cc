@@ -10,10 +10,16 @@
 namespace seam {
 
 Plan::Plan(PlanHeader header, std::vector<LinePlan> lines)
-    : header_(std::move(header)), lines_(std::move(lines)) {}
+    : header_(std::move(header)), lines_(std::make_shared<const std::vector<LinePlan>>(std::move(lines))) {}
+
+Plan Plan::WithHeader(PlanHeader header) const {
+  Plan p = *this;
+  p.header_ = std::move(header);
+  return p;
+}
 
 const LinePlan* Plan::line(Variant v) const {
-  for (const LinePlan& l : lines_) {
+  for (const LinePlan& l : *lines_) {
     if (l.variant == v) return &l;
   }
   return nullptr;

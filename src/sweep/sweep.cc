@@ -7,12 +7,13 @@
 #include <mutex>
 #include <thread>
 
-#include "seam/bind.h"
-#include "seam/pipeline.h"
-#include "seam/verify.h"
+#include "sweep/cuts.h"
 
 namespace seam {
 namespace {
+
+using sweep::Subject;
+using sweep::Unit;
 
 constexpr std::string_view kLetters = "AMFE";
 
@@ -55,93 +56,6 @@ Model StackModel(const std::string& letters) {
   return {.name = letters, .num_layers = static_cast<int>(stages.size()), .hidden = 64,
           .layer = [stages](int i) { return std::vector{stages[static_cast<size_t>(i)]}; }};
 }
-
-struct Unit {
-  SweepCounts counts;
-  std::vector<std::string> violations;
-};
-
-// What a work unit checks: a stack by its letters, or a catalogue model.
-struct Subject {
-  std::string label;  // "stack AFE", "model llama"
-  Model model;
-};
-
-class Checker {
- public:
-  Checker(const SweepConfig& c, const Subject& subject, size_t keep, Unit& out)
-      : config_(c), subject_(subject), keep_(keep), out_(out) {}
-
-  void Run(int max_pp) {
-    const Model& model = subject_.model;
-    const Expected<Plan> uncut = Bind(model, config_.cfg, 0);
-    if (uncut) Verified("uncut", *uncut);
-    if (!uncut) ++out_.counts.rejected_uncut;
-    for (const std::vector<int>& split : LayerSplits(model.num_layers, max_pp)) {
-      if (split.size() == 1) continue;  // the uncut stack
-      ParallelConfig cfg = config_.cfg;
-      cfg.pp = static_cast<int>(split.size());
-      cfg.pp_split = split;
-      const std::string where = fmt::format("cut {}", fmt::join(split, "+"));
-      const Expected<Pipeline> cut = BindPipeline(model, cfg);
-      ++out_.counts.cut_outcomes;
-      if (uncut.ok() != cut.ok()) {
-        Violate(where, fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): {}",
-                                   uncut.ok() ? "the cut rejects: " + cut.error().message
-                                              : "the cut binds what the uncut stack rejects: " + uncut.error().message));
-        continue;
-      }
-      if (!cut) {
-        SameRejection(where, uncut.error(), cut.error());
-        continue;
-      }
-      ++out_.counts.cuts_bound;
-      for (const Plan& p : *cut) CountSteps(p);
-      Report(where, VerifyPipeline(*cut));
-      Report(where, CompareWithUncut(*uncut, *cut, &out_.counts.away_from_cut));
-    }
-  }
-
- private:
-  void Verified(const std::string& where, const Plan& plan) {
-    CountSteps(plan);
-    Report(where, Verify(plan));
-  }
-
-  void CountSteps(const Plan& plan) {
-    ++out_.counts.plans_verified;
-    for (const LinePlan& line : plan.lines()) {
-      int64_t steps = static_cast<int64_t>(line.start.size() + line.end.steps.size() + line.end.head.size());
-      for (const StagePlan& s : line.stages) steps += static_cast<int64_t>(s.entry.size() + s.compute.size() + s.exit.size());
-      out_.counts.steps_replayed += steps;
-    }
-  }
-
-  // Invariant 5, exactly: both reject, naming the same stage and rule.
-  void SameRejection(const std::string& where, const Error& uncut, const Error& cut) {
-    ++out_.counts.rejections_compared;
-    if (uncut.code == cut.code && uncut.stage == cut.stage && uncut.rule == cut.rule) return;
-    Violate(where, fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): the cut rejects stage {} "
-                               "(rule: {}) but the uncut stack stage {} (rule: {})",
-                               cut.stage, cut.rule, uncut.stage, uncut.rule));
-  }
-
-  void Report(const std::string& where, const std::vector<Violation>& violations) {
-    for (const Violation& v : violations) Violate(where, Describe(v));
-  }
-
-  void Violate(const std::string& where, const std::string& what) {
-    ++out_.counts.violations;
-    if (out_.violations.size() < keep_) {
-      out_.violations.push_back(fmt::format("{} under {} {}: {}", subject_.label, config_.name, where, what));
-    }
-  }
-
-  const SweepConfig& config_;
-  const Subject& subject_;
-  size_t keep_;
-  Unit& out_;
-};
 
 std::vector<SweepConfig> WithReductions(const std::vector<SweepConfig>& grid) {
   std::vector<SweepConfig> out;
@@ -222,7 +136,7 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
       const Subject subject = j < stacks ? Subject{"stack " + StackAt(j), StackModel(StackAt(j))}
                                          : Subject{"model " + models[model].name, models[model].make()};
       try {
-        Checker(configs[c], subject, options.max_reported, unit).Run(options.max_pp);
+        sweep::CheckCuts(configs[c], subject, options.max_pp, options.recheck, options.max_reported, unit);
       } catch (const InternalError& e) {  // a binder bug: report it with its subject, keep sweeping
         ++unit.counts.violations;
         unit.violations.push_back(fmt::format("{} under {}: {}", subject.label, configs[c].name, e.what()));

@@ -265,6 +265,16 @@ std::vector<std::vector<Located>> SeamsOf(const LinePlan& line, Side end) {
   return seams;
 }
 
+// Each step that moves bytes, named: only for the message of a seam that
+// fails, as formatting every step of every plan would cost more than the count.
+std::string Moved(const std::vector<Located>& seam, const PlanHeader& h) {
+  std::vector<std::string> moved;
+  for (const Located& l : seam) {
+    if (const double b = BytesPerToken(*l.s, h); b > 0) moved.push_back(fmt::format("{} {}", ShortString(*l.s), b));
+  }
+  return moved.empty() ? "nothing" : fmt::format("{}", fmt::join(moved, ", "));
+}
+
 }  // namespace
 
 void CheckBytes(const Plan& plan, const LinePlan& line, std::vector<Violation>& out) {
@@ -275,11 +285,9 @@ void CheckBytes(const Plan& plan, const LinePlan& line, std::vector<Violation>& 
   for (size_t k = 0; k < seams.size(); ++k) {
     double got = 0;
     const Located* first = nullptr;
-    std::vector<std::string> moved;  // each step that moves bytes, named
     for (const Located& l : seams[k]) {
       const double b = BytesPerToken(*l.s, plan.header());
       got += b;
-      if (b > 0) moved.push_back(fmt::format("{} {}", ShortString(*l.s), b));
       if (b > 0 && first == nullptr) first = &l;
     }
     if (std::abs(got - want[k]) <= 1e-6 * std::max(1.0, want[k])) continue;
@@ -287,7 +295,7 @@ void CheckBytes(const Plan& plan, const LinePlan& line, std::vector<Violation>& 
     out.push_back({plan.header().pp_rank, line.variant, where.stage, where.side, where.step, Invariant::kFewestBytes,
                    fmt::format("the seam from here to the next compute moves {} bytes per token ({}) but its "
                                "stages need {}{}",
-                               got, moved.empty() ? "nothing" : fmt::format("{}", fmt::join(moved, ", ")), want[k],
+                               got, Moved(seams[k], plan.header()), want[k],
                                got < want[k] ? " (fewer than the count: the count or the plan is wrong)" : "")});
   }
 }

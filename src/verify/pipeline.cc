@@ -230,6 +230,14 @@ class CutComparer {
 
 }  // namespace
 
+std::vector<Violation> VerifyAcrossRanks(const Pipeline& ranks) {
+  std::vector<Violation> out;
+  if (ranks.empty()) return out;
+  CheckHeaders(ranks, out);
+  for (size_t r = 0; r + 1 < ranks.size(); ++r) CheckPairs(ranks[r], ranks[r + 1], out);
+  return out;
+}
+
 std::vector<Violation> VerifyPipeline(const Pipeline& ranks) {
   std::vector<Violation> out;
   if (ranks.empty()) return out;
@@ -241,27 +249,42 @@ std::vector<Violation> VerifyPipeline(const Pipeline& ranks) {
   return out;
 }
 
-std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks, CutCoverage* coverage) {
+std::vector<Violation> CompareRankWithUncut(const Plan& uncut, const Plan& rank, CutCoverage* coverage) {
   std::vector<Violation> out;
   CutCoverage local;
   for (const LinePlan& line : uncut.lines()) {
-    CutComparer comparer(line, out, coverage != nullptr ? *coverage : local);
+    const LinePlan* l = rank.line(line.variant);
+    if (l == nullptr) {
+      out.push_back(At(rank.header().pp_rank, line.variant, -1, Side::kHeader, Invariant::kAwayFromCut,
+                       fmt::format("the cut plan has no {} line", Name(line.variant))));
+      continue;
+    }
+    CutComparer(line, out, coverage != nullptr ? *coverage : local).Rank(rank, *l);
+  }
+  return out;
+}
+
+std::vector<Violation> CompareStageCounts(const Plan& uncut, const Pipeline& ranks) {
+  std::vector<Violation> out;
+  for (const LinePlan& line : uncut.lines()) {
     size_t stages = 0;
     for (const Plan& p : ranks) {
-      const LinePlan* l = p.line(line.variant);
-      if (l == nullptr) {
-        out.push_back(At(p.header().pp_rank, line.variant, -1, Side::kHeader, Invariant::kAwayFromCut,
-                         fmt::format("the cut plan has no {} line", Name(line.variant))));
-        continue;
-      }
-      stages += l->stages.size();
-      comparer.Rank(p, *l);
+      if (const LinePlan* l = p.line(line.variant)) stages += l->stages.size();
     }
     if (stages != line.stages.size()) {
       out.push_back(At(0, line.variant, -1, Side::kHeader, Invariant::kAwayFromCut,
                        fmt::format("the cut plans hold {} stages, the uncut plan {}", stages, line.stages.size())));
     }
   }
+  return out;
+}
+
+std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks, CutCoverage* coverage) {
+  std::vector<Violation> out;
+  for (const Plan& p : ranks) {
+    for (Violation& v : CompareRankWithUncut(uncut, p, coverage)) out.push_back(std::move(v));
+  }
+  for (Violation& v : CompareStageCounts(uncut, ranks)) out.push_back(std::move(v));
   return out;
 }
 

@@ -1,0 +1,37 @@
+// Checking one subject (a stack or a catalogue model) under one
+// configuration: bound uncut and at every cut, each cut checked for the
+// sweep's invariants.
+//
+// A cut is a list of rank segments, and a rank's lines depend only on its
+// own layers and its place in the pipeline (first or not, last or not;
+// seam/bind.h), so the same segment recurs across many cuts with the same
+// lines. Each segment is bound, verified and compared with the uncut plan
+// once; a cut adds what its segments found to what only it can show (that
+// its headers tile the layers, that its handoffs pair up, that its ranks
+// hold every stage). With `recheck` every cut is also bound whole and
+// checked as it stands, and any difference from the reused result is a
+// violation: the tests run that to show reuse changes nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "seam/model.h"
+#include "seam/sweep.h"
+
+namespace seam::sweep {
+
+struct Unit {
+  SweepCounts counts;
+  std::vector<std::string> violations;
+};
+
+struct Subject {
+  std::string label;  // "stack AFE", "model llama"
+  Model model;
+};
+
+// Adds what the checks found to `out`, keeping at most `keep` violations in full.
+void CheckCuts(const SweepConfig& config, const Subject& subject, int max_pp, bool recheck, size_t keep, Unit& out);
+
+}  // namespace seam::sweep

@@ -20,6 +20,12 @@ for f in bin/seam lib/libseam_planner.a lib/libseam_runtime.a lib/cmake/seam/sea
 done
 [ ! -e "$prefix/include/seam/exec.h" ] || fail "an executor header sits among the planner's"
 [ "$("$prefix/bin/seam" --version)" = "seam $version" ] || fail "the installed seam is not version $version"
+# seam loads no MPI library; with MPI, runs on it go to seam-mpi beside it.
+if ldd "$prefix/bin/seam" | grep -E "libmpi|openblas|libblas"; then fail "the installed seam links MPI or BLAS"; fi
+if [ -e "$prefix/lib/libseam_mpi.a" ]; then
+  [ -x "$prefix/bin/seam-mpi" ] || fail "an install with MPI lacks bin/seam-mpi"
+  ldd "$prefix/bin/seam-mpi" | grep -q libmpi || fail "bin/seam-mpi does not link MPI"
+fi
 
 sed "s/@VERSION@/$version/" "$src/tests/install/boundaries.expected" > "$work/expected"
 

@@ -124,6 +124,25 @@ TEST_F(Mpi, NativeCollectivesAgreeWithinTheirTolerance) {
       << r.out;
 }
 
+// seam links no MPI library, so the planner's commands start without loading
+// one; a run on MPI becomes seam-mpi beside it, with the same flags.
+TEST_F(Mpi, SeamLoadsNoMpiAndHandsMpiRunsToSeamMpi) {
+  const Result seam = Shell("ldd " + Quote(SEAM_CLI), {});
+  ASSERT_EQ(seam.code, 0) << seam.err;
+  EXPECT_EQ(seam.out.find("libmpi"), std::string::npos) << seam.out;
+  const std::string beside = (std::filesystem::path(SEAM_CLI).parent_path() / "seam-mpi").string();
+  const Result mpi = Shell("ldd " + Quote(beside), {});
+  EXPECT_NE(mpi.out.find("libmpi"), std::string::npos) << mpi.out << mpi.err;
+  // A copy of seam without seam-mpi beside it says what it could not start.
+  std::filesystem::copy_file(SEAM_CLI, PathOf("seam"));
+  const Result alone = Shell(Quote(PathOf("seam")), {"run", "llama", "--backend", "mpi"});
+  EXPECT_EQ(alone.code, 2);
+  const std::filesystem::path dir = std::filesystem::canonical(PathOf("seam")).parent_path();
+  EXPECT_EQ(alone.err, "seam: --backend mpi runs " + (dir / "seam-mpi").string() +
+                           ", which could not be started (No such file or directory); it is built and installed "
+                           "beside seam when OpenMPI is found (libopenmpi-dev)\n");
+}
+
 TEST_F(Mpi, AJobOfAnotherSizeIsRejectedWithTheSizeItNeeds) {
   const Result r = Mpirun(2, {"run", "llama", "--tp", "2", "--pp", "2", "--backend", "mpi"});
   EXPECT_EQ(r.code, 2);

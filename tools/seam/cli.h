@@ -178,6 +178,7 @@ struct RunArgs {
   int64_t max_memory = 0;           // bytes a run may need; 0: what the system has available
   double max_seconds = 600;         // the attention a run may compute, in estimated seconds
   bool json = false;                // --format json
+  std::vector<std::string> command_line;  // as typed: --backend mpi hands it to seam-mpi
 };
 
 // A run made ready on this process: the model and weights, the plans, the batch.

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   CLI::App app{"seam: plans, checks and runs the communication at the seams of a transformer"};
   // An engine's own flags follow -- (--engine); CLI11 never sees them.
   EngineFlags engine_args;
+  const std::vector<std::string> command_line(argv, argv + argc);
   (void)SplitEngineArgs(argc, argv, engine_args);
   app.require_subcommand(1);
   app.set_version_flag("--version", "seam " SEAM_VERSION_STRING, "print seam's version and exit");
@@ -162,6 +163,7 @@ int main(int argc, char** argv) {
     std::cerr << "seam: " << e.what() << "\nRun with --help for more information.\n";
     return kBadInput;
   }
+  run.command_line = command_line;
   plan.engine.args = run.engine.args = compare.engine.args = engine_args.args;
   plan.engine.separated = run.engine.separated = compare.engine.separated = engine_args.separated;
   if (engine_args.separated && !plan_cmd->parsed() && !run_cmd->parsed() && !compare_cmd->parsed()) {

@@ -8,11 +8,38 @@
 
 #ifdef SEAM_HAVE_MPI
 #include "seam/runtime/mpi.h"
+#elif defined(SEAM_MPI_BESIDE)
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #endif
 
 namespace seam::cli {
 
-#ifndef SEAM_HAVE_MPI
+#if defined(SEAM_MPI_BESIDE) && !defined(SEAM_HAVE_MPI)
+
+// `seam` itself links no MPI, so the planner's commands and threaded runs
+// start without loading OpenMPI's libraries (most of a plan's time). A run
+// on MPI becomes seam-mpi, the same command built with MPI beside it: exec
+// keeps the process, its environment and what mpirun knows of it.
+int RunOnMpi(const RunArgs& a, const ParallelConfig&) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path program = self.parent_path() / SEAM_MPI_BESIDE;
+  if (!ec) {
+    std::vector<char*> argv;
+    for (const std::string& word : a.command_line) argv.push_back(const_cast<char*>(word.c_str()));
+    argv.push_back(nullptr);
+    execv(program.c_str(), argv.data());
+  }
+  return Fail(InvalidArgument(fmt::format("--backend mpi runs {}, which could not be started ({}); it is built and "
+                                          "installed beside seam when OpenMPI is found (libopenmpi-dev)",
+                                          program.string(), std::strerror(ec ? ec.value() : errno))));
+}
+
+#elif !defined(SEAM_HAVE_MPI)
 
 int RunOnMpi(const RunArgs&, const ParallelConfig&) {
   return Fail(InvalidArgument("this seam was built without MPI: ./scripts/build installs OpenMPI (libopenmpi-dev, "

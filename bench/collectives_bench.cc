@@ -3,14 +3,16 @@
 //
 //   mpirun -np 8 build/bench/bench_collectives [--min-bytes 1024] [--max-bytes 67108864]
 //
-// For each collective and size: the mean time of a call over the timed
-// iterations (after warm-up; the slowest rank's; each call timed alone from
-// a barrier, so building an all-to-all's per-member arguments is not
-// counted), the algorithm bandwidth (size / time)
+// For each collective and size: the median and the 90th percentile of a
+// call's time over the timed iterations (after warm-up; each call's time is
+// its slowest rank's; each call timed alone from a barrier, so building an
+// all-to-all's per-member arguments is not counted). Both sides allocate
+// their output in every call, as seam's collectives return a new tensor.
+// Then the algorithm bandwidth (size / median time)
 // and the bus bandwidth (algbw x 2(n-1)/n for all-reduce, x (n-1)/n for
 // reduce-scatter, all-gather and all-to-all), for seam's canonical
 // collectives (point-to-point exchanges and the canonical tree) and MPI's
-// own, and the ratio canonical / native of bus bandwidth. An untimed pass
+// own, and the ratio canonical / native of bus bandwidth at the medians. An untimed pass
 // first checks every result and counts the wrong elements: canonical sums
 // bit for bit against the canonical tree, MPI's within a relative 1e-5.
 //
@@ -74,7 +76,7 @@ class Runner {
   Runner(const MpiProcess& p, Comm& canonical, int64_t bytes, Op op)
       : p_(p), comm_(canonical), n_(p.size()), op_(op), count_(bytes / 4), group_(AllRanks(n_)) {
     in_ = Input(p.rank(), op == Op::kAllGather ? count_ / n_ : count_);
-    native_out_.resize(static_cast<size_t>(op == Op::kReduceScatter ? count_ / n_ : count_));
+    out_count_ = static_cast<size_t>(op == Op::kReduceScatter ? count_ / n_ : count_);
     spans_ = EvenSpans(static_cast<int>(count_), n_);
   }
 
@@ -109,23 +111,25 @@ class Runner {
     });
   }
 
-  const std::vector<float>& Native() {
+  // MPI's own collective into an output it allocates, as the canonical one does.
+  std::vector<float> Native() {
+    std::vector<float> out(out_count_);
     const int c = static_cast<int>(count_), part = static_cast<int>(count_ / n_);
     switch (op_) {
       case Op::kAllReduce:
-        MPI_Allreduce(in_.data(), native_out_.data(), c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(in_.data(), out.data(), c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
       case Op::kReduceScatter:
-        MPI_Reduce_scatter_block(in_.data(), native_out_.data(), part, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Reduce_scatter_block(in_.data(), out.data(), part, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
       case Op::kAllGather:
-        MPI_Allgather(in_.data(), part, MPI_FLOAT, native_out_.data(), part, MPI_FLOAT, MPI_COMM_WORLD);
+        MPI_Allgather(in_.data(), part, MPI_FLOAT, out.data(), part, MPI_FLOAT, MPI_COMM_WORLD);
         break;
       case Op::kAllToAll:
-        MPI_Alltoall(in_.data(), part, MPI_FLOAT, native_out_.data(), part, MPI_FLOAT, MPI_COMM_WORLD);
+        MPI_Alltoall(in_.data(), part, MPI_FLOAT, out.data(), part, MPI_FLOAT, MPI_COMM_WORLD);
         break;
     }
-    return native_out_;
+    return out;
   }
 
   // What this rank should hold afterwards: sums as the canonical tree makes them.
@@ -164,7 +168,7 @@ class Runner {
   int64_t count_;
   RankGroup group_;
   Tensor in_;
-  std::vector<float> native_out_;
+  size_t out_count_ = 0;
   std::vector<RowSpan> spans_;
   std::vector<Tensor> to_each_;
 };
@@ -185,30 +189,37 @@ int64_t SumOverRanks(int64_t v) {
   return total;
 }
 
-// The mean seconds per call of each of two ways over `iters` calls each after
-// `warmup`, the slowest rank's. The calls alternate, so a drift in the
-// machine's load (ranks share cores under --oversubscribe) falls on both
-// alike. Each call returns the seconds of its collective.
+// A call's time: the median and the 90th percentile over the timed calls,
+// each call's time its slowest rank's.
+struct Measured {
+  double median = 0;
+  double p90 = 0;
+  int64_t wrong = 0;
+};
+
+Measured Percentiles(std::vector<double> mine) {
+  std::vector<double> slowest(mine.size());
+  MPI_Allreduce(mine.data(), slowest.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::sort(slowest.begin(), slowest.end());
+  return {.median = slowest[slowest.size() / 2], .p90 = slowest[slowest.size() * 9 / 10]};
+}
+
+// Each of two ways timed over `iters` calls after `warmup`. The calls
+// alternate, so a drift in the machine's load falls on both alike. Each
+// call returns the seconds of its collective.
 template <class A, class B>
-std::pair<double, double> TimeBoth(int warmup, int iters, A a, B b) {
+std::pair<Measured, Measured> TimeBoth(int warmup, int iters, A a, B b) {
   for (int i = 0; i < warmup; ++i) {
     a();
     b();
   }
-  double mine[2] = {0, 0};
+  std::vector<double> times[2];
   for (int i = 0; i < iters; ++i) {
-    mine[0] += a() / iters;
-    mine[1] += b() / iters;
+    times[0].push_back(a());
+    times[1].push_back(b());
   }
-  double slowest[2] = {0, 0};
-  MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return {slowest[0], slowest[1]};
+  return {Percentiles(times[0]), Percentiles(times[1])};
 }
-
-struct Measured {
-  double seconds = 0;
-  int64_t wrong = 0;
-};
 
 int Main(int argc, char** argv) {
   int64_t min_bytes = 1 << 10, max_bytes = 64 << 20;
@@ -225,10 +236,11 @@ int Main(int argc, char** argv) {
     fmt::print("# seam collectives on {} ranks: canonical (point-to-point exchanges + the canonical tree) vs native "
                "(MPI's own)\n",
                n);
-    fmt::print("# time in us (slowest rank, mean of the timed calls); algbw, busbw in GB/s; #wrong from a separate "
-               "untimed pass\n");
-    fmt::print("{:>10} {:>15} | {:>10} {:>7} {:>7} {:>6} | {:>10} {:>7} {:>7} {:>6} | {:>6}\n", "size", "collective",
-               "canon us", "algbw", "busbw", "#wrong", "native us", "algbw", "busbw", "#wrong", "ratio");
+    fmt::print("# time in us per call (slowest rank): median and 90th percentile of the timed calls; algbw, busbw in "
+               "GB/s at the median; #wrong from a separate untimed pass\n");
+    fmt::print("{:>10} {:>15} | {:>10} {:>10} {:>7} {:>7} {:>6} | {:>10} {:>10} {:>7} {:>7} {:>6} | {:>6}\n", "size",
+               "collective", "canon us", "p90 us", "algbw", "busbw", "#wrong", "native us", "p90 us", "algbw", "busbw",
+               "#wrong", "ratio");
   }
   std::map<std::string, double> worst_ratio;  // per collective, at 1 MiB and above
   for (Op op : kOps) {
@@ -239,23 +251,26 @@ int Main(int argc, char** argv) {
       run.Prepare();
       const Tensor canonical_out = run.Canonical();
       const std::vector<float> got(canonical_out.data(), canonical_out.data() + canonical_out.size());
-      Measured canonical{0, SumOverRanks(Wrong(got, want, true))};
-      Measured native{0, SumOverRanks(Wrong(run.Native(), want, !run.sums()))};
-      const int iters = static_cast<int>(std::clamp<int64_t>((int64_t{256} << 20) / bytes, 5, 200));
-      std::tie(canonical.seconds, native.seconds) =
+      const int64_t canonical_wrong = SumOverRanks(Wrong(got, want, true));
+      const int64_t native_wrong = SumOverRanks(Wrong(run.Native(), want, !run.sums()));
+      const int iters = static_cast<int>(std::clamp<int64_t>((int64_t{256} << 20) / bytes, 11, 200));
+      auto [canonical, native] =
           TimeBoth(warmup, iters, [&] { return run.TimedCanonical(); }, [&] { return Seconds([&] { run.Native(); }); });
+      canonical.wrong = canonical_wrong;
+      native.wrong = native_wrong;
       const double factor = BusFactor(op, n);
-      const double c_alg = static_cast<double>(bytes) / canonical.seconds / 1e9;
-      const double n_alg = static_cast<double>(bytes) / native.seconds / 1e9;
+      const double c_alg = static_cast<double>(bytes) / canonical.median / 1e9;
+      const double n_alg = static_cast<double>(bytes) / native.median / 1e9;
       const double ratio = c_alg / n_alg;
       if (bytes >= (1 << 20)) {
         auto [it, fresh] = worst_ratio.emplace(std::string(Name(op)), ratio);
         if (!fresh) it->second = std::min(it->second, ratio);
       }
       if (p.root()) {
-        fmt::print("{:>10} {:>15} | {:>10.1f} {:>7.2f} {:>7.2f} {:>6} | {:>10.1f} {:>7.2f} {:>7.2f} {:>6} | {:>6.2f}\n",
-                   bytes, Name(op), canonical.seconds * 1e6, c_alg, c_alg * factor, canonical.wrong,
-                   native.seconds * 1e6, n_alg, n_alg * factor, native.wrong, ratio);
+        fmt::print("{:>10} {:>15} | {:>10.1f} {:>10.1f} {:>7.2f} {:>7.2f} {:>6} | {:>10.1f} {:>10.1f} {:>7.2f} {:>7.2f} "
+                   "{:>6} | {:>6.2f}\n",
+                   bytes, Name(op), canonical.median * 1e6, canonical.p90 * 1e6, c_alg, c_alg * factor,
+                   canonical.wrong, native.median * 1e6, native.p90 * 1e6, n_alg, n_alg * factor, native.wrong, ratio);
       }
     }
   }

@@ -1,7 +1,13 @@
-// seam::Gemm against OpenBLAS sgemm on the same shapes: y[M, N] = x[M, K] *
-// w[N, K]^T (row-major, w as a Linear weight). Both report GFLOP/s; after the
-// table the ratio seam / OpenBLAS is printed per shape. OpenBLAS runs on one
-// thread, as Gemm does (run the program under `taskset -c 0`).
+// seam::Gemm against OpenBLAS on the same shapes: y[M, N] = x[M, K] *
+// w[N, K]^T (row-major, w as a Linear weight). The baseline is sgemm, and
+// sgemv at M = 1 (sgemm spends a single row's time packing). Both sides
+// allocate their output in every call, as Gemm returns a new tensor; OpenBLAS
+// runs on one thread, as Gemm does (run the program under `taskset -c 0`).
+//
+// Each shape runs 7 times, the two sides' repetitions interleaved in random
+// order so a drift in the machine's speed falls on both; after the table come
+// each side's median GFLOP/s, its spread (coefficient of variation) and the
+// ratio of the medians.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -12,6 +18,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "seam/runtime/gemm.h"
@@ -53,12 +60,17 @@ void BM_OpenBlas(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), k = static_cast<int>(state.range(1)),
             n = static_cast<int>(state.range(2));
   const seam::Tensor x = Make(m, k, 1), w = Make(n, k, 2);
-  seam::Tensor y(m, n);
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n);
+    seam::Tensor y(m, n);
+    if (m == 1) {
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w.data(), k, x.data(), 1, 0.0f, y.data(), 1);
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n);
+    }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
+  state.SetLabel(m == 1 ? "sgemv" : "sgemm");
   SetFlops(state, m, n, k);
 }
 
@@ -72,43 +84,73 @@ void Shapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Seam)->Apply(Shapes);
 BENCHMARK(BM_OpenBlas)->Apply(Shapes);
 
-// The console table, then GFLOP/s of both and seam / OpenBLAS per shape.
+// The console table, then per shape each side's median GFLOP/s and spread
+// and the ratio of the medians.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
   RatioReporter() : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
-      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
-      const std::string name = r.benchmark_name();  // BM_Seam/M:1/K:1024/N:1024
+      if (r.run_type != Run::RT_Aggregate || r.error_occurred) continue;
+      if (r.aggregate_name != "median" && r.aggregate_name != "cv") continue;
+      const std::string name = r.run_name.str();  // BM_Seam/M:1/K:1024/N:1024
       const size_t slash = name.find('/');
       const std::string shape = slash == std::string::npos ? "" : name.substr(slash + 1);
-      const double gflops = r.counters.at("GFLOP").value;
       if (std::find(shapes_.begin(), shapes_.end(), shape) == shapes_.end()) shapes_.push_back(shape);
-      (name.rfind("BM_Seam", 0) == 0 ? seam_ : blas_)[shape] = gflops;
+      Side& side = (name.rfind("BM_Seam", 0) == 0 ? seam_ : blas_)[shape];
+      (r.aggregate_name == "median" ? side.median : side.cv) = r.counters.at("GFLOP").value;
+      if (!r.report_label.empty()) side.label = r.report_label;
     }
     ConsoleReporter::ReportRuns(runs);
   }
   void PrintRatios() const {
-    std::printf("\n%-22s %12s %12s %10s\n", "shape", "seam GF/s", "OpenBLAS", "ratio");
+    std::printf("\n%-22s %14s %8s %14s %8s %8s %8s\n", "shape", "seam GF/s med", "cv", "OpenBLAS med", "cv", "as",
+                "ratio");
     for (const std::string& shape : shapes_) {
       const auto s = seam_.find(shape);
       const auto b = blas_.find(shape);
       if (s == seam_.end() || b == blas_.end()) continue;
-      std::printf("%-22s %12.2f %12.2f %10.3f\n", shape.c_str(), s->second, b->second, s->second / b->second);
+      std::printf("%-22s %14.2f %7.1f%% %14.2f %7.1f%% %8s %8.3f\n", shape.c_str(), s->second.median,
+                  100 * s->second.cv, b->second.median, 100 * b->second.cv, b->second.label.c_str(),
+                  s->second.median / b->second.median);
     }
   }
 
  private:
+  struct Side {
+    double median = 0;
+    double cv = 0;
+    std::string label;
+  };
   std::vector<std::string> shapes_;  // in the order they ran
-  std::map<std::string, double> seam_, blas_;
+  std::map<std::string, Side> seam_, blas_;
 };
+
+// Repetitions, interleaving and aggregates unless the command line sets them.
+std::vector<char*> WithDefaults(int argc, char** argv) {
+  static char repetitions[] = "--benchmark_repetitions=7";
+  static char interleave[] = "--benchmark_enable_random_interleaving=true";
+  static char aggregates[] = "--benchmark_report_aggregates_only=true";
+  std::vector<char*> args(argv, argv + argc);
+  const auto given = [&](std::string_view flag) {
+    return std::any_of(args.begin(), args.end(), [&](const char* a) { return std::string_view(a).rfind(flag, 0) == 0; });
+  };
+  for (char* d : {repetitions, interleave, aggregates}) {
+    const std::string_view flag(d);
+    if (!given(flag.substr(0, flag.find('=')))) args.insert(args.begin() + 1, d);
+  }
+  args.push_back(nullptr);
+  return args;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   openblas_set_num_threads(1);  // Gemm is single-threaded by design
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  std::vector<char*> args = WithDefaults(argc, argv);
+  int count = static_cast<int>(args.size()) - 1;
+  benchmark::Initialize(&count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.PrintRatios();

@@ -1,15 +1,24 @@
 // Tokens per second of a run on threads at tp 1, 2 and 4 against the
 // unsharded reference in the same process, for a Llama-like model of hidden
 // 1024, 8 layers and a batch of 512 tokens; and the GEMM rate the run
-// achieves as a fraction of OpenBLAS sgemm measured in the same program.
-// After the table it prints a summary of ratios (one run, one machine).
+// achieves per core as a fraction of OpenBLAS sgemm on one thread, measured
+// in the same program.
+//
+// Every benchmark runs one untimed call first (the first touches fresh
+// memory), then 5 repetitions; the summary reads their medians and says
+// their spread. Time is the wall clock; CPU time is the whole process's, all
+// threads, so GFLOP per CPU-second is a rate per core whatever the ranks'
+// threads. (A run copies each rank's weight shards as it starts: part of
+// what it costs today.)
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "seam/bind.h"
 #include "seam/runtime/exec.h"
@@ -52,68 +61,90 @@ void BM_Run(benchmark::State& state) {
   Fixture& f = Shared();
   const seam::ParallelConfig cfg{.tp = static_cast<int>(state.range(0)), .reduction = seam::Reduction::kRs};
   const seam::Pipeline plans = seam::BindPipeline(f.model, cfg).value();
+  const auto run = [&] { return seam::RunPlans(f.model, plans, f.weights, f.batch, {.dtype = seam::Dtype::kBf16}); };
+  if (auto warm = run(); !warm) state.SkipWithError(warm.error().message.c_str());
   for (auto _ : state) {
-    auto out = seam::RunPlans(f.model, plans, f.weights, f.batch, {.dtype = seam::Dtype::kBf16});
+    auto out = run();
     if (!out) state.SkipWithError(out.error().message.c_str());
     benchmark::DoNotOptimize(out);
   }
   state.counters["tokens/s"] = benchmark::Counter(kTokens, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(1e-9 * kTokens * FlopsPerToken(f.model), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP"] = benchmark::Counter(1e-9 * kTokens * FlopsPerToken(f.model));
 }
-BENCHMARK(BM_Run)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+BENCHMARK(BM_Run)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()
+    ->Repetitions(5);
 
 void BM_Reference(benchmark::State& state) {
   Fixture& f = Shared();
-  for (auto _ : state) {
-    auto ref = seam::RunReference(f.model, f.weights, f.batch, {seam::Dtype::kBf16, seam::MoeSumOrder::kPerKBlock, seam::kDefaultKBlocks});
-    benchmark::DoNotOptimize(ref);
-  }
+  const auto reference = [&] {
+    return seam::RunReference(f.model, f.weights, f.batch,
+                              {seam::Dtype::kBf16, seam::MoeSumOrder::kPerKBlock, seam::kDefaultKBlocks});
+  };
+  benchmark::DoNotOptimize(reference());
+  for (auto _ : state) benchmark::DoNotOptimize(reference());
   state.counters["tokens/s"] = benchmark::Counter(kTokens, benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_Reference)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Reference)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->Repetitions(5);
 
 // The run's largest product, by seam's kernel and by OpenBLAS on one thread.
 void BM_GemmSeam(benchmark::State& state) {
   const seam::Tensor x(kTokens, 1024), w(2816, 1024);
+  benchmark::DoNotOptimize(seam::Gemm(x, w));
   for (auto _ : state) benchmark::DoNotOptimize(seam::Gemm(x, w));
-  state.counters["GFLOP/s"] = benchmark::Counter(2e-9 * kTokens * 2816 * 1024, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP"] = benchmark::Counter(2e-9 * kTokens * 2816 * 1024);
 }
-BENCHMARK(BM_GemmSeam)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GemmSeam)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->Repetitions(5);
 
 void BM_GemmOpenBlas(benchmark::State& state) {
   openblas_set_num_threads(1);
   const seam::Tensor x(kTokens, 1024), w(2816, 1024);
-  seam::Tensor y(kTokens, 2816);
-  for (auto _ : state) {
+  const auto product = [&] {
+    seam::Tensor y(kTokens, 2816);  // a new output per call, as seam::Gemm returns one
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, kTokens, 2816, 1024, 1.0f, x.data(), 1024, w.data(), 1024,
                 0.0f, y.data(), 2816);
-    benchmark::DoNotOptimize(y.data());
-  }
-  state.counters["GFLOP/s"] = benchmark::Counter(2e-9 * kTokens * 2816 * 1024, benchmark::Counter::kIsIterationInvariantRate);
+    return y;
+  };
+  benchmark::DoNotOptimize(product());
+  for (auto _ : state) benchmark::DoNotOptimize(product());
+  state.counters["GFLOP"] = benchmark::Counter(2e-9 * kTokens * 2816 * 1024);
 }
-BENCHMARK(BM_GemmOpenBlas)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GemmOpenBlas)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->Repetitions(5);
 
-// Keeps each benchmark's counters for the summary.
+// Keeps each repetition's times and counters for the summary.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
   SummaryReporter() : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
-      for (const auto& [name, c] : r.counters) values_[r.benchmark_name()][name] = c.value;
+      const double iters = static_cast<double>(r.iterations);
+      runs_[r.run_name.function_name + (r.run_name.args.empty() ? "" : "/" + r.run_name.args)].push_back(
+          {r.real_accumulated_time / iters, r.cpu_accumulated_time / iters,
+           r.counters.count("GFLOP") ? r.counters.at("GFLOP").value : 0.0});
     }
     ConsoleReporter::ReportRuns(runs);
   }
-  double Get(const std::string& bench, const std::string& counter) const {
-    auto b = values_.find(bench);
-    if (b == values_.end()) return 0;
-    auto c = b->second.find(counter);
-    return c == b->second.end() ? 0 : c->second;
+
+  // Per repetition: seconds of wall clock and of CPU per call, GFLOP per call.
+  struct Rep {
+    double wall = 0;
+    double cpu = 0;
+    double gflop = 0;
+  };
+  // The median over repetitions of f, and its spread (max - min) / median.
+  template <class F>
+  std::pair<double, double> Median(const std::string& bench, F f) const {
+    auto it = runs_.find(bench);
+    if (it == runs_.end() || it->second.empty()) return {0, 0};
+    std::vector<double> v;
+    for (const Rep& r : it->second) v.push_back(f(r));
+    std::sort(v.begin(), v.end());
+    const double median = v[v.size() / 2];
+    return {median, median > 0 ? (v.back() - v.front()) / median : 0};
   }
 
  private:
-  std::map<std::string, std::map<std::string, double>> values_;
+  std::map<std::string, std::vector<Rep>> runs_;
 };
 
 }  // namespace
@@ -123,19 +154,27 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   SummaryReporter r;
   benchmark::RunSpecifiedBenchmarks(&r);
-  const double ref = r.Get("BM_Reference/iterations:1/real_time", "tokens/s");
-  const double blas = r.Get("BM_GemmOpenBlas", "GFLOP/s");
-  std::printf("\nsummary (bf16 storage, %d tokens in %d requests, hidden 1024, 8 layers):\n", kTokens, kRequests);
+  const auto tokens_per_s = [](const SummaryReporter::Rep& x) { return kTokens / x.wall; };
+  const auto gflops_per_core = [](const SummaryReporter::Rep& x) { return x.gflop / x.cpu; };
+  const auto [ref, ref_spread] = r.Median("BM_Reference", tokens_per_s);
+  const auto [blas, blas_spread] = r.Median("BM_GemmOpenBlas", gflops_per_core);
+  const auto [gemm, gemm_spread] = r.Median("BM_GemmSeam", gflops_per_core);
+  std::printf("\nsummary: medians of 5 repetitions (spread: (max - min) / median); bf16 storage, %d tokens in %d "
+              "requests, hidden 1024, 8 layers\n",
+              kTokens, kRequests);
   for (int tp : {1, 2, 4}) {
-    const std::string name = "BM_Run/" + std::to_string(tp) + "/min_time:2.000/real_time";
-    const double tps = r.Get(name, "tokens/s");
-    const double gflops = r.Get(name, "GFLOP/s");
-    std::printf("  tp%d: %8.0f tokens/s  %5.1fx the reference  %6.1f GFLOP/s = %.2f of OpenBLAS sgemm\n", tp, tps,
-                ref > 0 ? tps / ref : 0.0, gflops, blas > 0 ? gflops / blas : 0.0);
+    const std::string name = "BM_Run/" + std::to_string(tp);
+    const auto [tps, tps_spread] = r.Median(name, tokens_per_s);
+    const auto [per_core, core_spread] = r.Median(name, gflops_per_core);
+    std::printf("  tp%d: %8.0f tokens/s (%4.1f%%)  %5.2fx the reference  %6.1f GFLOP per CPU-second (%4.1f%%) = %.2f of "
+                "OpenBLAS sgemm on one core\n",
+                tp, tps, 100 * tps_spread, ref > 0 ? tps / ref : 0.0, per_core, 100 * core_spread,
+                blas > 0 ? per_core / blas : 0.0);
   }
-  std::printf("  reference (one token at a time): %.0f tokens/s\n", ref);
-  std::printf("  GEMM [512x1024]x[1024x2816]: seam %.1f GFLOP/s, OpenBLAS %.1f GFLOP/s (%.2f)\n",
-              r.Get("BM_GemmSeam", "GFLOP/s"), blas, blas > 0 ? r.Get("BM_GemmSeam", "GFLOP/s") / blas : 0.0);
+  std::printf("  reference (one token at a time): %.0f tokens/s (%4.1f%%)\n", ref, 100 * ref_spread);
+  std::printf("  GEMM [512x1024]x[1024x2816] on one core: seam %.1f GFLOP/s (%4.1f%%), OpenBLAS sgemm %.1f (%4.1f%%), "
+              "ratio %.2f\n",
+              gemm, 100 * gemm_spread, blas, 100 * blas_spread, blas > 0 ? gemm / blas : 0.0);
   benchmark::Shutdown();
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "seam/plan_io.h"
 
 #include "core/strict_json.h"
+#include "plan/json_writer.h"
 
 namespace seam {
 namespace {
@@ -17,48 +18,151 @@ using nlohmann::json;
 constexpr int kFormatVersion = 2;
 
 // ---- writing ----
+// Each object's keys in sorted order (JsonWriter; nlohmann's order).
 
-json RowsJson(const std::optional<Rows>& r) { return r ? json(Name(*r)) : json(nullptr); }
-
-json StepJson(const Step& s, const PlanHeader& h) {
-  return {{"step", Name(s.kind)},
-          {"operand", Name(s.operand)},
-          {"group", s.group ? json(Name(*s.group)) : json(nullptr)},
-          {"rows", {Name(s.rows_in), Name(s.rows_out)}},
-          {"owes", {Name(s.owed_before), Name(s.owed_after)}},
-          {"width", s.width},
-          {"bytes_per_token", BytesPerToken(s, h)}};
+void WriteRows(JsonWriter& w, const std::optional<Rows>& r) {
+  if (r) {
+    w.String(Name(*r));
+  } else {
+    w.Null();
+  }
 }
 
-json StepsJson(const std::vector<Step>& steps, const PlanHeader& h) {
-  json out = json::array();
-  for (const Step& s : steps) out.push_back(StepJson(s, h));
-  return out;
+void WritePair(JsonWriter& w, std::string_view a, std::string_view b) {
+  w.BeginArray();
+  w.String(a);
+  w.String(b);
+  w.EndArray();
 }
 
-json BoundaryJson(const Boundary& b) {
-  json value = nullptr;
-  if (b.value) value = {{"rows", Name(b.value->rows)}, {"owes", Name(b.value->owed)}, {"update", Name(b.value->update)}};
-  return {{"value", value}, {"residual", RowsJson(b.residual)}};
+void WriteStep(JsonWriter& w, const Step& s, const PlanHeader& h) {
+  w.BeginObject();
+  w.Field("bytes_per_token", BytesPerToken(s, h));
+  w.Key("group");
+  if (s.group) {
+    w.String(Name(*s.group));
+  } else {
+    w.Null();
+  }
+  w.Field("operand", Name(s.operand));
+  w.Key("owes");
+  WritePair(w, Name(s.owed_before), Name(s.owed_after));
+  w.Key("rows");
+  WritePair(w, Name(s.rows_in), Name(s.rows_out));
+  w.Field("step", Name(s.kind));
+  w.Field("width", s.width);
+  w.EndObject();
 }
 
-json DeclJson(const StageDecl& d) {
-  return {{"kind", Name(d.kind)},     {"attention_sum", Name(d.attention_sum)},
-          {"gathers_input", d.gathers_input}, {"update", Name(d.update)},
-          {"read", Name(d.read)},     {"gather_width", d.gather_width},
-          {"top_k", d.top_k},         {"a2a", d.a2a},
-          {"window", d.window},       {"kv_heads", d.kv_heads},
-          {"ffn_width", d.ffn_width}};
+void WriteSteps(JsonWriter& w, const std::vector<Step>& steps, const PlanHeader& h) {
+  w.BeginArray();
+  for (const Step& s : steps) WriteStep(w, s, h);
+  w.EndArray();
 }
 
-json StageJson(const StagePlan& s, const PlanHeader& h) {
-  return {{"index", s.index},           {"layer", s.layer},
-          {"decl", DeclJson(s.decl)},   {"arrives", BoundaryJson(s.arrives)},
-          {"input", RowsJson(s.input)}, {"residual", RowsJson(s.residual)},
-          {"entry", StepsJson(s.entry, h)}, {"compute", StepsJson(s.compute, h)},
-          {"exit", StepsJson(s.exit, h)},   {"departs", BoundaryJson(s.departs)}};
+void WriteBoundary(JsonWriter& w, const Boundary& b) {
+  w.BeginObject();
+  w.Key("residual");
+  WriteRows(w, b.residual);
+  w.Key("value");
+  if (b.value) {
+    w.BeginObject();
+    w.Field("owes", Name(b.value->owed));
+    w.Field("rows", Name(b.value->rows));
+    w.Field("update", Name(b.value->update));
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  w.EndObject();
 }
 
+void WriteDecl(JsonWriter& w, const StageDecl& d) {
+  w.BeginObject();
+  w.Field("a2a", d.a2a);
+  w.Field("attention_sum", Name(d.attention_sum));
+  w.Field("ffn_width", d.ffn_width);
+  w.Field("gather_width", d.gather_width);
+  w.Field("gathers_input", d.gathers_input);
+  w.Field("kind", Name(d.kind));
+  w.Field("kv_heads", d.kv_heads);
+  w.Field("read", Name(d.read));
+  w.Field("top_k", d.top_k);
+  w.Field("update", Name(d.update));
+  w.Field("window", d.window);
+  w.EndObject();
+}
+
+void WriteStage(JsonWriter& w, const StagePlan& s, const PlanHeader& h) {
+  w.BeginObject();
+  w.Key("arrives");
+  WriteBoundary(w, s.arrives);
+  w.Key("compute");
+  WriteSteps(w, s.compute, h);
+  w.Key("decl");
+  WriteDecl(w, s.decl);
+  w.Key("departs");
+  WriteBoundary(w, s.departs);
+  w.Key("entry");
+  WriteSteps(w, s.entry, h);
+  w.Key("exit");
+  WriteSteps(w, s.exit, h);
+  w.Field("index", s.index);
+  w.Key("input");
+  WriteRows(w, s.input);
+  w.Field("layer", s.layer);
+  w.Key("residual");
+  WriteRows(w, s.residual);
+  w.EndObject();
+}
+
+void WriteLine(JsonWriter& w, const LinePlan& line, const PlanHeader& h) {
+  w.BeginObject();
+  w.Field("bytes_per_token", BytesPerToken(line, h));
+  w.Key("end");
+  w.BeginObject();
+  w.Key("arrives");
+  WriteBoundary(w, line.end.arrives);
+  w.Key("head");
+  WriteSteps(w, line.end.head, h);
+  w.Field("kind", Name(line.end.kind));
+  w.Key("steps");
+  WriteSteps(w, line.end.steps, h);
+  w.EndObject();
+  w.Key("stages");
+  w.BeginArray();
+  for (const StagePlan& s : line.stages) WriteStage(w, s, h);
+  w.EndArray();
+  w.Key("start");
+  WriteSteps(w, line.start, h);
+  w.Field("variant", Name(line.variant));
+  w.EndObject();
+}
+
+void WritePlan(JsonWriter& w, const Plan& plan) {
+  const PlanHeader& h = plan.header();
+  w.BeginObject();
+  w.Field("act_dtype", Name(h.wire.act));
+  w.Key("config");
+  w.Value(json(ConfigJson(h.config)));
+  w.Field("dispatch_dtype", Name(h.wire.dispatch));
+  w.Field("hidden", h.hidden);
+  w.Key("layers");
+  w.BeginArray();
+  w.Int(h.first_layer);
+  w.Int(h.last_layer);
+  w.EndArray();
+  w.Key("lines");
+  w.BeginArray();
+  for (const LinePlan& line : plan.lines()) WriteLine(w, line, h);
+  w.EndArray();
+  w.Field("model", h.model);
+  w.Field("pp_rank", h.pp_rank);
+  w.Field("residual_streams", h.residual_streams);
+  w.Field("seam_plan", kFormatVersion);
+  w.Field("vocab", h.vocab);
+  w.EndObject();
+}
 
 // ---- reading ----
 
@@ -233,30 +337,6 @@ Plan ReadPlan(const Node& n) {
 }
 
 
-json PlanDoc(const Plan& plan) {
-  const PlanHeader& h = plan.header();
-  json lines = json::array();
-  for (const LinePlan& line : plan.lines()) {
-    json stages = json::array();
-    for (const StagePlan& s : line.stages) stages.push_back(StageJson(s, h));
-    lines.push_back({{"variant", Name(line.variant)},
-                     {"start", StepsJson(line.start, h)},
-                     {"stages", stages},
-                     {"end", {{"kind", Name(line.end.kind)},
-                              {"arrives", BoundaryJson(line.end.arrives)},
-                              {"steps", StepsJson(line.end.steps, h)},
-                              {"head", StepsJson(line.end.head, h)}}},
-                     {"bytes_per_token", BytesPerToken(line, h)}});
-  }
-  const json doc = {{"seam_plan", kFormatVersion}, {"model", h.model},
-                    {"hidden", h.hidden},          {"residual_streams", h.residual_streams}, {"vocab", h.vocab},
-                    {"act_dtype", Name(h.wire.act)}, {"dispatch_dtype", Name(h.wire.dispatch)},
-                    {"config", json(ConfigJson(h.config))},
-                    {"pp_rank", h.pp_rank},        {"layers", {h.first_layer, h.last_layer}},
-                    {"lines", lines}};
-  return doc;
-}
-
 Pipeline ReadPipeline(const Node& n) {
   if (n["seam_pipeline"].Int() != kFormatVersion) {
     n["seam_pipeline"].Fail(fmt::format("expected format {}", kFormatVersion));
@@ -269,12 +349,47 @@ Pipeline ReadPipeline(const Node& n) {
 
 }  // namespace
 
-std::string ToJson(const Plan& plan) { return PlanDoc(plan).dump(2) + "\n"; }
+namespace {
+
+// At least what a plan's JSON takes, so the text is allocated once: growing
+// it by doubling copies it and faults in fresh pages each time, and pages
+// reserved but never written cost nothing.
+size_t JsonBytes(const Plan& plan) {
+  size_t bytes = 4096;
+  for (const LinePlan& line : plan.lines()) {
+    size_t steps = line.start.size() + line.end.steps.size() + line.end.head.size();
+    for (const StagePlan& s : line.stages) steps += s.entry.size() + s.compute.size() + s.exit.size();
+    bytes += 1024 * line.stages.size() + 512 * steps;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::string ToJson(const Plan& plan) {
+  std::string out;
+  out.reserve(JsonBytes(plan));
+  JsonWriter w(out);
+  WritePlan(w, plan);
+  out += '\n';
+  return out;
+}
 
 std::string ToJson(const Pipeline& ranks) {
-  json docs = json::array();
-  for (const Plan& p : ranks) docs.push_back(PlanDoc(p));
-  return json{{"seam_pipeline", kFormatVersion}, {"ranks", docs}}.dump(2) + "\n";
+  std::string out;
+  size_t bytes = 64;
+  for (const Plan& p : ranks) bytes += JsonBytes(p);
+  out.reserve(bytes);
+  JsonWriter w(out);
+  w.BeginObject();
+  w.Key("ranks");
+  w.BeginArray();
+  for (const Plan& p : ranks) WritePlan(w, p);
+  w.EndArray();
+  w.Field("seam_pipeline", kFormatVersion);
+  w.EndObject();
+  out += '\n';
+  return out;
 }
 
 namespace {

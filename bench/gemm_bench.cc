@@ -23,6 +23,7 @@
 
 #include "seam/runtime/gemm.h"
 #include "seam/runtime/tensor.h"
+#include "tensor/gemm_internal.h"
 
 namespace {
 
@@ -74,10 +75,30 @@ void BM_OpenBlas(benchmark::State& state) {
   SetFlops(state, m, n, k);
 }
 
+// Gemm's AVX2 and AVX-512 paths on few rows, where Gemm picks between them
+// (they give the same bits; the choice is speed alone).
+void BM_SeamPath(benchmark::State& state) {
+  using seam::gemm_internal::Path;
+  const Path path = state.range(0) == 512 ? Path::kAvx512 : Path::kAvx2;
+  const int m = static_cast<int>(state.range(1)), k = 1024, n = static_cast<int>(state.range(2));
+  if (!seam::gemm_internal::Supported(path)) return state.SkipWithError("this CPU lacks the path");
+  const seam::Tensor x = Make(m, k, 1), w = Make(n, k, 2);
+  for (auto _ : state) {
+    seam::Tensor y = seam::gemm_internal::GemmOn(path, x, w);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  SetFlops(state, m, n, k);
+}
+BENCHMARK(BM_SeamPath)
+    ->ArgNames({"avx", "M", "N"})
+    ->ArgsProduct({{2, 512}, {1, 2}, {1024, 2816}})
+    ->Unit(benchmark::kMicrosecond);
+
 void Shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "K", "N"});
   for (int n : {1024, 2816}) {
-    for (int m : {1, 64, 512}) b->Args({m, 1024, n});
+    for (int m : {1, 2, 64, 512}) b->Args({m, 1024, n});
   }
   b->Unit(benchmark::kMicrosecond);
 }

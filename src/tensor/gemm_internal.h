@@ -7,7 +7,8 @@ namespace seam::gemm_internal {
 
 // kReference is the contract written out per element; kPortable, kAvx2 and
 // kAvx512 are the blocked kernel compiled for the x86-64 baseline, AVX2 and
-// AVX-512F. Gemm runs the widest the CPU supports.
+// AVX-512F. Gemm runs the widest the CPU supports, but AVX2 for one or two
+// rows (measured faster there: bench_gemm's BM_SeamPath).
 enum class Path { kReference, kPortable, kAvx2, kAvx512 };
 bool Supported(Path path);
 Tensor GemmOn(Path path, const Tensor& x, const Tensor& w);

@@ -139,6 +139,8 @@ class Plan {
 double BytesPerToken(const Step& s, const PlanHeader& h);
 double BytesPerToken(const StagePlan& s, const PlanHeader& h);
 double BytesPerToken(const LinePlan& line, const PlanHeader& h);
+// The steps of a line: its start, every stage's entry, compute and exit, its end and head.
+size_t StepCount(const LinePlan& line);
 // Bytes as a person reads them: whole numbers in full (never 1.6e+06), a
 // fraction (a share of rows that does not divide evenly) to two places.
 std::string BytesText(double bytes);

@@ -94,6 +94,7 @@ struct CutCoverage {
     handed_on_parts += o.handed_on_parts;
     return *this;
   }
+  bool operator==(const CutCoverage&) const = default;
 };
 std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks, CutCoverage* coverage = nullptr);
 // CompareWithUncut is these two: each rank's stages against their uncut

@@ -356,11 +356,7 @@ namespace {
 // reserved but never written cost nothing.
 size_t JsonBytes(const Plan& plan) {
   size_t bytes = 4096;
-  for (const LinePlan& line : plan.lines()) {
-    size_t steps = line.start.size() + line.end.steps.size() + line.end.head.size();
-    for (const StagePlan& s : line.stages) steps += s.entry.size() + s.compute.size() + s.exit.size();
-    bytes += 1024 * line.stages.size() + 512 * steps;
-  }
+  for (const LinePlan& line : plan.lines()) bytes += 1024 * line.stages.size() + 512 * StepCount(line);
   return bytes;
 }
 

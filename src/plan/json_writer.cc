@@ -118,11 +118,11 @@ void JsonWriter::Double(double d) {
   out_ += nlohmann::json(d).dump();
 }
 
-void JsonWriter::Field(std::string_view key, std::string_view s) { Key(key), String(s); }
-void JsonWriter::Field(std::string_view key, int64_t v) { Key(key), Int(v); }
-void JsonWriter::Field(std::string_view key, int v) { Key(key), Int(v); }
-void JsonWriter::Field(std::string_view key, bool b) { Key(key), Bool(b); }
-void JsonWriter::Field(std::string_view key, double d) { Key(key), Double(d); }
+void JsonWriter::Field(std::string_view key, std::string_view s) { Key(key); String(s); }
+void JsonWriter::Field(std::string_view key, int64_t v) { Key(key); Int(v); }
+void JsonWriter::Field(std::string_view key, int v) { Key(key); Int(v); }
+void JsonWriter::Field(std::string_view key, bool b) { Key(key); Bool(b); }
+void JsonWriter::Field(std::string_view key, double d) { Key(key); Double(d); }
 
 void JsonWriter::Value(const nlohmann::json& v) {
   switch (v.type()) {

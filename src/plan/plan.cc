@@ -64,6 +64,12 @@ double BytesPerToken(const StagePlan& s, const PlanHeader& h) {
   return total;
 }
 
+size_t StepCount(const LinePlan& line) {
+  size_t steps = line.start.size() + line.end.steps.size() + line.end.head.size();
+  for (const StagePlan& s : line.stages) steps += s.entry.size() + s.compute.size() + s.exit.size();
+  return steps;
+}
+
 std::string BytesText(double bytes) {
   const double whole = std::round(bytes);
   if (whole == bytes && std::abs(bytes) < 9.0e15) return fmt::format("{}", static_cast<int64_t>(whole));

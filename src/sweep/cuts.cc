@@ -13,12 +13,12 @@ namespace {
 
 int64_t StepsOf(const Plan& plan) {
   int64_t steps = 0;
-  for (const LinePlan& line : plan.lines()) {
-    steps += static_cast<int64_t>(line.start.size() + line.end.steps.size() + line.end.head.size());
-    for (const StagePlan& s : line.stages) steps += static_cast<int64_t>(s.entry.size() + s.compute.size() + s.exit.size());
-  }
+  for (const LinePlan& line : plan.lines()) steps += static_cast<int64_t>(StepCount(line));
   return steps;
 }
+
+// Two rejections are the same when they name the same stage and rule.
+bool SameRule(const Error& a, const Error& b) { return a.code == b.code && a.stage == b.stage && a.rule == b.rule; }
 
 // What one rank segment's checks found: its lines are the same in every cut
 // that holds it, and so is what its own Verify and its comparison with the
@@ -99,15 +99,24 @@ class Checker {
     if (rejected != nullptr) return SameRejection(split, uncut_.error(), *rejected);
     ++out_.counts.cuts_bound;
     const Pipeline cut = Assemble(cfg);
-    int64_t found = static_cast<int64_t>(VerifyAcrossRanks(cut).size() + CompareStageCounts(*uncut_, cut).size());
+    const int64_t found = Found(cut, out_.counts.away_from_cut);
     for (const Segment* s : ranks_) {
       out_.counts.plans_verified += 1;
       out_.counts.steps_replayed += s->steps;
-      out_.counts.away_from_cut += s->coverage;
-      found += s->violations;
     }
     out_.counts.violations += found;
     if (found > 0 && out_.violations.size() < keep_) KeepInFull(split, cut);
+  }
+
+  // What the cut's checks find: what spans its ranks, checked here, and what
+  // each rank's segment found; the segments' coverage is added to `coverage`.
+  int64_t Found(const Pipeline& cut, CutCoverage& coverage) const {
+    int64_t found = static_cast<int64_t>(VerifyAcrossRanks(cut).size() + CompareStageCounts(*uncut_, cut).size());
+    for (const Segment* s : ranks_) {
+      coverage += s->coverage;
+      found += s->violations;
+    }
+    return found;
   }
 
   // The cut's pipeline: each rank's lines under the header it has in this cut.
@@ -137,9 +146,8 @@ class Checker {
                                         rejected == nullptr ? "bind" : "reject", whole.ok() ? "binds" : "rejects"));
     }
     if (!whole) {
-      const Error& e = whole.error();
-      if (e.code != rejected->code || e.stage != rejected->stage || e.rule != rejected->rule) {
-        Violate(where, "reuse: the reused ranks reject otherwise than the cut bound whole: " + e.message);
+      if (!SameRule(whole.error(), *rejected)) {
+        Violate(where, "reuse: the reused ranks reject otherwise than the cut bound whole: " + whole.error().message);
       }
       return;
     }
@@ -147,28 +155,19 @@ class Checker {
     if (!(reused == *whole)) return Violate(where, "reuse: the reused ranks differ from the cut bound whole");
     if (!uncut_) return;
     CutCoverage direct;
-    const size_t found = VerifyPipeline(*whole).size() + CompareWithUncut(*uncut_, *whole, &direct).size();
+    const int64_t found =
+        static_cast<int64_t>(VerifyPipeline(*whole).size() + CompareWithUncut(*uncut_, *whole, &direct).size());
     CutCoverage summed;
-    size_t reused_found = VerifyAcrossRanks(reused).size() + CompareStageCounts(*uncut_, reused).size();
-    for (const Segment* s : ranks_) {
-      summed += s->coverage;
-      reused_found += static_cast<size_t>(s->violations);
-    }
-    if (found != reused_found || !SameCoverage(direct, summed)) {
+    const int64_t reused_found = Found(reused, summed);
+    if (found != reused_found || !(direct == summed)) {
       Violate(where, fmt::format("reuse: the cut checked whole finds {} violations, reused {}", found, reused_found));
     }
-  }
-
-  static bool SameCoverage(const CutCoverage& a, const CutCoverage& b) {
-    return a.stages == b.stages && a.parts == b.parts && a.at_cut_stages == b.at_cut_stages &&
-           a.at_cut_parts == b.at_cut_parts && a.handed_on_stages == b.handed_on_stages &&
-           a.handed_on_parts == b.handed_on_parts;
   }
 
   // Invariant 5, exactly: both reject, naming the same stage and rule.
   void SameRejection(const std::vector<int>& split, const Error& uncut, const Error& cut) {
     ++out_.counts.rejections_compared;
-    if (uncut.code == cut.code && uncut.stage == cut.stage && uncut.rule == cut.rule) return;
+    if (SameRule(uncut, cut)) return;
     Violate(Where(split), fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): the cut rejects stage {} "
                                       "(rule: {}) but the uncut stack stage {} (rule: {})",
                                       cut.stage, cut.rule, uncut.stage, uncut.rule));

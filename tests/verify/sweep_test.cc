@@ -3,6 +3,7 @@
 
 #include "seam/model.h"
 #include "seam/sweep.h"
+#include "verify/sweep_testing.h"
 
 namespace seam {
 namespace {
@@ -67,17 +68,7 @@ TEST(Sweep, LeavesTheCatalogueOutWhenAsked) {
 // Here stacks of up to three stages; sweep_recheck_test.cc (the release
 // suite) goes to four and the catalogue.
 TEST(Sweep, ReusingRankSegmentsOfSmallStacksFindsWhatBindingEveryCutWholeFinds) {
-  const SweepOptions reuse{.max_stages = 3, .max_pp = 3, .jobs = 2, .catalogue = false};
-  SweepOptions recheck = reuse;
-  recheck.recheck = true;
-  const Expected<SweepReport> a = Sweep(reuse);
-  const Expected<SweepReport> b = Sweep(recheck);
-  ASSERT_TRUE(a.ok() && b.ok());
-  for (const std::string& v : b->violations) ADD_FAILURE() << v;
-  EXPECT_EQ(b->totals.violations, 0);
-  EXPECT_EQ(a->totals.cuts_bound, b->totals.cuts_bound);
-  EXPECT_EQ(a->totals.steps_replayed, b->totals.steps_replayed);
-  EXPECT_EQ(a->totals.away_from_cut.handed_on_parts, b->totals.away_from_cut.handed_on_parts);
+  testing::ExpectReuseFindsWhatBindingWholeFinds({.max_stages = 3, .max_pp = 3, .jobs = 2, .catalogue = false});
 }
 
 TEST(Sweep, RejectsBadOptions) {

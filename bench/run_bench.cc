@@ -8,8 +8,8 @@
 // memory), then 5 repetitions; the summary reads their medians and says
 // their spread. Time is the wall clock; CPU time is the whole process's, all
 // threads, so GFLOP per CPU-second is a rate per core whatever the ranks'
-// threads. (A run copies each rank's weight shards as it starts: part of
-// what it costs today.)
+// threads. Each call is a whole run: it checks the weights, builds every
+// rank's kernels (views of the weights) and runs the plan.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <unistd.h>

@@ -26,6 +26,8 @@ class GatedDeltaNetKernel : public MixerKernel {
  public:
   // The rank holds whole key heads with their value heads (stack/sharding.cc).
   GatedDeltaNetKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n);
+  // The kernel reads the weights in place: temporary ones would be gone.
+  GatedDeltaNetKernel(const StageRef&, const Model&, Weights&&, Shard, const Numerics&) = delete;
 
   // The projections' outputs, rounded, un-interleaved, for this rank's heads.
   struct Projected {
@@ -46,8 +48,9 @@ class GatedDeltaNetKernel : public MixerKernel {
   int heads_ = 0;      // value heads, this rank's
   int key_heads_ = 0;  // this rank's
   int per_key_ = 1;    // value heads per key head
-  Tensor qkvz_, ba_;   // this rank's rows, in Projected's order
-  Tensor dt_bias_, a_, norm_;
+  std::vector<MatrixView> qkvz_, ba_;  // this rank's rows, in Projected's order, in place
+  MatrixView dt_bias_, norm_;
+  Tensor a_;  // -exp(A_log) of this rank's heads
 };
 
 }  // namespace seam::exec

@@ -24,6 +24,8 @@ class Mamba2Kernel : public MixerKernel {
  public:
   // The rank holds whole groups of heads (stack/sharding.cc's rule).
   Mamba2Kernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n);
+  // The kernel reads the weights in place: temporary ones would be gone.
+  Mamba2Kernel(const StageRef&, const Model&, Weights&&, Shard, const Numerics&) = delete;
 
   // in_proj's outputs, rounded, for this rank's heads and groups.
   struct Projected {
@@ -46,8 +48,9 @@ class Mamba2Kernel : public MixerKernel {
   int heads_ = 0;     // this rank's
   int groups_ = 0;    // this rank's
   int per_group_ = 1; // heads per group
-  Tensor in_proj_;    // this rank's rows, in Projected's order
-  Tensor dt_bias_, a_, d_skip_, norm_;
+  std::vector<MatrixView> in_proj_;  // this rank's rows, in Projected's order, in place
+  MatrixView dt_bias_, d_skip_, norm_;
+  Tensor a_;  // -exp(A_log) of this rank's heads
 };
 
 }  // namespace seam::exec

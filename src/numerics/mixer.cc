@@ -69,6 +69,12 @@ std::unique_ptr<MixerKernel> MakeMixerKernel(const StageRef& s, const Model& m, 
   return nullptr;
 }
 
+std::vector<MatrixView> RowParts(const Tensor& w, std::span<const Range> ranges) {
+  std::vector<MatrixView> parts;
+  for (const auto& [first, last] : ranges) parts.push_back(MatrixView(w).Rows(first, last));
+  return parts;
+}
+
 Tensor PickRows(const Tensor& w, std::span<const Range> ranges) {
   std::vector<Tensor> parts;
   for (const auto& [first, last] : ranges) parts.push_back(w.RowRange(first, last));

@@ -20,11 +20,12 @@
 
 namespace seam::exec {
 
-// What every mixer kind holds: out_proj's columns of this rank's heads, the
-// conv's weight [channels, width] and bias (empty for none) of this rank's
-// channels, and the size of the recurrence's state.
+// What every mixer kind holds: out_proj's columns of this rank's heads (in
+// place), the conv's weight [channels, width] and bias (empty for none) of
+// this rank's channels (small; gathered from their pieces), and the size of
+// the recurrence's state.
 struct MixerParts {
-  Tensor out_proj;
+  MatrixView out_proj;
   Tensor conv_weight;
   Tensor conv_bias;
   size_t recurrent_size = 0;
@@ -75,11 +76,14 @@ class MixerKernel {
 // The mixer kernel the model's dims name (ModelDims::mixer).
 std::unique_ptr<MixerKernel> MakeMixerKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard,
                                              const Numerics& n);
+std::unique_ptr<MixerKernel> MakeMixerKernel(const StageRef&, const Model&, Weights&&, Shard,
+                                             const Numerics&) = delete;  // it reads the weights in place
 
 // Row ranges [first, last) of a weight, and of a vector's columns, stacked
 // in the order given: a rank's rows of a projection whose outputs it holds
-// in several pieces.
+// in several pieces. RowParts gives them as views, for GemmStacked.
 using Range = std::pair<int, int>;
+std::vector<MatrixView> RowParts(const Tensor& w, std::span<const Range> ranges);
 Tensor PickRows(const Tensor& w, std::span<const Range> ranges);
 Tensor PickCols(const Tensor& v, std::span<const Range> ranges);
 

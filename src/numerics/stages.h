@@ -34,6 +34,8 @@ struct Shard {
 class AttentionKernel {
  public:
   AttentionKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n);
+  // The kernel reads the weights in place: temporary ones would be gone.
+  AttentionKernel(const StageRef&, const Model&, Weights&&, Shard, const Numerics&) = delete;
 
   // What an input-scattered batch gathers: MLA with a query latent projects
   // its rows to the latents first; any other attention gathers its input.
@@ -74,21 +76,24 @@ class AttentionKernel {
   int window_ = 0;
   float scale_ = 1;
   RopeParams rope_;
-  Tensor q_, k_, v_, o_, gate_;                   // GQA (q_ also MLA's direct query projection)
-  Tensor q_bias_, k_bias_, v_bias_, o_bias_;      // GQA biases (o_bias_ empty off block 0)
-  Tensor q_norm_, k_norm_, sinks_;
-  Tensor q_a_, q_a_norm_, q_b_, kv_a_, kv_a_norm_, kv_b_;  // MLA
+  // Views of this rank's part of the weights, read in place.
+  MatrixView q_, k_, v_, o_, gate_;                   // GQA (q_ also MLA's direct query projection)
+  MatrixView q_bias_, k_bias_, v_bias_, o_bias_;      // GQA biases (o_bias_ empty off block 0)
+  MatrixView q_norm_, k_norm_, sinks_;
+  MatrixView q_a_, q_a_norm_, q_b_, kv_a_, kv_a_norm_, kv_b_;  // MLA
 };
 
 // NAS's linear replacement: one replicated hidden x hidden product.
 class LinearKernel {
  public:
   LinearKernel(const StageRef& s, const Weights& w, const Numerics& n);
+  // The kernel reads the weights in place: temporary ones would be gone.
+  LinearKernel(const StageRef&, Weights&&, const Numerics&) = delete;
   Tensor Run(const Tensor& x) const;  // complete, rounded
 
  private:
   Numerics n_;
-  Tensor w_;
+  MatrixView w_;
 };
 
 // What an FFN is: its width, activation and whether its projections have
@@ -109,6 +114,8 @@ inline FfnShape DenseShape(const StageDecl& s, const ModelDims& d) {
 class FfnKernel {
  public:
   FfnKernel(const Weights& w, const std::string& prefix, const FfnShape& shape, Shard shard, const Numerics& n);
+  // The kernel reads the weights in place: temporary ones would be gone.
+  FfnKernel(Weights&&, const std::string&, const FfnShape&, Shard, const Numerics&) = delete;
   // The tree sum of this rank's down-projection K-blocks.
   Tensor Partial(const Tensor& x) const;
   // The K-block products themselves, before the tree.
@@ -118,8 +125,8 @@ class FfnKernel {
   FfnShape shape_;
   Numerics n_;
   int blocks_ = 1;
-  Tensor gate_, up_, down_;
-  Tensor gate_bias_, up_bias_, down_bias_;  // down_bias_ only where canonical block 0 is
+  MatrixView gate_, up_, down_;                 // this rank's columns of the width, in place
+  MatrixView gate_bias_, up_bias_, down_bias_;  // down_bias_ only where canonical block 0 is
 };
 
 // A MoE FFN: a replicated router, experts, an optional shared expert.
@@ -128,6 +135,8 @@ class MoeKernel {
   // TP-MoE: every expert split over the group; a2a: whole experts, expert
   // e on the member e % count.
   MoeKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, MoeMode mode, const Numerics& n);
+  // The kernel reads the weights in place: temporary ones would be gone.
+  MoeKernel(const StageRef&, const Model&, Weights&&, Shard, MoeMode, const Numerics&) = delete;
   std::vector<Routing> Route(const Tensor& x) const;
   // TP-MoE: per K-block, the routed experts' products weighted and summed in
   // routing order, then the shared expert's (times its gate); the tree over
@@ -152,12 +161,12 @@ class MoeKernel {
   int hidden_ = 0;
   Numerics n_;
   Shard shard_;
-  Tensor router_;
-  Tensor router_bias_;  // empty without one
-  Tensor correction_;  // selection-only bias per expert (empty without one)
+  MatrixView router_;
+  MatrixView router_bias_;  // empty without one
+  MatrixView correction_;  // selection-only bias per expert (empty without one)
   std::vector<std::unique_ptr<FfnKernel>> experts_;  // null where another rank holds it (a2a)
   std::unique_ptr<FfnKernel> shared_;
-  Tensor shared_gate_;  // [1, hidden]: sigmoid(x . gate) scales the shared expert (empty without one)
+  MatrixView shared_gate_;  // [1, hidden]: sigmoid(x . gate) scales the shared expert (empty without one)
   // Per row of x: its shared expert's gate, or 1 without one.
   std::vector<float> SharedGates(const Tensor& x) const;
 };

@@ -25,6 +25,8 @@ class StreamKernel {
   // stream head's weight name (the final collapse, which only reads).
   StreamKernel(const Weights& w, const std::string& prefix, bool head, int streams, int hidden, const ModelDims& d,
                const Numerics& n);
+  // The kernel reads the weights in place: temporary ones would be gone.
+  StreamKernel(Weights&&, const std::string&, bool, int, int, const ModelDims&, const Numerics&) = delete;
   // Every stream starts as the stack's input.
   static Tensor Expand(const Tensor& x, int streams, Dtype d);
   // The mix a stage reads (before its norm); `mix` receives the write coefficients.
@@ -39,7 +41,7 @@ class StreamKernel {
   float eps_;
   int sinkhorn_iters_;
   Numerics n_;
-  Tensor pre_, post_, res_;
+  MatrixView pre_, post_, res_;  // in place
 };
 
 }  // namespace seam::exec

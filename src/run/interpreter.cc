@@ -159,7 +159,7 @@ class RankRunner {
     const RowSpan cols = VocabColumns(g);
     const Tensor& w = ctx_.weights.at(kLmHeadName);
     const int chunk = (w.rows() + g.size() - 1) / g.size();
-    const Tensor mine = Rounded(Gemm(*input_, w.RowRange(cols.begin, cols.end)));
+    const Tensor mine = Rounded(Gemm(*input_, MatrixView(w).Rows(cols.begin, cols.end)));
     Tensor padded(mine.rows(), chunk);
     for (int r = 0; r < mine.rows(); ++r) std::copy(mine.row(r), mine.row(r) + mine.cols(), padded.row(r));
     SEAM_CHECK(s.width == w.rows(), "the LM head's width is not the vocabulary");

@@ -420,12 +420,18 @@ Path BestPath(int m) {
   return m <= 2 && best == Path::kAvx512 ? Path::kAvx2 : best;
 }
 
-Tensor GemmWith(Path path, const Tensor& x, const Tensor& w) {
+// x's rows against w's into y's columns [0, w.rows()), y's rows ldy apart.
+void GemmInto(Path path, const Tensor& x, MatrixView w, float* y, size_t ldy) {
   SEAM_CHECK(x.cols() == w.cols(), "gemm: x and w differ in K (w is [out, in])");
-  Tensor y(x.rows(), w.rows());
-  const size_t k = static_cast<size_t>(x.cols());
-  Run(path, {.x = x.data(), .ldx = k, .w = w.data(), .ldw = k, .y = y.data(), .ldy = static_cast<size_t>(w.rows()),
+  if (x.rows() == 0 || w.rows() == 0) return;  // no data to point into
+  Run(path, {.x = x.data(), .ldx = static_cast<size_t>(x.cols()), .w = w.data(), .ldw = w.stride(), .y = y, .ldy = ldy,
              .m = x.rows(), .n = w.rows(), .k = x.cols()});
+}
+
+// Every element of y is written (an empty K gives +0), so y starts unset.
+Tensor GemmWith(Path path, const Tensor& x, MatrixView w) {
+  Tensor y = Tensor::Uninitialized(x.rows(), w.rows());
+  GemmInto(path, x, w, y.data(), static_cast<size_t>(w.rows()));
   return y;
 }
 
@@ -435,27 +441,39 @@ namespace gemm_internal {
 
 bool Supported(Path path) { return CpuHas(path); }
 
-Tensor GemmOn(Path path, const Tensor& x, const Tensor& w) { return GemmWith(path, x, w); }
+Tensor GemmOn(Path path, const Tensor& x, MatrixView w) { return GemmWith(path, x, w); }
 
 }  // namespace gemm_internal
 
-Tensor Gemm(const Tensor& x, const Tensor& w) { return GemmWith(BestPath(x.rows()), x, w); }
+Tensor Gemm(const Tensor& x, MatrixView w) { return GemmWith(BestPath(x.rows()), x, w); }
 
-std::vector<Tensor> GemmBlocks(const Tensor& x, const Tensor& w, int blocks) {
+Tensor GemmStacked(const Tensor& x, std::span<const MatrixView> parts) {
+  int n = 0;
+  for (const MatrixView& p : parts) n += p.rows();
+  Tensor y = Tensor::Uninitialized(x.rows(), n);
+  const Path path = BestPath(x.rows());
+  int at = 0;
+  for (const MatrixView& p : parts) {
+    GemmInto(path, x, p, y.data() + at, static_cast<size_t>(n));
+    at += p.rows();
+  }
+  return y;
+}
+
+std::vector<Tensor> GemmBlocks(const Tensor& x, MatrixView w, int blocks) {
   SEAM_CHECK(x.cols() == w.cols(), "gemm: x and w differ in K (w is [out, in])");
   SEAM_CHECK(blocks > 0 && x.cols() % blocks == 0, "gemm blocks: K is not a multiple of the block count");
   const int kb = x.cols() / blocks;
-  const size_t k = static_cast<size_t>(x.cols());
   const Path path = BestPath(x.rows());
   std::vector<Tensor> out;
   out.reserve(static_cast<size_t>(blocks));
   for (int b = 0; b < blocks; ++b) {
-    Tensor y(x.rows(), w.rows());
+    Tensor y = Tensor::Uninitialized(x.rows(), w.rows());
     const size_t k0 = static_cast<size_t>(b) * static_cast<size_t>(kb);
     // With no rows there is no data to offset into.
     if (!y.empty()) {
-      Run(path, {.x = x.data() + k0, .ldx = k, .w = w.data() + k0, .ldw = k, .y = y.data(),
-                 .ldy = static_cast<size_t>(w.rows()), .m = x.rows(), .n = w.rows(), .k = kb});
+      Run(path, {.x = x.data() + k0, .ldx = static_cast<size_t>(x.cols()), .w = w.data() + k0, .ldw = w.stride(),
+                 .y = y.data(), .ldy = static_cast<size_t>(w.rows()), .m = x.rows(), .n = w.rows(), .k = kb});
     }
     out.push_back(std::move(y));
   }

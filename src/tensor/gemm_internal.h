@@ -11,6 +11,6 @@ namespace seam::gemm_internal {
 // rows (measured faster there: bench_gemm's BM_SeamPath).
 enum class Path { kReference, kPortable, kAvx2, kAvx512 };
 bool Supported(Path path);
-Tensor GemmOn(Path path, const Tensor& x, const Tensor& w);
+Tensor GemmOn(Path path, const Tensor& x, MatrixView w);
 
 }  // namespace seam::gemm_internal

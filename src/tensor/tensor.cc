@@ -1,5 +1,6 @@
 #include "seam/runtime/tensor.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -71,6 +72,33 @@ bool Tensor::operator==(const Tensor& o) const {
          (data_.empty() || std::memcmp(data_.data(), o.data_.data(), data_.size() * sizeof(float)) == 0);
 }
 
+std::span<const float> MatrixView::span() const {
+  SEAM_CHECK(contiguous(), "a span of a view whose rows have gaps");
+  return {data_, static_cast<size_t>(rows_) * static_cast<size_t>(cols_)};
+}
+
+MatrixView MatrixView::Rows(int begin, int end) const {
+  SEAM_CHECK(0 <= begin && begin <= end && end <= rows_, "row range outside the view");
+  MatrixView v = *this;
+  v.data_ = begin == end ? data_ : row(begin);
+  v.rows_ = end - begin;
+  return v;
+}
+
+MatrixView MatrixView::Cols(int begin, int end) const {
+  SEAM_CHECK(0 <= begin && begin <= end && end <= cols_, "column range outside the view");
+  MatrixView v = *this;
+  if (rows_ > 0) v.data_ = data_ + begin;
+  v.cols_ = end - begin;
+  return v;
+}
+
+Tensor MatrixView::Copy() const {
+  Tensor out = Tensor::Uninitialized(rows_, cols_);
+  for (int r = 0; r < rows_ && cols_ > 0; ++r) std::memcpy(out.row(r), row(r), static_cast<size_t>(cols_) * sizeof(float));
+  return out;
+}
+
 Tensor ConcatRows(std::span<const Tensor> parts) {
   int rows = 0;
   int cols = parts.empty() ? 0 : parts.front().cols();
@@ -100,15 +128,37 @@ float FromBf16Bits(uint16_t bits) { return std::bit_cast<float>(static_cast<uint
 
 float RoundBf16(float x) { return FromBf16Bits(Bf16Bits(x)); }
 
+// Bf16Bits, widened back, with no branch so the loop runs on vectors: a NaN
+// keeps its upper half with the quiet bit set; anything else rounds to
+// nearest, ties to even, in the upper half.
 void RoundToStorage(std::span<float> values, Dtype d) {
   if (d == Dtype::kF32) return;
-  for (float& v : values) v = RoundBf16(v);
+  float* v = values.data();
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint32_t u = std::bit_cast<uint32_t>(v[i]);
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    const uint32_t rounded = nan ? (u | 0x00400000u) : u + 0x7fffu + ((u >> 16) & 1u);
+    v[i] = std::bit_cast<float>(rounded & 0xffff0000u);
+  }
 }
 
 void RoundToStorage(Tensor& t, Dtype d) { RoundToStorage(t.span(), d); }
 
+// Whether any of n floats is a NaN or an infinity (all exponent bits set),
+// with no early exit so the loop runs on vectors.
+bool AnyNonFinite(const float* v, size_t n) {
+  uint32_t any = 0;
+  for (size_t i = 0; i < n; ++i) any |= (std::bit_cast<uint32_t>(v[i]) & 0x7f800000u) == 0x7f800000u;
+  return any != 0;
+}
+
 std::string FirstNonFinite(const Tensor& t) {
-  for (size_t i = 0; i < t.size(); ++i) {
+  // Weights are checked whole before every run: look closer only at a chunk
+  // that holds something.
+  constexpr size_t kChunk = 4096;
+  size_t start = 0;
+  while (start < t.size() && !AnyNonFinite(t.data() + start, std::min(kChunk, t.size() - start))) start += kChunk;
+  for (size_t i = start; i < t.size(); ++i) {
     const float v = t.data()[i];
     if (std::isfinite(v)) continue;
     const size_t cols = static_cast<size_t>(std::max(t.cols(), 1));

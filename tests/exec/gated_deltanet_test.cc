@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -54,9 +55,12 @@ struct Fixture : MixerModel {
   }
   const Tensor& at(const std::string& name) const { return t.at(prefix + "." + name); }
   Tensor& at(const std::string& name) { return t.at(prefix + "." + name); }
+  // A kernel reads its weights in place: each is built on a snapshot of `t`
+  // (tests change it between kernels) that lives as long as the fixture.
   GatedDeltaNetKernel Kernel(Shard shard = {}) const {
-    return GatedDeltaNetKernel(stage, model, Weights(t), shard, RunNumerics{});
+    return GatedDeltaNetKernel(stage, model, held.emplace_back(t), shard, RunNumerics{});
   }
+  mutable std::deque<Weights> held;
 };
 
 // ---- the projections ----

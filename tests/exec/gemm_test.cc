@@ -147,7 +147,8 @@ TEST(Gemm, AColumnsBitsDoNotDependOnItsPositionInW) {
   const Tensor whole = Gemm(x, w);
   std::vector<int> order;  // a stride-7 permutation of 31 rows
   for (int i = 0; i < w.rows(); ++i) order.push_back(i * 7 % w.rows());
-  const Tensor y = Gemm(x, PickRows(w, order));
+  const Tensor picked = PickRows(w, order);
+  const Tensor y = Gemm(x, picked);
   for (int m = 0; m < x.rows(); ++m) {
     for (size_t j = 0; j < order.size(); ++j) ASSERT_EQ(Bits(y.at(m, int(j))), Bits(whole.at(m, order[j])));
   }
@@ -160,12 +161,12 @@ TEST(Gemm, ColumnShardsEqualTheWholeProduct) {
   for (int shards : {2, 4, 5}) {
     const int width = w.rows() / shards;
     for (int s = 0; s < shards; ++s) {
-      EXPECT_TRUE(Gemm(x, w.RowRange(s * width, (s + 1) * width)) == whole.ColRange(s * width, (s + 1) * width));
+      EXPECT_TRUE(Gemm(x, MatrixView(w).Rows(s * width, (s + 1) * width)) == whole.ColRange(s * width, (s + 1) * width));
     }
   }
   for (int begin = 0, width = 1; begin < w.rows(); begin += width, ++width) {
     const int end = std::min(begin + width, w.rows());
-    EXPECT_TRUE(Gemm(x, w.RowRange(begin, end)) == whole.ColRange(begin, end)) << begin << ".." << end;
+    EXPECT_TRUE(Gemm(x, MatrixView(w).Rows(begin, end)) == whole.ColRange(begin, end)) << begin << ".." << end;
   }
 }
 
@@ -238,24 +239,77 @@ TEST(Gemm, AccumulationStartsFromPositiveZero) {
 }
 
 TEST(Gemm, OddShapes) {
-  const Tensor w = Make(6, 19, 18);
+  const Tensor w = Make(6, 19, 18), no_rows(0, 19), no_k(5, 0);
   for (Path p : Paths()) {
     const Tensor none = GemmOn(p, Tensor(0, 19), w);  // M = 0
     EXPECT_EQ(none.rows(), 0);
     EXPECT_EQ(none.cols(), 6);
-    const Tensor no_cols = GemmOn(p, Make(4, 19, 19), Tensor(0, 19));  // N = 0
+    const Tensor no_cols = GemmOn(p, Make(4, 19, 19), no_rows);  // N = 0
     EXPECT_EQ(no_cols.rows(), 4);
     EXPECT_EQ(no_cols.cols(), 0);
-    const Tensor zero_k = GemmOn(p, Tensor(3, 0), Tensor(5, 0));  // K = 0: +0
+    const Tensor zero_k = GemmOn(p, Tensor(3, 0), no_k);  // K = 0: +0, though the output starts unset
     EXPECT_TRUE(zero_k == Tensor(3, 5)) << Name(p);
     const Tensor x = Make(7, 19, 20);
-    const Tensor one_col = GemmOn(p, x, w.RowRange(2, 3));  // N = 1
+    const Tensor one_col = GemmOn(p, x, MatrixView(w).Rows(2, 3));  // N = 1
     EXPECT_TRUE(one_col == ContractGemm(x, w.RowRange(2, 3))) << Name(p);
   }
 }
 
 TEST(Gemm, DifferentKFailsTheCheck) {
-  EXPECT_THROW(Gemm(Tensor(2, 8), Tensor(3, 9)), InternalError);
+  const Tensor w(3, 9);
+  EXPECT_THROW(Gemm(Tensor(2, 8), w), InternalError);
+  EXPECT_THROW(Gemm(Tensor(2, 8), MatrixView(w).Cols(0, 7)), InternalError);
+}
+
+// A kernel reads its shard of a weight in place: a window of rows, of
+// columns (rows a whole weight's width apart) or both must give the bits of
+// the same product on a copy of the window, on every code path, for shapes
+// with K tails and edge tiles.
+TEST(Gemm, AWindowOnAWeightGivesTheBitsOfItsCopy) {
+  const Tensor w = Make(37, 203, 30);
+  const MatrixView whole(w);
+  const std::vector<MatrixView> windows = {whole.Rows(5, 29), whole.Cols(0, 101), whole.Cols(37, 203),
+                                           whole.Rows(3, 36).Cols(11, 150), whole.Cols(64, 128).Rows(0, 1)};
+  for (const MatrixView& v : windows) {
+    const Tensor copy = v.Copy();
+    const Tensor x = Make(9, v.cols(), 31);
+    for (Path p : Paths()) {
+      EXPECT_TRUE(GemmOn(p, x, v) == ContractGemm(x, copy)) << Name(p) << " " << v.rows() << "x" << v.cols();
+    }
+    EXPECT_TRUE(Gemm(x.RowRange(0, 1), v) == ContractGemm(x.RowRange(0, 1), copy));
+  }
+}
+
+TEST(GemmStacked, GivesTheBitsOfTheProductWithThePartsStacked) {
+  const Tensor x = Make(13, 70, 32), w = Make(40, 70, 33);
+  const MatrixView whole(w);
+  const std::vector<MatrixView> parts = {whole.Rows(30, 34), whole.Rows(0, 7), whole.Rows(7, 7), whole.Rows(12, 40)};
+  std::vector<Tensor> copies;
+  for (const MatrixView& v : parts) copies.push_back(v.Copy());
+  const Tensor stacked = ConcatRows(copies);
+  EXPECT_TRUE(GemmStacked(x, parts) == ContractGemm(x, stacked));
+  EXPECT_TRUE(GemmStacked(x.RowRange(0, 1), parts) == ContractGemm(x.RowRange(0, 1), stacked));
+  EXPECT_EQ(GemmStacked(x, {}).cols(), 0);
+}
+
+TEST(MatrixView, WindowsShowTheirRowsAndColumnsAndRefuseToReachOutside) {
+  const Tensor t = Make(6, 10, 34);
+  const MatrixView v = MatrixView(t).Rows(1, 5).Cols(2, 9);
+  ASSERT_EQ(v.rows(), 4);
+  ASSERT_EQ(v.cols(), 7);
+  EXPECT_EQ(v.stride(), 10u);
+  EXPECT_FALSE(v.contiguous());
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 7; ++c) ASSERT_EQ(Bits(v.at(r, c)), Bits(t.at(r + 1, c + 2)));
+  }
+  EXPECT_TRUE(v.Copy() == t.RowRange(1, 5).ColRange(2, 9));
+  EXPECT_THROW(v.span(), InternalError);
+  EXPECT_EQ(MatrixView(t).Rows(2, 4).span().size(), 20u);
+  EXPECT_EQ(MatrixView(t).Rows(3, 4).Cols(1, 4).span()[0], t.at(3, 1));  // one row: no gaps
+  EXPECT_THROW(v.Rows(0, 5), InternalError);
+  EXPECT_THROW(v.Cols(3, 2), InternalError);
+  EXPECT_THROW(v.Cols(-1, 2), InternalError);
+  EXPECT_TRUE(v.Rows(2, 2).empty());
 }
 
 TEST(GemmBlocks, EachBlockIsTheGemmOfItsColumns) {
@@ -278,15 +332,16 @@ TEST(GemmBlocks, TreeSummedEqualsTheSubtreesOfEqualHalves) {
   const Tensor x = Make(9, 8 * 21, 23), w = Make(12, 8 * 21, 24);
   const Tensor whole = TreeSum(GemmBlocks(x, w, 8));
   const int half = x.cols() / 2;
-  const Tensor left = TreeSum(GemmBlocks(x.ColRange(0, half), w.ColRange(0, half), 4));
-  const Tensor right = TreeSum(GemmBlocks(x.ColRange(half, 2 * half), w.ColRange(half, 2 * half), 4));
+  // Each rank's columns of w read in place, as the kernels hold them.
+  const Tensor left = TreeSum(GemmBlocks(x.ColRange(0, half), MatrixView(w).Cols(0, half), 4));
+  const Tensor right = TreeSum(GemmBlocks(x.ColRange(half, 2 * half), MatrixView(w).Cols(half, 2 * half), 4));
   EXPECT_TRUE(TreeSum(std::vector<Tensor>{left, right}) == whole);
   // And four ranks holding K/4 each.
   std::vector<Tensor> quarters;
   const int quarter = x.cols() / 4;
   for (int r = 0; r < 4; ++r) {
     quarters.push_back(TreeSum(GemmBlocks(x.ColRange(r * quarter, (r + 1) * quarter),
-                                          w.ColRange(r * quarter, (r + 1) * quarter), 2)));
+                                          MatrixView(w).Cols(r * quarter, (r + 1) * quarter), 2)));
   }
   EXPECT_TRUE(TreeSum(quarters) == whole);
   // The blocked sum is a different rounding of the same product.
@@ -298,7 +353,8 @@ TEST(GemmBlocks, BlocksThatDoNotDivideKFailTheCheck) {
   EXPECT_THROW(GemmBlocks(x, w, 5), InternalError);
   EXPECT_THROW(GemmBlocks(x, w, 0), InternalError);
   EXPECT_THROW(GemmBlocks(x, w, -3), InternalError);
-  EXPECT_THROW(GemmBlocks(x, Make(3, 13, 27), 1), InternalError);
+  const Tensor other_k = Make(3, 13, 27);
+  EXPECT_THROW(GemmBlocks(x, other_k, 1), InternalError);
 }
 
 TEST(TreeSum, AddsPairsThenPairsOfPairs) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,7 +50,12 @@ struct Fixture : MixerModel {
     t[prefix + ".out_proj.weight"] = Filled(kHidden, kInner, 8, 0.5);
   }
   Tensor& at(const std::string& name) { return t.at(prefix + "." + name); }
-  Mamba2Kernel Kernel(Shard shard = {}) const { return Mamba2Kernel(stage, model, Weights(t), shard, RunNumerics{}); }
+  // A kernel reads its weights in place: each is built on a snapshot of `t`
+  // (tests change it between kernels) that lives as long as the fixture.
+  Mamba2Kernel Kernel(Shard shard = {}) const {
+    return Mamba2Kernel(stage, model, held.emplace_back(t), shard, RunNumerics{});
+  }
+  mutable std::deque<Weights> held;
 };
 
 // ---- the conv ----

@@ -10,6 +10,7 @@
 // matrix all give the same numbers.
 //
 //   Tensor y = Gemm(x, w);                        // [M, N] = [M, K] x [N, K]^T
+//   Tensor part = Gemm(x, MatrixView(w).Rows(0, 64));  // a shard, read in place
 //   Tensor part = TreeSum(GemmBlocks(x, w, 4));   // four K-blocks, tree-summed
 #pragma once
 
@@ -21,8 +22,14 @@
 
 namespace seam {
 
-// y = x * w^T. x is [M, K], w is [N, K]; y is [M, N].
-Tensor Gemm(const Tensor& x, const Tensor& w);
+// y = x * w^T. x is [M, K], w is [N, K]; y is [M, N]. w may be a window
+// on a larger weight (a rank's shard): it is read in place.
+Tensor Gemm(const Tensor& x, MatrixView w);
+
+// The product with w's rows given in parts, stacked in order: the columns
+// of y are each part's product side by side, with the bits Gemm gives the
+// stacked weight (a rank's rows of a projection it holds in pieces).
+Tensor GemmStacked(const Tensor& x, std::span<const MatrixView> parts);
 
 // The product split over K into `blocks` equal consecutive K-blocks, one
 // product per block (x is [M, K], w is [N, K], K divisible by `blocks`).
@@ -30,6 +37,6 @@ Tensor Gemm(const Tensor& x, const Tensor& w);
 // layer; a rank that holds a power-of-two-aligned run of the canonical
 // blocks forms the subtree of that sum, so the tree over the ranks' subtrees
 // has the bits of the whole.
-std::vector<Tensor> GemmBlocks(const Tensor& x, const Tensor& w, int blocks);
+std::vector<Tensor> GemmBlocks(const Tensor& x, MatrixView w, int blocks);
 
 }  // namespace seam

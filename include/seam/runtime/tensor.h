@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -25,14 +26,20 @@ enum class Dtype { kF32, kBf16 };
 std::string_view Name(Dtype d);
 Expected<Dtype> ParseDtype(std::string_view text);
 
-// An allocator that leaves new floats uninitialised, so a buffer a call
-// fills whole (a receive) is not zeroed first.
-template <class T>
-struct NoInitAllocator : std::allocator<T> {
+// The storage of tensors. New floats are left unset, so a buffer a call
+// fills whole (a product, a receive) is not zeroed first. Large blocks are
+// recycled: a block freed on a thread is kept (up to a bound) for the next
+// tensor of the same size that thread makes, so the layers of a run reuse
+// their buffers instead of faulting in fresh pages for every step.
+struct TensorAllocator {
+  using value_type = float;
   template <class U>
   struct rebind {
-    using other = NoInitAllocator<U>;
+    static_assert(std::is_same_v<U, float>, "tensors hold floats");
+    using other = TensorAllocator;
   };
+  float* allocate(size_t n);
+  void deallocate(float* p, size_t n) noexcept;
   template <class U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;
@@ -41,7 +48,15 @@ struct NoInitAllocator : std::allocator<T> {
   void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
+  bool operator==(const TensorAllocator&) const = default;
 };
+
+// What the calling thread keeps for reuse: blocks and bytes.
+struct RecycledBlocks {
+  size_t blocks = 0;
+  size_t bytes = 0;
+};
+RecycledBlocks ThreadRecycledBlocks();
 
 class Tensor {
  public:
@@ -80,7 +95,46 @@ class Tensor {
  private:
   int rows_ = 0;
   int cols_ = 0;
-  std::vector<float, NoInitAllocator<float>> data_;
+  std::vector<float, TensorAllocator> data_;
+};
+
+// A read-only window on a block of a tensor's rows and columns: what a
+// kernel keeps of the weights it reads, so a rank's shard of a weight is
+// never copied. It owns nothing; the tensor must outlive it. Rows are
+// stride() floats apart (the tensor's width when it has fewer columns).
+//
+//   MatrixView w = weights.at("model.layers.0.mlp.down_proj.weight");
+//   MatrixView mine = w.Cols(512, 1024);  // a row-parallel shard
+class MatrixView {
+ public:
+  MatrixView() = default;
+  MatrixView(const Tensor& t)  // NOLINT(google-explicit-constructor): every tensor is a view of itself
+      : data_(t.data()), rows_(t.rows()), cols_(t.cols()), stride_(static_cast<size_t>(t.cols())) {}
+  // A view of a temporary would outlive it.
+  MatrixView(Tensor&&) = delete;
+
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+  size_t stride() const { return stride_; }
+  bool empty() const { return rows_ == 0 || cols_ == 0; }
+  const float* data() const { return data_; }
+  const float* row(int r) const { return data_ + static_cast<size_t>(r) * stride_; }
+  float at(int r, int c) const { return row(r)[c]; }
+  // Whether the rows follow each other with no gap (a span covers them).
+  bool contiguous() const { return rows_ <= 1 || stride_ == static_cast<size_t>(cols_); }
+  // Every element in order; only for a contiguous view.
+  std::span<const float> span() const;
+
+  // Sub-windows (end exclusive), and a copy of what the view shows.
+  MatrixView Rows(int begin, int end) const;
+  MatrixView Cols(int begin, int end) const;
+  Tensor Copy() const;
+
+ private:
+  const float* data_ = nullptr;
+  int rows_ = 0;
+  int cols_ = 0;
+  size_t stride_ = 0;
 };
 
 // Stacks tensors of equal width by rows, in order.

@@ -2,7 +2,8 @@
 // deterministically, or loaded from a checkpoint.
 //
 // Each weight is one full tensor ([out, in] for a linear layer); every rank
-// slices the part it holds. Generated values come from (seed, name) alone,
+// reads the part it holds in place (MatrixView), so the weights must outlive
+// the kernels built on them. Generated values come from (seed, name) alone,
 // scaled like the seed PR's dummy weights (about 0.05, norm weights near
 // 1.0) and different everywhere, so a mixed-up shard or a sum taken twice
 // changes the output.

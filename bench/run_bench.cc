@@ -1,8 +1,11 @@
-// Tokens per second of a run on threads at tp 1, 2 and 4 against the
-// unsharded reference in the same process, for a Llama-like model of hidden
-// 1024, 8 layers and a batch of 512 tokens; and the GEMM rate the run
-// achieves per core as a fraction of OpenBLAS sgemm on one thread, measured
-// in the same program.
+// Runs on threads for a Llama-like model of hidden 1024 and 8 layers, in
+// one program:
+// - throughput: tokens per second of a batch of 512 tokens at tp 1, 2 and 4,
+//   against tp 1 (the unsharded model, batched: the baseline for
+//   throughput), and the GEMM rate per core as a fraction of OpenBLAS sgemm
+//   on one thread;
+// - latency: one token at tp 1 and 2 against the reference's time per token
+//   (the unsharded model fed one token at a time: the baseline for latency).
 //
 // Every benchmark runs one untimed call first (the first touches fresh
 // memory), then 5 repetitions; the summary reads their medians and says
@@ -11,6 +14,7 @@
 // threads. Each call is a whole run: it checks the weights, builds every
 // rank's kernels (views of the weights) and runs the plan.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 #include <cblas.h>
 #include <unistd.h>
 
@@ -50,6 +54,7 @@ struct Fixture {
   seam::Model model = BenchModel();
   seam::Weights weights = seam::GenerateWeights(model, 1, seam::Dtype::kBf16).value();
   seam::Batch batch = seam::RandomBatch(kTokens, kRequests, 1024, 7).value();
+  seam::Batch one = seam::RandomBatch(1, 1, 1024, 8).value();
 };
 
 Fixture& Shared() {
@@ -60,18 +65,29 @@ Fixture& Shared() {
 void BM_Run(benchmark::State& state) {
   Fixture& f = Shared();
   const seam::ParallelConfig cfg{.tp = static_cast<int>(state.range(0)), .reduction = seam::Reduction::kRs};
+  const seam::Batch& batch = state.range(1) == 1 ? f.one : f.batch;
   const seam::Pipeline plans = seam::BindPipeline(f.model, cfg).value();
-  const auto run = [&] { return seam::RunPlans(f.model, plans, f.weights, f.batch, {.dtype = seam::Dtype::kBf16}); };
+  const auto run = [&] { return seam::RunPlans(f.model, plans, f.weights, batch, {.dtype = seam::Dtype::kBf16}); };
   if (auto warm = run(); !warm) state.SkipWithError(warm.error().message.c_str());
   for (auto _ : state) {
     auto out = run();
     if (!out) state.SkipWithError(out.error().message.c_str());
     benchmark::DoNotOptimize(out);
   }
-  state.counters["tokens/s"] = benchmark::Counter(kTokens, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["GFLOP"] = benchmark::Counter(1e-9 * kTokens * FlopsPerToken(f.model));
+  const double tokens = static_cast<double>(batch.tokens());
+  state.counters["tokens/s"] = benchmark::Counter(tokens, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP"] = benchmark::Counter(1e-9 * tokens * FlopsPerToken(f.model));
 }
-BENCHMARK(BM_Run)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()
+// {tp, tokens}
+BENCHMARK(BM_Run)
+    ->Args({1, kTokens})
+    ->Args({2, kTokens})
+    ->Args({4, kTokens})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
     ->Repetitions(5);
 
 void BM_Reference(benchmark::State& state) {
@@ -156,23 +172,31 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&r);
   const auto tokens_per_s = [](const SummaryReporter::Rep& x) { return kTokens / x.wall; };
   const auto gflops_per_core = [](const SummaryReporter::Rep& x) { return x.gflop / x.cpu; };
-  const auto [ref, ref_spread] = r.Median("BM_Reference", tokens_per_s);
+  const auto ms = [](const SummaryReporter::Rep& x) { return 1e3 * x.wall; };
+  const auto ms_per_token = [](const SummaryReporter::Rep& x) { return 1e3 * x.wall / kTokens; };
   const auto [blas, blas_spread] = r.Median("BM_GemmOpenBlas", gflops_per_core);
   const auto [gemm, gemm_spread] = r.Median("BM_GemmSeam", gflops_per_core);
-  std::printf("\nsummary: medians of 5 repetitions (spread: (max - min) / median); bf16 storage, %d tokens in %d "
-              "requests, hidden 1024, 8 layers\n",
-              kTokens, kRequests);
+  const auto [batched, batched_spread] = r.Median(fmt::format("BM_Run/1/{}", kTokens), tokens_per_s);
+  std::printf("\nsummary: medians of 5 repetitions (spread: (max - min) / median); bf16 storage, hidden 1024, 8 layers\n");
+  std::printf("throughput, %d tokens in %d requests (baseline: tp1, the unsharded model batched):\n", kTokens, kRequests);
   for (int tp : {1, 2, 4}) {
-    const std::string name = "BM_Run/" + std::to_string(tp);
+    const std::string name = fmt::format("BM_Run/{}/{}", tp, kTokens);
     const auto [tps, tps_spread] = r.Median(name, tokens_per_s);
     const auto [per_core, core_spread] = r.Median(name, gflops_per_core);
-    std::printf("  tp%d: %8.0f tokens/s (%4.1f%%)  %5.2fx the reference  %6.1f GFLOP per CPU-second (%4.1f%%) = %.2f of "
-                "OpenBLAS sgemm on one core\n",
-                tp, tps, 100 * tps_spread, ref > 0 ? tps / ref : 0.0, per_core, 100 * core_spread,
+    std::printf("  tp%d: %8.0f tokens/s (%4.1f%%)  %5.2fx tp1  %6.1f GFLOP per CPU-second (%4.1f%%) = %.2f of OpenBLAS "
+                "sgemm on one core\n",
+                tp, tps, 100 * tps_spread, batched > 0 ? tps / batched : 0.0, per_core, 100 * core_spread,
                 blas > 0 ? per_core / blas : 0.0);
   }
-  std::printf("  reference (one token at a time): %.0f tokens/s (%4.1f%%)\n", ref, 100 * ref_spread);
-  std::printf("  GEMM [512x1024]x[1024x2816] on one core: seam %.1f GFLOP/s (%4.1f%%), OpenBLAS sgemm %.1f (%4.1f%%), "
+  const auto [ref, ref_spread] = r.Median("BM_Reference", ms_per_token);
+  std::printf("latency, one token (baseline: the reference, one token at a time):\n");
+  for (int tp : {1, 2}) {
+    const auto [t, spread] = r.Median(fmt::format("BM_Run/{}/1", tp), ms);
+    std::printf("  tp%d: %7.2f ms (%4.1f%%)  %5.2fx the reference's time per token\n", tp, t, 100 * spread,
+                ref > 0 ? t / ref : 0.0);
+  }
+  std::printf("  reference: %7.2f ms per token (%4.1f%%), %.0f tokens/s\n", ref, 100 * ref_spread, ref > 0 ? 1e3 / ref : 0.0);
+  std::printf("GEMM [512x1024]x[1024x2816] on one core: seam %.1f GFLOP/s (%4.1f%%), OpenBLAS sgemm %.1f (%4.1f%%), "
               "ratio %.2f\n",
               gemm, 100 * gemm_spread, blas, 100 * blas_spread, blas > 0 ? gemm / blas : 0.0);
   benchmark::Shutdown();

@@ -40,6 +40,17 @@ float ValueOf(WeightKind kind, float u) {
 
 }  // namespace
 
+Weights::Weights(std::map<std::string, Tensor> tensors) : tensors_(std::move(tensors)) {
+  for (const auto& [name, t] : tensors_) {
+    if (std::string where = FirstNonFinite(t); !where.empty()) non_finite_.emplace(name, std::move(where));
+  }
+}
+
+std::string Weights::NonFiniteIn(const std::string& name) const {
+  auto it = non_finite_.find(name);
+  return it == non_finite_.end() ? "" : it->second;
+}
+
 const Tensor& Weights::at(const std::string& name) const {
   auto it = tensors_.find(name);
   SEAM_CHECK(it != tensors_.end(), "no weight named " + name);
@@ -72,7 +83,7 @@ Status CheckWeights(const Model& m, const Weights& w) {
       return Malformed(fmt::format("weight '{}' is [{}, {}] but the model needs [{}, {}]", s.name, t.rows(), t.cols(),
                                    s.rows, s.cols));
     }
-    if (const std::string where = FirstNonFinite(t); !where.empty()) {
+    if (const std::string where = w.NonFiniteIn(s.name); !where.empty()) {
       return Malformed(fmt::format("weight '{}' holds {}; seam computes with finite weights only", s.name, where));
     }
   }

@@ -10,8 +10,13 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "exec/exec_testing.h"
+#include "seam/runtime/weights.h"
 
 namespace seam {
 namespace {
@@ -58,6 +63,25 @@ TEST(Tensor, FirstNonFiniteFindsTheFirstNaNOrInfinityWhereverItIs) {
   Tensor largest = finite;
   largest.data()[4500] = std::numeric_limits<float>::max();
   EXPECT_EQ(FirstNonFinite(largest), "");
+}
+
+// Weights are scanned once, as they are made; a run's check reads what
+// the scan found, so a NaN put into a weight before it is wrapped is still
+// refused, by name and place.
+TEST(Weights, ANonFiniteWeightIsFoundWhenTheWeightsAreMadeAndRefusedByTheCheck) {
+  const Model m = testing::RunnableStack("AF");
+  const Weights good = testing::MustWeights(m, Dtype::kBf16);
+  EXPECT_TRUE(CheckWeights(m, good).ok());
+  std::map<std::string, Tensor> tensors = good.all();
+  const std::string name = "model.layers.1.mlp.up_proj.weight";
+  ASSERT_TRUE(tensors.count(name));
+  tensors.at(name).at(3, 17) = std::numeric_limits<float>::quiet_NaN();
+  const Weights bad(std::move(tensors));
+  EXPECT_EQ(bad.NonFiniteIn(name), "a NaN at [3, 17]");
+  EXPECT_EQ(bad.NonFiniteIn("model.layers.0.mlp.up_proj.weight"), "");
+  const Status s = CheckWeights(m, bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "weight '" + name + "' holds a NaN at [3, 17]; seam computes with finite weights only");
 }
 
 constexpr int kRows = 256, kWide = 1024;  // 1 MiB: a block worth keeping

@@ -26,13 +26,19 @@ namespace seam {
 class Weights {
  public:
   Weights() = default;
-  explicit Weights(std::map<std::string, Tensor> tensors) : tensors_(std::move(tensors)) {}
+  // Scans every tensor for NaNs and infinities once, here: the weights are
+  // immutable, and a run checks them before it starts.
+  explicit Weights(std::map<std::string, Tensor> tensors);
   const Tensor& at(const std::string& name) const;  // SEAM_CHECK that it exists
   bool contains(const std::string& name) const { return tensors_.count(name) > 0; }
   const std::map<std::string, Tensor>& all() const { return tensors_; }
+  // Where the first NaN or infinity of a weight is (FirstNonFinite); empty
+  // when it is finite.
+  std::string NonFiniteIn(const std::string& name) const;
 
  private:
   std::map<std::string, Tensor> tensors_;
+  std::map<std::string, std::string> non_finite_;  // only the weights that are not finite
 };
 
 Expected<Weights> GenerateWeights(const Model& m, uint64_t seed, Dtype d);

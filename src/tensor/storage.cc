@@ -16,7 +16,17 @@
 
 #include "seam/runtime/tensor.h"
 
+// GCC says __SANITIZE_ADDRESS__, clang __has_feature(address_sanitizer).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SEAM_ASAN 1
+#endif
+#endif
 #if defined(__SANITIZE_ADDRESS__)
+#define SEAM_ASAN 1
+#endif
+
+#if defined(SEAM_ASAN)
 #include <sanitizer/asan_interface.h>
 #define SEAM_POISON(p, bytes) ASAN_POISON_MEMORY_REGION(p, bytes)
 #define SEAM_UNPOISON(p, bytes) ASAN_UNPOISON_MEMORY_REGION(p, bytes)

@@ -15,12 +15,8 @@ constexpr int64_t kBytes = sizeof(float);  // weights and activations are held a
 // Working buffers a rank holds at once at its widest: its input, value,
 // residual, a kernel's projections and its output, a collective's result.
 constexpr int64_t kBuffers = 8;
-
-// How many ranks of a TP group hold each element of a stage's weights.
-int64_t CopiesPerElement(const StageDecl& d, const ParallelConfig& cfg) {
-  const std::optional<Group> g = ShapeOf(d, cfg).shard;
-  return cfg.tp / (g ? GroupSize(cfg, *g) : 1);
-}
+// What a thread keeps of the blocks it freed (src/tensor/storage.cc).
+constexpr int64_t kKeptPerThread = int64_t{256} << 20;
 
 std::string SizeText(int64_t bytes) {
   const double b = static_cast<double>(bytes);
@@ -34,18 +30,15 @@ std::string SizeText(int64_t bytes) {
 Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens) {
   Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
   if (!specs) return specs.error();
-  const std::vector<StageRef> stages = StagesOf(m, 0, m.num_layers);
   MemoryEstimate e;
   int64_t widest = static_cast<int64_t>(m.hidden) * m.residual_streams;
   for (const WeightSpec& s : *specs) {
-    const int64_t bytes = static_cast<int64_t>(s.rows) * s.cols * kBytes;
-    e.weights += bytes;
-    if (s.stage < 0) continue;  // read in place, never copied
-    e.shards += bytes * CopiesPerElement(stages[static_cast<size_t>(s.stage)].decl, cfg);
-    widest = std::max<int64_t>(widest, std::max(s.rows, s.cols));
+    e.weights += static_cast<int64_t>(s.rows) * s.cols * kBytes;
+    if (s.stage >= 0) widest = std::max<int64_t>(widest, std::max(s.rows, s.cols));
   }
   const int64_t ranks = static_cast<int64_t>(cfg.tp) * cfg.pp;
-  e.activations = (ranks + 1) * kBuffers * tokens * widest * kBytes;
+  const int64_t live = kBuffers * tokens * widest * kBytes;
+  e.activations = (ranks + 1) * (live + std::min(live, kKeptPerThread));
   return e;
 }
 
@@ -67,9 +60,10 @@ Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, int
   }
   const std::string fits = lo > 0 ? fmt::format("--layers {} fits", lo) : "no layer count fits";
   return InvalidArgument(fmt::format(
-      "the run needs about {} (weights {}, the ranks' copies of their shards {}, working buffers {}, allocator {}) "
-      "but the memory limit is {} (--max-memory); {}, and --backend record counts the plan without weights",
-      SizeText(e->total()), SizeText(e->weights), SizeText(e->shards), SizeText(e->activations), SizeText(e->overhead()), SizeText(limit), fits));
+      "the run needs about {} (weights {}, working buffers {}, allocator {}) but the memory limit is {} "
+      "(--max-memory); {}, and --backend record counts the plan without weights",
+      SizeText(e->total()), SizeText(e->weights), SizeText(e->activations), SizeText(e->overhead()), SizeText(limit),
+      fits));
 }
 
 double AttentionFlops(const Model& m, const Batch& b) {

@@ -30,19 +30,17 @@ namespace seam {
 // CheckSharding accepts (the same check `seam plan` makes).
 Status CheckRunnable(const Model& m, const ParallelConfig& cfg);
 
-// What a run on threads holds at its peak, in bytes: the whole weights (the
-// reference computes with them), each rank's copies of its shards (a
-// replicated stage is copied by every rank of its TP group), and working
-// buffers, a few per rank and for the reference, each tokens rows of the
-// widest tensor a stage computes; then a sixteenth more for the allocator
-// and the process (measured peaks of real-size runs were 0.97 to 1.02 of
-// the three parts).
+// What a run on threads holds at its peak, in bytes: the whole weights,
+// once (the reference computes with them and every rank reads its part in
+// place), and working buffers: a few per rank and for the reference, each
+// tokens rows of the widest tensor a stage computes, and as many again
+// (at most 256 MiB a thread) that a thread keeps for reuse; then a
+// sixteenth more for the allocator and the process.
 struct MemoryEstimate {
   int64_t weights = 0;
-  int64_t shards = 0;
-  int64_t activations = 0;
-  int64_t overhead() const { return (weights + shards + activations) / 16; }
-  int64_t total() const { return weights + shards + activations + overhead(); }
+  int64_t activations = 0;  // working buffers, live and kept for reuse
+  int64_t overhead() const { return (weights + activations) / 16; }
+  int64_t total() const { return weights + activations + overhead(); }
 };
 Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens);
 // Refuses (bad input) a run whose estimate exceeds `limit` bytes, with the

@@ -60,11 +60,7 @@ Tensor Tensor::RowRange(int begin, int end) const {
 
 Tensor Tensor::ColRange(int begin, int end) const {
   SEAM_CHECK(0 <= begin && begin <= end && end <= cols_, "column range outside the tensor");
-  Tensor out = Uninitialized(rows_, end - begin);
-  for (int r = 0; r < rows_; ++r) {
-    if (end > begin) std::memcpy(out.row(r), row(r) + begin, static_cast<size_t>(end - begin) * sizeof(float));
-  }
-  return out;
+  return MatrixView(*this).Cols(begin, end).Copy();
 }
 
 bool Tensor::operator==(const Tensor& o) const {
@@ -144,6 +140,8 @@ void RoundToStorage(std::span<float> values, Dtype d) {
 
 void RoundToStorage(Tensor& t, Dtype d) { RoundToStorage(t.span(), d); }
 
+namespace {
+
 // Whether any of n floats is a NaN or an infinity (all exponent bits set),
 // with no early exit so the loop runs on vectors.
 bool AnyNonFinite(const float* v, size_t n) {
@@ -152,9 +150,11 @@ bool AnyNonFinite(const float* v, size_t n) {
   return any != 0;
 }
 
+}  // namespace
+
 std::string FirstNonFinite(const Tensor& t) {
-  // Weights are checked whole before every run: look closer only at a chunk
-  // that holds something.
+  // Every weight of a model is scanned when the weights are made: look
+  // closer only at a chunk that holds something.
   constexpr size_t kChunk = 4096;
   size_t start = 0;
   while (start < t.size() && !AnyNonFinite(t.data() + start, std::min(kChunk, t.size() - start))) start += kChunk;

@@ -15,8 +15,8 @@ constexpr int64_t kBytes = sizeof(float);  // weights and activations are held a
 // Working buffers a rank holds at once at its widest: its input, value,
 // residual, a kernel's projections and its output, a collective's result.
 constexpr int64_t kBuffers = 8;
-// What a thread keeps of the blocks it freed (src/tensor/storage.cc).
-constexpr int64_t kKeptPerThread = int64_t{256} << 20;
+// What a thread keeps of the blocks it freed.
+constexpr int64_t kKeptPerThread = static_cast<int64_t>(RecycledBlocks::kMaxBytes);
 
 std::string SizeText(int64_t bytes) {
   const double b = static_cast<double>(bytes);

@@ -38,9 +38,10 @@
 namespace seam {
 namespace {
 
-constexpr size_t kMinBytes = size_t{64} << 10;   // smaller blocks are malloc's own business
-constexpr size_t kMaxBlocks = 64;
-constexpr size_t kMaxBytes = size_t{256} << 20;  // per thread
+// Smaller blocks than kMinBytes are malloc's own business.
+constexpr size_t kMinBytes = RecycledBlocks::kMinBytes;
+constexpr size_t kMaxBlocks = RecycledBlocks::kMaxBlocks;
+constexpr size_t kMaxBytes = RecycledBlocks::kMaxBytes;
 
 struct Block {
   float* data;

@@ -51,8 +51,12 @@ struct TensorAllocator {
   bool operator==(const TensorAllocator&) const = default;
 };
 
-// What the calling thread keeps for reuse: blocks and bytes.
+// What the calling thread keeps for reuse: blocks and bytes. A thread keeps
+// blocks of at least kMinBytes, at most kMaxBlocks of them and kMaxBytes in all.
 struct RecycledBlocks {
+  static constexpr size_t kMinBytes = size_t{64} << 10;
+  static constexpr size_t kMaxBlocks = 64;
+  static constexpr size_t kMaxBytes = size_t{256} << 20;
   size_t blocks = 0;
   size_t bytes = 0;
 };

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "seam/pipeline.h"
 #include "seam/plan.h"
 
 namespace seam {
@@ -69,6 +71,35 @@ std::vector<Violation> VerifyPipeline(const Pipeline& ranks);
 // pipeline tiling the layers, and that each handoff pairs up.
 std::vector<Violation> VerifyAcrossRanks(const Pipeline& ranks);
 
+// What the checks across ranks read of one rank: the layers it holds and,
+// per line, its first and last stage, how many it holds, what its start
+// receives and what its end sends. The sweep keeps one per rank segment and
+// checks each cut from them without assembling the cut's plans.
+struct Transport {
+  Operand operand = Operand::kValue;
+  Rows rows;
+  int width = 0;
+  bool operator==(const Transport&) const = default;
+};
+struct RankEdges {
+  struct Line {
+    Variant variant = Variant::kOrdinary;
+    int first_stage = -1;  // -1: the line holds no stage
+    int last_stage = -1;
+    size_t stages = 0;
+    std::vector<Transport> receives;  // its start's receives, in order
+    std::vector<Transport> sends;     // its end's sends, in order
+  };
+  LayerRange layers;
+  std::vector<Line> lines;
+  const Line* line(Variant v) const;
+};
+RankEdges EdgesOf(const Plan& plan);
+// VerifyAcrossRanks less the headers' agreement on each rank's number, the
+// model and the configuration: that the ranks, in order, hold the layers
+// `split` gives them, that stage indices run on, that each handoff pairs up.
+std::vector<Violation> VerifyEdges(std::span<const RankEdges* const> ranks, std::span<const LayerRange> split);
+
 // Invariant 4, exactly: every part of every stage binds as it does uncut.
 // Two kinds of part may differ. "At the cut", by definition: the entry of a
 // receiving rank's first stages (from_pp gathered what arrives) and the exit
@@ -101,6 +132,7 @@ std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks
 // binding, and that the ranks hold every stage of the uncut plan.
 std::vector<Violation> CompareRankWithUncut(const Plan& uncut, const Plan& rank, CutCoverage* coverage = nullptr);
 std::vector<Violation> CompareStageCounts(const Plan& uncut, const Pipeline& ranks);
+std::vector<Violation> CompareStageCounts(const Plan& uncut, std::span<const RankEdges* const> ranks);
 
 std::string Describe(const Violation& v);
 std::string Describe(const std::vector<Violation>& violations);  // one per line

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <optional>
+#include <span>
 
 #include "seam/bind.h"
 #include "seam/pipeline.h"
@@ -20,75 +23,136 @@ int64_t StepsOf(const Plan& plan) {
 // Two rejections are the same when they name the same stage and rule.
 bool SameRule(const Error& a, const Error& b) { return a.code == b.code && a.stage == b.stage && a.rule == b.rule; }
 
-// What one rank segment's checks found: its lines are the same in every cut
-// that holds it, and so is what its own Verify and its comparison with the
-// uncut plan find (they read the header only for the rank's layers and
-// whether it is first or last, which the segment fixes).
-struct Segment {
-  Expected<Plan> plan;
-  int64_t steps = 0;
+std::string Where(std::span<const LayerRange> split) {
+  std::vector<int> counts;
+  for (const LayerRange& r : split) counts.push_back(r.last - r.first);
+  return fmt::format("cut {}", fmt::join(counts, "+"));
+}
+
+// A segment as a rank of this subject's cuts: what it found alone and
+// against this subject's uncut plan.
+struct Rank {
+  const Segment* segment = nullptr;
   int64_t violations = 0;
   CutCoverage coverage;
 };
 
-// The header the rank has in this cut: only the pipeline's shape differs.
-PlanHeader HeaderIn(const Plan& plan, const ParallelConfig& cut, int rank) {
-  PlanHeader h = plan.header();
-  h.config.pp = cut.pp;
-  h.config.pp_split = cut.pp_split;
-  h.pp_rank = rank;
-  return h;
-}
-
-std::string Where(const std::vector<int>& split) { return fmt::format("cut {}", fmt::join(split, "+")); }
+constexpr int kMaxRanks = 64;
 
 class Checker {
  public:
-  Checker(const SweepConfig& c, const Subject& subject, bool recheck, size_t keep, Unit& out)
-      : config_(c), subject_(subject), model_(subject.model), recheck_(recheck), keep_(keep), out_(out),
-        layers_(subject.model.num_layers), uncut_(Bind(model_, c.cfg, 0)),
-        segments_(static_cast<size_t>(layers_ * layers_)) {}
+  Checker(const SweepConfig& c, const Subject& subject, bool recheck, size_t keep, SegmentTable& table, Unit& out)
+      : config_(c), subject_(subject), model_(subject.model), recheck_(recheck), keep_(keep), table_(table),
+        out_(out), layers_(subject.model.num_layers), uncut_(Bind(model_, c.cfg, 0)),
+        resolved_(static_cast<size_t>(layers_ * layers_)) {}
 
   void Run(int max_pp) {
     if (uncut_) {
       out_.counts.plans_verified += 1;
       out_.counts.steps_replayed += StepsOf(*uncut_);
       for (const Violation& v : Verify(*uncut_)) Violate("uncut", Describe(v));
+      NumberUncutStages();
     } else {
       ++out_.counts.rejected_uncut;
     }
-    for (const std::vector<int>& split : LayerSplits(layers_, max_pp)) {
-      if (split.size() > 1) Cut(split);  // the first split is the uncut stack
-    }
+    max_pp_ = std::min(max_pp, kMaxRanks);
+    Cuts(0, 0, nullptr);
   }
 
  private:
-  const Segment& SegmentOf(int first, int last, const ParallelConfig& cut, int rank) {
-    std::optional<Segment>& slot = segments_[static_cast<size_t>(first * layers_ + last - 1)];
-    if (slot) return *slot;
-    slot.emplace(Segment{.plan = Bind(model_, cut, rank)});
-    Segment& s = *slot;
-    if (!s.plan) return s;
-    s.steps = StepsOf(*s.plan);
-    s.violations = static_cast<int64_t>(Verify(*s.plan).size());
-    if (uncut_) s.violations += static_cast<int64_t>(CompareRankWithUncut(*uncut_, *s.plan, &s.coverage).size());
-    return s;
+  void NumberUncutStages() {
+    for (const LinePlan& line : uncut_->lines()) {
+      std::vector<int>& numbers = uncut_numbers_.emplace_back();
+      for (size_t i = 0; i < line.stages.size(); ++i) {
+        SEAM_CHECK(line.stages[i].index == static_cast<int>(i), "an uncut plan's stages are numbered from 0 in order");
+        numbers.push_back(table_.uncut().Number(line.variant, line.stages[i]));
+      }
+    }
   }
 
-  void Cut(const std::vector<int>& split) {
-    ParallelConfig cfg = config_.cfg;
-    cfg.pp = static_cast<int>(split.size());
-    cfg.pp_split = split;
-    ++out_.counts.cut_outcomes;
-    // Rank by rank, as BindPipeline: the first rank that rejects is the cut's rejection.
-    ranks_.clear();
-    const Error* rejected = nullptr;
-    for (int r = 0, first = 0; r < cfg.pp && rejected == nullptr; first += split[static_cast<size_t>(r)], ++r) {
-      const Segment& s = SegmentOf(first, first + split[static_cast<size_t>(r)], cfg, r);
-      ranks_.push_back(&s);
-      if (!s.plan) rejected = &s.plan.error();
+  // Every cut: each way to cover the layers from `first` on with at most
+  // max_pp - depth more ranks, ranks_[0, depth) covering the ones before.
+  // After a rank that rejects, the later ones are not bound (as BindPipeline).
+  void Cuts(int first, int depth, const Error* rejected) {
+    for (int last = first + 1; last <= layers_; ++last) {
+      const bool ends = last == layers_;
+      if (ends ? depth == 0 : depth + 2 > max_pp_) continue;  // the uncut stack is no cut; every rank holds a layer
+      split_[static_cast<size_t>(depth)] = {first, last};
+      const Error* why = rejected;
+      if (why == nullptr) {
+        const Rank& r = RankOf(first, last);
+        ranks_[static_cast<size_t>(depth)] = &r;
+        edges_[static_cast<size_t>(depth)] = &r.segment->edges;
+        if (r.segment->rejected) why = &*r.segment->rejected;
+      }
+      if (ends) {
+        Cut(depth + 1, why);
+      } else {
+        Cuts(last, depth + 1, why);
+      }
     }
-    if (recheck_) Recheck(split, cfg, rejected);
+  }
+
+  const Rank& RankOf(int first, int last) {
+    std::optional<Rank>& slot = resolved_[static_cast<size_t>(first * layers_ + last - 1)];
+    if (slot) return *slot;
+    const SegmentKey key = KeyOf(subject_.letters, layers_, first, last);
+    Segment* s = table_.Find(key);
+    std::optional<Expected<Plan>> plan;
+    if (s == nullptr) {
+      plan.emplace(BindSegment(first, last));
+      s = &table_.Insert(key, SegmentOf(*plan, recheck_));
+    }
+    slot.emplace(Rank{.segment = s, .violations = s->violations});
+    if (!s->rejected && uncut_) {
+      const Comparison& c = Compared(*s, plan, first, last);
+      slot->violations += c.violations;
+      slot->coverage = c.coverage;
+    }
+    return *slot;
+  }
+
+  // The segment as a rank of a cut that holds it: the layers before it on
+  // one rank, the layers after it on another.
+  Expected<Plan> BindSegment(int first, int last) const {
+    ParallelConfig cfg = config_.cfg;
+    if (first > 0) cfg.pp_split.push_back(first);
+    cfg.pp_split.push_back(last - first);
+    if (last < layers_) cfg.pp_split.push_back(layers_ - last);
+    cfg.pp = static_cast<int>(cfg.pp_split.size());
+    return Bind(model_, cfg, first > 0 ? 1 : 0);
+  }
+
+  // The segment against this subject's uncut binding of its stages, compared
+  // once per segment and set of uncut stages; `plan` is the segment's, bound
+  // here if not yet.
+  const Comparison& Compared(Segment& s, std::optional<Expected<Plan>>& plan, int first, int last) {
+    key_.clear();
+    for (size_t l = 0; l < uncut_->lines().size(); ++l) {
+      const Variant v = uncut_->lines()[l].variant;
+      const auto line = std::find_if(s.lines.begin(), s.lines.end(), [&](const Segment::Line& x) { return x.variant == v; });
+      if (line == s.lines.end()) continue;  // CompareRankWithUncut reports it, the same in every subject
+      const std::vector<int>& numbers = uncut_numbers_[l];
+      for (int index : line->stages) {
+        const bool known = index >= 0 && index < static_cast<int>(numbers.size());
+        key_.push_back(known ? numbers[static_cast<size_t>(index)] : -1);
+      }
+      key_.push_back(-2);  // the end of a line
+    }
+    for (const Comparison& c : s.compared) {
+      if (c.uncut == key_) return c;
+    }
+    if (!plan) plan.emplace(BindSegment(first, last));
+    SEAM_CHECK(plan->ok(), "a segment binds again as it bound");
+    Comparison c{.uncut = key_};
+    c.violations = static_cast<int64_t>(CompareRankWithUncut(*uncut_, **plan, &c.coverage).size());
+    return s.compared.emplace_back(std::move(c));
+  }
+
+  void Cut(int ranks, const Error* rejected) {
+    ++out_.counts.cut_outcomes;
+    const std::span<const LayerRange> split(split_.data(), static_cast<size_t>(ranks));
+    if (recheck_) Recheck(split, rejected);
     if (uncut_.ok() == (rejected != nullptr)) {
       const Error& why = rejected != nullptr ? *rejected : uncut_.error();
       Violate(Where(split), fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): {}",
@@ -98,48 +162,68 @@ class Checker {
     }
     if (rejected != nullptr) return SameRejection(split, uncut_.error(), *rejected);
     ++out_.counts.cuts_bound;
-    const Pipeline cut = Assemble(cfg);
-    const int64_t found = Found(cut, out_.counts.away_from_cut);
-    for (const Segment* s : ranks_) {
+    const int64_t found = Found(split, out_.counts.away_from_cut);
+    for (int r = 0; r < ranks; ++r) {
       out_.counts.plans_verified += 1;
-      out_.counts.steps_replayed += s->steps;
+      out_.counts.steps_replayed += ranks_[static_cast<size_t>(r)]->segment->steps;
     }
     out_.counts.violations += found;
-    if (found > 0 && out_.violations.size() < keep_) KeepInFull(split, cut);
+    if (found > 0 && out_.violations.size() < keep_) KeepInFull(split);
   }
 
-  // What the cut's checks find: what spans its ranks, checked here, and what
-  // each rank's segment found; the segments' coverage is added to `coverage`.
-  int64_t Found(const Pipeline& cut, CutCoverage& coverage) const {
-    int64_t found = static_cast<int64_t>(VerifyAcrossRanks(cut).size() + CompareStageCounts(*uncut_, cut).size());
-    for (const Segment* s : ranks_) {
-      coverage += s->coverage;
-      found += s->violations;
+  // What the cut's checks find: what spans its ranks, read from their
+  // edges, and what each rank's segment found; the segments' coverage is
+  // added to `coverage`.
+  int64_t Found(std::span<const LayerRange> split, CutCoverage& coverage) const {
+    const std::span<const RankEdges* const> edges(edges_.data(), split.size());
+    int64_t found = static_cast<int64_t>(VerifyEdges(edges, split).size() + CompareStageCounts(*uncut_, edges).size());
+    for (size_t r = 0; r < split.size(); ++r) {
+      coverage += ranks_[r]->coverage;
+      found += ranks_[r]->violations;
     }
     return found;
   }
 
-  // The cut's pipeline: each rank's lines under the header it has in this cut.
-  Pipeline Assemble(const ParallelConfig& cfg) const {
+  ParallelConfig CutConfig(std::span<const LayerRange> split) const {
+    ParallelConfig cfg = config_.cfg;
+    for (const LayerRange& r : split) cfg.pp_split.push_back(r.last - r.first);
+    cfg.pp = static_cast<int>(split.size());
+    return cfg;
+  }
+
+  // The cut's pipeline: each rank's segment under the header it has in this
+  // cut; as the table kept it (`reused`, which only a recheck keeps) or
+  // bound again in this subject.
+  Pipeline Assemble(std::span<const LayerRange> split, bool reused) const {
+    const ParallelConfig cfg = CutConfig(split);
     Pipeline cut;
-    cut.reserve(ranks_.size());
-    for (size_t r = 0; r < ranks_.size(); ++r) {
-      const Plan& p = *ranks_[r]->plan;
-      cut.push_back(p.WithHeader(HeaderIn(p, cfg, static_cast<int>(r))));
+    cut.reserve(split.size());
+    for (size_t r = 0; r < split.size(); ++r) {
+      const std::optional<Plan>& kept = ranks_[r]->segment->kept;
+      SEAM_CHECK(!reused || kept.has_value(), "a recheck keeps every segment's plan");
+      const Expected<Plan> p = reused ? *kept : BindSegment(split[r].first, split[r].last);
+      SEAM_CHECK(p.ok(), "a segment binds again as it bound");
+      PlanHeader h = p->header();
+      h.model = model_.name;  // a kept segment may have been bound in another stack
+      h.config.pp = cfg.pp;
+      h.config.pp_split = cfg.pp_split;
+      h.pp_rank = static_cast<int>(r);
+      cut.push_back(p->WithHeader(std::move(h)));
     }
     return cut;
   }
 
   // The cut's violations in full, as VerifyPipeline and CompareWithUncut word them.
-  void KeepInFull(const std::vector<int>& split, const Pipeline& cut) {
+  void KeepInFull(std::span<const LayerRange> split) {
+    const Pipeline cut = Assemble(split, false);
     std::vector<Violation> all = VerifyPipeline(cut);
     for (Violation& v : CompareWithUncut(*uncut_, cut)) all.push_back(std::move(v));
     for (const Violation& v : all) Keep(Where(split), Describe(v));
   }
 
   // The cut bound whole and checked as it stands must find what reuse found.
-  void Recheck(const std::vector<int>& split, const ParallelConfig& cfg, const Error* rejected) {
-    const Expected<Pipeline> whole = BindPipeline(model_, cfg);
+  void Recheck(std::span<const LayerRange> split, const Error* rejected) {
+    const Expected<Pipeline> whole = BindPipeline(model_, CutConfig(split));
     const std::string where = Where(split);
     if (whole.ok() != (rejected == nullptr)) {
       return Violate(where, fmt::format("reuse: the reused ranks {} but the cut bound whole {}",
@@ -151,21 +235,25 @@ class Checker {
       }
       return;
     }
-    const Pipeline reused = Assemble(cfg);
-    if (!(reused == *whole)) return Violate(where, "reuse: the reused ranks differ from the cut bound whole");
+    if (!(Assemble(split, true) == *whole)) return Violate(where, "reuse: the reused ranks differ from the cut bound whole");
     if (!uncut_) return;
     CutCoverage direct;
     const int64_t found =
         static_cast<int64_t>(VerifyPipeline(*whole).size() + CompareWithUncut(*uncut_, *whole, &direct).size());
     CutCoverage summed;
-    const int64_t reused_found = Found(reused, summed);
-    if (found != reused_found || !(direct == summed)) {
+    const int64_t reused_found = Found(split, summed);
+    if (found != reused_found) {
       Violate(where, fmt::format("reuse: the cut checked whole finds {} violations, reused {}", found, reused_found));
+    } else if (!(direct == summed)) {
+      Violate(where, fmt::format("reuse: the cut checked whole compares {} stage bindings with {} parts at the cut "
+                                 "and {} handed on, reused {} with {} and {}",
+                                 direct.stages, direct.at_cut_parts, direct.handed_on_parts, summed.stages,
+                                 summed.at_cut_parts, summed.handed_on_parts));
     }
   }
 
   // Invariant 5, exactly: both reject, naming the same stage and rule.
-  void SameRejection(const std::vector<int>& split, const Error& uncut, const Error& cut) {
+  void SameRejection(std::span<const LayerRange> split, const Error& uncut, const Error& cut) {
     ++out_.counts.rejections_compared;
     if (SameRule(uncut, cut)) return;
     Violate(Where(split), fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): the cut rejects stage {} "
@@ -189,17 +277,25 @@ class Checker {
   const Model& model_;
   bool recheck_;
   size_t keep_;
+  SegmentTable& table_;
   Unit& out_;
   int layers_;
   const Expected<Plan> uncut_;
-  std::vector<std::optional<Segment>> segments_;  // by first layer and last, bound when first needed
-  std::vector<const Segment*> ranks_;             // the cut being checked, rank by rank
+  std::vector<std::vector<int>> uncut_numbers_;    // the uncut stages' numbers, line by line
+  std::vector<std::optional<Rank>> resolved_;      // by first layer and last, resolved when first needed
+  std::vector<int> key_;                           // a comparison's key, reused
+  int max_pp_ = 1;
+  // The cut being checked, rank by rank.
+  std::array<LayerRange, kMaxRanks> split_;
+  std::array<const Rank*, kMaxRanks> ranks_{};
+  std::array<const RankEdges*, kMaxRanks> edges_{};
 };
 
 }  // namespace
 
-void CheckCuts(const SweepConfig& config, const Subject& subject, int max_pp, bool recheck, size_t keep, Unit& out) {
-  Checker(config, subject, recheck, keep, out).Run(max_pp);
+void CheckCuts(const SweepConfig& config, const Subject& subject, int max_pp, bool recheck, size_t keep,
+               SegmentTable& table, Unit& out) {
+  Checker(config, subject, recheck, keep, table, out).Run(max_pp);
 }
 
 }  // namespace seam::sweep

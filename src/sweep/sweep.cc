@@ -12,6 +12,7 @@
 namespace seam {
 namespace {
 
+using sweep::SegmentTable;
 using sweep::Subject;
 using sweep::Unit;
 
@@ -55,6 +56,17 @@ Model StackModel(const std::string& letters) {
   for (char c : letters) stages.push_back(DeclOf(c));
   return {.name = letters, .num_layers = static_cast<int>(stages.size()), .hidden = 64,
           .layer = [stages](int i) { return std::vector{stages[static_cast<size_t>(i)]}; }};
+}
+
+std::vector<uint8_t> Digits(const std::string& letters) {
+  std::vector<uint8_t> out;
+  for (char c : letters) out.push_back(static_cast<uint8_t>(kLetters.find(c)));
+  return out;
+}
+
+Subject StackSubject(int64_t index) {
+  const std::string letters = StackAt(index);
+  return {"stack " + letters, StackModel(letters), Digits(letters)};
 }
 
 std::vector<SweepConfig> WithReductions(const std::vector<SweepConfig>& grid) {
@@ -121,28 +133,38 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
   const std::vector<CatalogueEntry> models = options.catalogue ? Catalogue() : std::vector<CatalogueEntry>{};
   const int64_t subjects = stacks + static_cast<int64_t>(models.size());
   const int64_t total = subjects * static_cast<int64_t>(configs.size());
+  // A work unit is every stack under one configuration (they share its
+  // segment table), or one catalogue model under one configuration.
+  const int64_t units = static_cast<int64_t>(configs.size() * (1 + models.size()));
   // Results per stack configuration, then per catalogue model.
   std::vector<Unit> per_unit(configs.size() + models.size());
   std::mutex mu;
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
+  auto check = [&](size_t c, const Subject& subject, SegmentTable& table, Unit& unit) {
+    try {
+      sweep::CheckCuts(configs[c], subject, options.max_pp, options.recheck, options.max_reported, table, unit);
+    } catch (const InternalError& e) {  // a binder bug: report it with its subject, keep sweeping
+      ++unit.counts.violations;
+      unit.violations.push_back(fmt::format("{} under {}: {}", subject.label, configs[c].name, e.what()));
+    }
+    ++unit.counts.stacks;
+    ++done;
+  };
   auto work = [&] {
     std::vector<Unit> mine(per_unit.size());
-    for (int64_t i = next++; i < total; i = next++) {
-      const size_t c = static_cast<size_t>(i / subjects);
-      const int64_t j = i % subjects;
-      const size_t model = static_cast<size_t>(j - stacks);
-      Unit& unit = j < stacks ? mine[c] : mine[configs.size() + model];
-      const Subject subject = j < stacks ? Subject{"stack " + StackAt(j), StackModel(StackAt(j))}
-                                         : Subject{"model " + models[model].name, models[model].make()};
-      try {
-        sweep::CheckCuts(configs[c], subject, options.max_pp, options.recheck, options.max_reported, unit);
-      } catch (const InternalError& e) {  // a binder bug: report it with its subject, keep sweeping
-        ++unit.counts.violations;
-        unit.violations.push_back(fmt::format("{} under {}: {}", subject.label, configs[c].name, e.what()));
+    for (int64_t i = next++; i < units; i = next++) {
+      if (i < static_cast<int64_t>(configs.size())) {  // the large units first: the small ones even out the end
+        const size_t c = static_cast<size_t>(i);
+        SegmentTable table;
+        for (int64_t j = 0; j < stacks; ++j) check(c, StackSubject(j), table, mine[c]);
+        continue;
       }
-      ++unit.counts.stacks;
-      ++done;
+      const size_t m = static_cast<size_t>(i) - configs.size();
+      const size_t c = m % configs.size();
+      const size_t model = m / configs.size();
+      SegmentTable table;
+      check(c, {"model " + models[model].name, models[model].make(), {}}, table, mine[configs.size() + model]);
     }
     const std::lock_guard<std::mutex> lock(mu);
     for (size_t u = 0; u < mine.size(); ++u) {

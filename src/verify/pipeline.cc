@@ -13,71 +13,23 @@ Violation At(int pp_rank, Variant v, int stage, Side side, Invariant inv, std::s
   return {pp_rank, v, stage, side, -1, inv, std::move(message)};
 }
 
-std::vector<const Step*> StepsOfKind(const std::vector<Step>& steps, StepKind kind) {
-  std::vector<const Step*> out;
+std::vector<Transport> TransportsOf(const std::vector<Step>& steps, StepKind kind) {
+  std::vector<Transport> out;
   for (const Step& s : steps) {
-    if (s.kind == kind) out.push_back(&s);
+    if (s.kind == kind) out.push_back({s.operand, s.rows_in, s.width});
   }
   return out;
 }
 
-std::string TransportText(const std::vector<const Step*>& steps) {
+std::string TransportText(const std::vector<Transport>& transports) {
   std::vector<std::string> parts;
-  for (const Step* s : steps) parts.push_back(fmt::format("{} on {} x{}", Name(s->operand), Name(s->rows_in), s->width));
+  for (const Transport& t : transports) parts.push_back(fmt::format("{} on {} x{}", Name(t.operand), Name(t.rows), t.width));
   return parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
-bool SameTransport(const std::vector<const Step*>& a, const std::vector<const Step*>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i]->operand != b[i]->operand || a[i]->rows_in != b[i]->rows_in || a[i]->width != b[i]->width) return false;
-  }
-  return true;
-}
-
-// The ranks hold the layers the configuration's split gives them.
-void CheckSplit(const Pipeline& ranks, int layers, std::vector<Violation>& out) {
-  const ParallelConfig& cfg = ranks.front().config();
-  if (static_cast<int>(ranks.size()) != cfg.pp || layers < 1) return;  // reported as not one pipeline
-  const Expected<std::vector<LayerRange>> split = SplitLayers(cfg, layers);
-  if (!split) {
-    out.push_back(At(0, Variant::kOrdinary, -1, Side::kHeader, Invariant::kWellFormed,
-                     fmt::format("the {} layers cannot be split so: {}", layers, split.error().message)));
-    return;
-  }
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    const PlanHeader& h = ranks[r].header();
-    const LayerRange want = (*split)[r];
-    if (h.first_layer != want.first || h.last_layer != want.last) {
-      out.push_back(At(static_cast<int>(r), Variant::kOrdinary, -1, Side::kHeader, Invariant::kWellFormed,
-                       fmt::format("the rank holds layers {}..{} but the configuration's split of {} layers gives it "
-                                   "{}..{}",
-                                   h.first_layer, h.last_layer - 1, layers, want.first, want.last - 1)));
-    }
-  }
-}
-
-// Stage indices run on from one rank to the next.
-void CheckStageIndices(const Pipeline& ranks, std::vector<Violation>& out) {
-  for (size_t r = 0; r + 1 < ranks.size(); ++r) {
-    for (const LinePlan& line : ranks[r].lines()) {
-      const LinePlan* next = ranks[r + 1].line(line.variant);
-      if (next == nullptr || line.stages.empty() || next->stages.empty()) continue;
-      const int last = line.stages.back().index;
-      const int first = next->stages.front().index;
-      if (first != last + 1) {
-        out.push_back(At(static_cast<int>(r + 1), line.variant, first, Side::kHeader, Invariant::kWellFormed,
-                         fmt::format("the rank starts at stage {} but the previous rank ended with stage {}", first,
-                                     last)));
-      }
-    }
-  }
-}
-
-// The ranks describe one model and configuration, and their layers tile it.
-void CheckHeaders(const Pipeline& ranks, std::vector<Violation>& out) {
+// The headers name one model and configuration and number the ranks in order.
+void CheckOnePipeline(const Pipeline& ranks, std::vector<Violation>& out) {
   const PlanHeader& h0 = ranks.front().header();
-  int next_layer = 0;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const PlanHeader& h = ranks[r].header();
     const int rank = static_cast<int>(r);
@@ -86,34 +38,93 @@ void CheckHeaders(const Pipeline& ranks, std::vector<Violation>& out) {
       out.push_back(At(rank, Variant::kOrdinary, -1, Side::kHeader, Invariant::kHandoff,
                        "the ranks' plans are not one pipeline of the same model and configuration"));
     }
-    if (h.first_layer != next_layer) {
-      out.push_back(At(rank, Variant::kOrdinary, -1, Side::kHeader, Invariant::kHandoff,
-                       fmt::format("the rank starts at layer {} but the previous one ended before layer {}",
-                                   h.first_layer, next_layer)));
-    }
-    next_layer = h.last_layer;
   }
-  CheckSplit(ranks, next_layer, out);
-  CheckStageIndices(ranks, out);
 }
 
-void CheckPairs(const Plan& sender, const Plan& receiver, std::vector<Violation>& out) {
-  for (const LinePlan& line : sender.lines()) {
-    const LinePlan* other = receiver.line(line.variant);
-    const int r = sender.header().pp_rank;
-    if (other == nullptr) {
-      out.push_back(At(r + 1, line.variant, -1, Side::kStart, Invariant::kHandoff,
-                       fmt::format("rank {} has no {} batches to receive", r + 1, Name(line.variant))));
-      continue;
+// The ranks' layers run on from one to the next, as `split` gives them
+// (unchecked against an empty split: the layers cannot be split so).
+void CheckLayers(std::span<const RankEdges* const> ranks, std::span<const LayerRange> split,
+                 std::vector<Violation>& out) {
+  int next_layer = 0;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const LayerRange& h = ranks[r]->layers;
+    if (h.first != next_layer) {
+      out.push_back(At(static_cast<int>(r), Variant::kOrdinary, -1, Side::kHeader, Invariant::kHandoff,
+                       fmt::format("the rank starts at layer {} but the previous one ended before layer {}", h.first,
+                                   next_layer)));
     }
-    const auto sends = StepsOfKind(line.end.steps, StepKind::kSend);
-    const auto recvs = StepsOfKind(other->start, StepKind::kRecv);
-    if (!SameTransport(sends, recvs)) {
-      out.push_back(At(r + 1, line.variant, -1, Side::kStart, Invariant::kHandoff,
-                       fmt::format("rank {} sends {} but rank {} receives {}", r, TransportText(sends), r + 1,
-                                   TransportText(recvs))));
+    next_layer = h.last;
+  }
+  if (split.size() != ranks.size()) return;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const LayerRange& h = ranks[r]->layers;
+    if (!(h == split[r])) {
+      out.push_back(At(static_cast<int>(r), Variant::kOrdinary, -1, Side::kHeader, Invariant::kWellFormed,
+                       fmt::format("the rank holds layers {}..{} but the configuration's split of {} layers gives it "
+                                   "{}..{}",
+                                   h.first, h.last - 1, next_layer, split[r].first, split[r].last - 1)));
     }
   }
+}
+
+// Stage indices run on from one rank to the next.
+void CheckStageIndices(std::span<const RankEdges* const> ranks, std::vector<Violation>& out) {
+  for (size_t r = 0; r + 1 < ranks.size(); ++r) {
+    for (const RankEdges::Line& line : ranks[r]->lines) {
+      const RankEdges::Line* next = ranks[r + 1]->line(line.variant);
+      if (next == nullptr || line.stages == 0 || next->stages == 0) continue;
+      if (next->first_stage != line.last_stage + 1) {
+        out.push_back(At(static_cast<int>(r + 1), line.variant, next->first_stage, Side::kHeader,
+                         Invariant::kWellFormed,
+                         fmt::format("the rank starts at stage {} but the previous rank ended with stage {}",
+                                     next->first_stage, line.last_stage)));
+      }
+    }
+  }
+}
+
+// Each handoff's sends and receives pair up slice for slice.
+void CheckPairs(std::span<const RankEdges* const> ranks, std::vector<Violation>& out) {
+  for (size_t r = 0; r + 1 < ranks.size(); ++r) {
+    const int to = static_cast<int>(r + 1);
+    for (const RankEdges::Line& line : ranks[r]->lines) {
+      const RankEdges::Line* other = ranks[r + 1]->line(line.variant);
+      if (other == nullptr) {
+        out.push_back(At(to, line.variant, -1, Side::kStart, Invariant::kHandoff,
+                         fmt::format("rank {} has no {} batches to receive", to, Name(line.variant))));
+      } else if (line.sends != other->receives) {
+        out.push_back(At(to, line.variant, -1, Side::kStart, Invariant::kHandoff,
+                         fmt::format("rank {} sends {} but rank {} receives {}", r, TransportText(line.sends), to,
+                                     TransportText(other->receives))));
+      }
+    }
+  }
+}
+
+struct PipelineEdges {
+  std::vector<RankEdges> edges;
+  std::vector<const RankEdges*> ranks;
+  std::vector<LayerRange> split;  // empty where the layers cannot be split so
+};
+
+// The edges of a pipeline's ranks, and the split its configuration gives
+// them; a split that does not fit is reported.
+PipelineEdges EdgesOf(const Pipeline& ranks, std::vector<Violation>& out) {
+  PipelineEdges p;
+  p.edges.reserve(ranks.size());
+  for (const Plan& r : ranks) p.edges.push_back(EdgesOf(r));
+  for (const RankEdges& e : p.edges) p.ranks.push_back(&e);
+  const ParallelConfig& cfg = ranks.front().config();
+  const int layers = ranks.back().header().last_layer;
+  if (static_cast<int>(ranks.size()) != cfg.pp || layers < 1) return p;  // reported as not one pipeline
+  Expected<std::vector<LayerRange>> split = SplitLayers(cfg, layers);
+  if (split) {
+    p.split = *std::move(split);
+  } else {
+    out.push_back(At(0, Variant::kOrdinary, -1, Side::kHeader, Invariant::kWellFormed,
+                     fmt::format("the {} layers cannot be split so: {}", layers, split.error().message)));
+  }
+  return p;
 }
 
 // Invariant 4, exactly. A stage binds as a function of what arrives, its
@@ -230,22 +241,56 @@ class CutComparer {
 
 }  // namespace
 
+const RankEdges::Line* RankEdges::line(Variant v) const {
+  for (const Line& l : lines) {
+    if (l.variant == v) return &l;
+  }
+  return nullptr;
+}
+
+RankEdges EdgesOf(const Plan& plan) {
+  RankEdges e{.layers = {plan.header().first_layer, plan.header().last_layer}};
+  for (const LinePlan& line : plan.lines()) {
+    RankEdges::Line l{.variant = line.variant, .stages = line.stages.size(),
+                      .receives = TransportsOf(line.start, StepKind::kRecv),
+                      .sends = TransportsOf(line.end.steps, StepKind::kSend)};
+    if (!line.stages.empty()) {
+      l.first_stage = line.stages.front().index;
+      l.last_stage = line.stages.back().index;
+    }
+    e.lines.push_back(std::move(l));
+  }
+  return e;
+}
+
+std::vector<Violation> VerifyEdges(std::span<const RankEdges* const> ranks, std::span<const LayerRange> split) {
+  std::vector<Violation> out;
+  CheckLayers(ranks, split, out);
+  CheckStageIndices(ranks, out);
+  CheckPairs(ranks, out);
+  return out;
+}
+
 std::vector<Violation> VerifyAcrossRanks(const Pipeline& ranks) {
   std::vector<Violation> out;
   if (ranks.empty()) return out;
-  CheckHeaders(ranks, out);
-  for (size_t r = 0; r + 1 < ranks.size(); ++r) CheckPairs(ranks[r], ranks[r + 1], out);
+  CheckOnePipeline(ranks, out);
+  const PipelineEdges p = EdgesOf(ranks, out);
+  for (Violation& v : VerifyEdges(p.ranks, p.split)) out.push_back(std::move(v));
   return out;
 }
 
 std::vector<Violation> VerifyPipeline(const Pipeline& ranks) {
   std::vector<Violation> out;
   if (ranks.empty()) return out;
-  CheckHeaders(ranks, out);
-  for (const Plan& p : ranks) {
-    for (Violation& v : Verify(p)) out.push_back(std::move(v));
+  CheckOnePipeline(ranks, out);
+  const PipelineEdges p = EdgesOf(ranks, out);
+  CheckLayers(p.ranks, p.split, out);
+  CheckStageIndices(p.ranks, out);
+  for (const Plan& r : ranks) {
+    for (Violation& v : Verify(r)) out.push_back(std::move(v));
   }
-  for (size_t r = 0; r + 1 < ranks.size(); ++r) CheckPairs(ranks[r], ranks[r + 1], out);
+  CheckPairs(p.ranks, out);
   return out;
 }
 
@@ -264,12 +309,12 @@ std::vector<Violation> CompareRankWithUncut(const Plan& uncut, const Plan& rank,
   return out;
 }
 
-std::vector<Violation> CompareStageCounts(const Plan& uncut, const Pipeline& ranks) {
+std::vector<Violation> CompareStageCounts(const Plan& uncut, std::span<const RankEdges* const> ranks) {
   std::vector<Violation> out;
   for (const LinePlan& line : uncut.lines()) {
     size_t stages = 0;
-    for (const Plan& p : ranks) {
-      if (const LinePlan* l = p.line(line.variant)) stages += l->stages.size();
+    for (const RankEdges* r : ranks) {
+      if (const RankEdges::Line* l = r->line(line.variant)) stages += l->stages;
     }
     if (stages != line.stages.size()) {
       out.push_back(At(0, line.variant, -1, Side::kHeader, Invariant::kAwayFromCut,
@@ -277,6 +322,15 @@ std::vector<Violation> CompareStageCounts(const Plan& uncut, const Pipeline& ran
     }
   }
   return out;
+}
+
+std::vector<Violation> CompareStageCounts(const Plan& uncut, const Pipeline& ranks) {
+  std::vector<RankEdges> edges;
+  edges.reserve(ranks.size());
+  for (const Plan& r : ranks) edges.push_back(EdgesOf(r));
+  std::vector<const RankEdges*> pointers;
+  for (const RankEdges& e : edges) pointers.push_back(&e);
+  return CompareStageCounts(uncut, pointers);
 }
 
 std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks, CutCoverage* coverage) {

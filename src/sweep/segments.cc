@@ -1,0 +1,108 @@
+#include "sweep/segments.h"
+
+#include <algorithm>
+
+#include "seam/error.h"
+
+namespace seam::sweep {
+namespace {
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+uint64_t RowsBits(Rows r) { return (r.dp() ? 1u : 0u) | (r.attn_tp() ? 2u : 0u); }
+
+uint64_t Hash(uint64_t h, const std::optional<Rows>& r) { return Mix(h, r ? 4 + RowsBits(*r) : 0); }
+
+uint64_t Hash(uint64_t h, const Boundary& b) {
+  h = Hash(h, b.residual);
+  if (!b.value) return Mix(h, 0);
+  h = Mix(h, 1 + RowsBits(b.value->rows));
+  h = Mix(h, static_cast<uint64_t>(b.value->owed));
+  return Mix(h, static_cast<uint64_t>(b.value->update));
+}
+
+uint64_t Hash(uint64_t h, const std::vector<Step>& steps) {
+  h = Mix(h, steps.size());
+  for (const Step& s : steps) {
+    h = Mix(h, static_cast<uint64_t>(s.kind) | static_cast<uint64_t>(s.operand) << 8 |
+                   (s.group ? 1 + static_cast<uint64_t>(*s.group) : 0) << 16 | RowsBits(s.rows_in) << 24 |
+                   RowsBits(s.rows_out) << 28 | static_cast<uint64_t>(s.owed_before) << 32 |
+                   static_cast<uint64_t>(s.owed_after) << 36);
+    h = Mix(h, static_cast<uint64_t>(s.width));
+  }
+  return h;
+}
+
+// What tells stage bindings apart; equal bindings hash equal.
+uint64_t Hash(Variant v, const StagePlan& s) {
+  uint64_t h = Mix(static_cast<uint64_t>(v), static_cast<uint64_t>(s.index));
+  h = Mix(h, static_cast<uint64_t>(s.layer));
+  h = Mix(h, static_cast<uint64_t>(s.decl.kind));
+  h = Hash(Hash(h, s.arrives), s.departs);
+  h = Hash(Hash(h, s.input), s.residual);
+  return Hash(Hash(Hash(h, s.entry), s.compute), s.exit);
+}
+
+}  // namespace
+
+Segment SegmentOf(const Expected<Plan>& plan, bool keep) {
+  Segment s;
+  if (!plan) {
+    s.rejected = plan.error();
+    return s;
+  }
+  for (const LinePlan& line : plan->lines()) {
+    s.steps += static_cast<int64_t>(StepCount(line));
+    Segment::Line& l = s.lines.emplace_back(Segment::Line{.variant = line.variant});
+    for (const StagePlan& st : line.stages) l.stages.push_back(st.index);
+  }
+  s.violations = static_cast<int64_t>(Verify(*plan).size());
+  s.edges = EdgesOf(*plan);
+  if (keep) s.kept = *plan;
+  return s;
+}
+
+int UncutStages::Number(Variant v, const StagePlan& s) {
+  std::vector<Known>& bucket = by_hash_[Hash(v, s)];
+  for (const Known& k : bucket) {
+    if (k.stage == s) return k.number;
+  }
+  bucket.push_back({s, next_});
+  return next_++;
+}
+
+SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int last) {
+  SEAM_CHECK(first >= 0 && first < last && last <= layers && layers < 64, "a segment of at most 63 layers");
+  SegmentKey key{.place = first | last << 6 | static_cast<int>(last == layers) << 12};
+  if (letters.empty()) return key;
+  SEAM_CHECK(static_cast<int>(letters.size()) == layers && layers <= 8, "a stack of at most 8 letters");
+  // The letters on the segment and the one on either side of it; how many
+  // follows from the place.
+  const int from = std::max(first - 1, 0);
+  const int to = std::min(last + 1, layers);
+  for (int i = to; i-- > from;) key.letters = key.letters << 2 | letters[static_cast<size_t>(i)];
+  key.digits = to - from;
+  return key;
+}
+
+Segment* SegmentTable::Find(const SegmentKey& key) {
+  if (static_cast<size_t>(key.place) >= by_place_.size()) return nullptr;
+  const std::vector<std::unique_ptr<Segment>>& slots = by_place_[static_cast<size_t>(key.place)];
+  return key.letters < slots.size() ? slots[key.letters].get() : nullptr;
+}
+
+Segment& SegmentTable::Insert(const SegmentKey& key, Segment segment) {
+  if (static_cast<size_t>(key.place) >= by_place_.size()) by_place_.resize(static_cast<size_t>(key.place) + 1);
+  std::vector<std::unique_ptr<Segment>>& slots = by_place_[static_cast<size_t>(key.place)];
+  if (slots.empty()) slots.resize(size_t{1} << (2 * key.digits));
+  SEAM_CHECK(slots.size() == size_t{1} << (2 * key.digits), "a place has one number of letters");
+  std::unique_ptr<Segment>& slot = slots[key.letters];
+  SEAM_CHECK(slot == nullptr, "a segment is bound once per table");
+  slot = std::make_unique<Segment>(std::move(segment));
+  return *slot;
+}
+
+}  // namespace seam::sweep

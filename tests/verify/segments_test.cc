@@ -1,0 +1,92 @@
+// The sweep's shared segments: a key names exactly what a segment's binding
+// reads of its stack, and interned uncut stage bindings are numbered by
+// equality. (That reuse finds what binding every cut whole finds is
+// sweep_test.cc's and sweep_recheck_test.cc's.)
+#include "sweep/segments.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "seam/bind.h"
+#include "testing.h"
+
+namespace seam::sweep {
+namespace {
+
+// What a segment's binding reads of a stack: its first and last layer,
+// whether it ends the stack, the letters on it and on either side of it.
+using Reads = std::tuple<int, int, bool, std::vector<uint8_t>>;
+
+Reads ReadsOf(const std::vector<uint8_t>& letters, int first, int last) {
+  const int layers = static_cast<int>(letters.size());
+  return {first, last, last == layers,
+          std::vector<uint8_t>(letters.begin() + std::max(first - 1, 0), letters.begin() + std::min(last + 1, layers))};
+}
+
+std::vector<uint8_t> Letters(int index, int length) {
+  std::vector<uint8_t> out(static_cast<size_t>(length));
+  for (int i = length - 1; i >= 0; --i, index /= 4) out[static_cast<size_t>(i)] = static_cast<uint8_t>(index % 4);
+  return out;
+}
+
+TEST(SegmentKey, IsEqualExactlyWhenTheLayersTheEndAndTheLettersOnAndBesideThemAre) {
+  std::map<std::tuple<int, uint32_t, int>, Reads> seen;
+  int keys = 0;
+  for (int length = 1; length <= 5; ++length) {
+    for (int index = 0; index < 1 << (2 * length); ++index) {
+      const std::vector<uint8_t> letters = Letters(index, length);
+      for (int first = 0; first < length; ++first) {
+        for (int last = first + 1; last <= length; ++last) {
+          const SegmentKey k = KeyOf(letters, length, first, last);
+          const auto [it, added] = seen.emplace(std::tuple(k.place, k.letters, k.digits), ReadsOf(letters, first, last));
+          keys += added;
+          EXPECT_EQ(it->second, ReadsOf(letters, first, last))
+              << "stack " << index << " of " << length << " layers " << first << ".." << last;
+        }
+      }
+    }
+  }
+  // Every distinct reading got its own key: as many keys as readings.
+  std::set<Reads> readings;
+  for (const auto& [key, reads] : seen) readings.insert(reads);
+  EXPECT_EQ(readings.size(), seen.size());
+  EXPECT_EQ(keys, static_cast<int>(seen.size()));
+}
+
+TEST(SegmentKey, OfACatalogueModelIsItsLayersAndEndAlone) {
+  const SegmentKey a = KeyOf({}, 10, 2, 5);
+  const SegmentKey b = KeyOf({}, 10, 2, 10);
+  EXPECT_EQ(a.digits, 0);
+  EXPECT_NE(a.place, b.place);  // one ends the model, the other does not
+  EXPECT_NE(a.place, KeyOf({}, 10, 3, 5).place);
+}
+
+TEST(UncutStages, NumbersEqualBindingsAlikeAndEveryDifferenceApart) {
+  const Plan plan = testing::MustBind(testing::StackOf("AF"), {.tp = 2});
+  const LinePlan& line = plan.lines().front();
+  ASSERT_GE(line.stages.size(), 2u);
+  UncutStages numbers;
+  const int first = numbers.Number(Variant::kOrdinary, line.stages[0]);
+  EXPECT_EQ(numbers.Number(Variant::kOrdinary, line.stages[0]), first);
+  EXPECT_NE(numbers.Number(Variant::kOrdinary, line.stages[1]), first);
+  EXPECT_NE(numbers.Number(Variant::kInputScattered, line.stages[0]), first);
+  // A difference anywhere in the binding: a step's width, the rows it
+  // departs with, the rows it computes on.
+  StagePlan wider = line.stages[0];
+  ASSERT_FALSE(wider.exit.empty());
+  wider.exit.back().width += 1;
+  EXPECT_NE(numbers.Number(Variant::kOrdinary, wider), first);
+  StagePlan departs = line.stages[0];
+  departs.departs.residual = std::nullopt;
+  EXPECT_NE(numbers.Number(Variant::kOrdinary, departs), first);
+  StagePlan input = line.stages[0];
+  input.input = Rows::FromAxes(true, true);
+  EXPECT_NE(numbers.Number(Variant::kOrdinary, input), first);
+  EXPECT_EQ(numbers.Number(Variant::kOrdinary, line.stages[0]), first);
+}
+
+}  // namespace
+}  // namespace seam::sweep

@@ -14,12 +14,6 @@
 namespace seam::sweep {
 namespace {
 
-int64_t StepsOf(const Plan& plan) {
-  int64_t steps = 0;
-  for (const LinePlan& line : plan.lines()) steps += static_cast<int64_t>(StepCount(line));
-  return steps;
-}
-
 // Two rejections are the same when they name the same stage and rule.
 bool SameRule(const Error& a, const Error& b) { return a.code == b.code && a.stage == b.stage && a.rule == b.rule; }
 
@@ -55,7 +49,9 @@ class Checker {
     } else {
       ++out_.counts.rejected_uncut;
     }
-    max_pp_ = std::min(max_pp, kMaxRanks);
+    // A cut has at most one rank per layer.
+    SEAM_CHECK(layers_ <= kMaxRanks, "the sweep cuts subjects of at most 64 layers");
+    max_pp_ = max_pp;
     Cuts(0, 0, nullptr);
   }
 
@@ -115,12 +111,12 @@ class Checker {
   // The segment as a rank of a cut that holds it: the layers before it on
   // one rank, the layers after it on another.
   Expected<Plan> BindSegment(int first, int last) const {
-    ParallelConfig cfg = config_.cfg;
-    if (first > 0) cfg.pp_split.push_back(first);
-    cfg.pp_split.push_back(last - first);
-    if (last < layers_) cfg.pp_split.push_back(layers_ - last);
-    cfg.pp = static_cast<int>(cfg.pp_split.size());
-    return Bind(model_, cfg, first > 0 ? 1 : 0);
+    std::array<LayerRange, 3> around;
+    size_t ranks = 0;
+    if (first > 0) around[ranks++] = {0, first};
+    around[ranks++] = {first, last};
+    if (last < layers_) around[ranks++] = {last, layers_};
+    return Bind(model_, CutConfig({around.data(), ranks}), first > 0 ? 1 : 0);
   }
 
   // The segment against this subject's uncut binding of its stages, compared
@@ -163,10 +159,8 @@ class Checker {
     if (rejected != nullptr) return SameRejection(split, uncut_.error(), *rejected);
     ++out_.counts.cuts_bound;
     const int64_t found = Found(split, out_.counts.away_from_cut);
-    for (int r = 0; r < ranks; ++r) {
-      out_.counts.plans_verified += 1;
-      out_.counts.steps_replayed += ranks_[static_cast<size_t>(r)]->segment->steps;
-    }
+    out_.counts.plans_verified += ranks;
+    for (int r = 0; r < ranks; ++r) out_.counts.steps_replayed += ranks_[static_cast<size_t>(r)]->segment->steps;
     out_.counts.violations += found;
     if (found > 0 && out_.violations.size() < keep_) KeepInFull(split);
   }

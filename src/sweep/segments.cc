@@ -48,14 +48,20 @@ uint64_t Hash(Variant v, const StagePlan& s) {
 
 }  // namespace
 
+int64_t StepsOf(const Plan& plan) {
+  int64_t steps = 0;
+  for (const LinePlan& line : plan.lines()) steps += static_cast<int64_t>(StepCount(line));
+  return steps;
+}
+
 Segment SegmentOf(const Expected<Plan>& plan, bool keep) {
   Segment s;
   if (!plan) {
     s.rejected = plan.error();
     return s;
   }
+  s.steps = StepsOf(*plan);
   for (const LinePlan& line : plan->lines()) {
-    s.steps += static_cast<int64_t>(StepCount(line));
     Segment::Line& l = s.lines.emplace_back(Segment::Line{.variant = line.variant});
     for (const StagePlan& st : line.stages) l.stages.push_back(st.index);
   }

@@ -44,6 +44,8 @@ struct Segment {
   std::vector<Comparison> compared;
   std::optional<Plan> kept;  // the plan as bound, where asked for (the sweep's recheck)
 };
+// The steps a plan replays: what the sweep counts as checked.
+int64_t StepsOf(const Plan& plan);
 // The segment of a bound (or rejected) plan, keeping the plan if `keep`.
 Segment SegmentOf(const Expected<Plan>& plan, bool keep);
 

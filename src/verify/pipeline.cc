@@ -107,13 +107,19 @@ struct PipelineEdges {
   std::vector<LayerRange> split;  // empty where the layers cannot be split so
 };
 
-// The edges of a pipeline's ranks, and the split its configuration gives
-// them; a split that does not fit is reported.
-PipelineEdges EdgesOf(const Pipeline& ranks, std::vector<Violation>& out) {
+// The edges of a pipeline's ranks.
+PipelineEdges EdgesOf(const Pipeline& ranks) {
   PipelineEdges p;
   p.edges.reserve(ranks.size());
   for (const Plan& r : ranks) p.edges.push_back(EdgesOf(r));
   for (const RankEdges& e : p.edges) p.ranks.push_back(&e);
+  return p;
+}
+
+// The edges of a pipeline's ranks, and the split its configuration gives
+// them; a split that does not fit is reported.
+PipelineEdges EdgesAndSplitOf(const Pipeline& ranks, std::vector<Violation>& out) {
+  PipelineEdges p = EdgesOf(ranks);
   const ParallelConfig& cfg = ranks.front().config();
   const int layers = ranks.back().header().last_layer;
   if (static_cast<int>(ranks.size()) != cfg.pp || layers < 1) return p;  // reported as not one pipeline
@@ -275,7 +281,7 @@ std::vector<Violation> VerifyAcrossRanks(const Pipeline& ranks) {
   std::vector<Violation> out;
   if (ranks.empty()) return out;
   CheckOnePipeline(ranks, out);
-  const PipelineEdges p = EdgesOf(ranks, out);
+  const PipelineEdges p = EdgesAndSplitOf(ranks, out);
   for (Violation& v : VerifyEdges(p.ranks, p.split)) out.push_back(std::move(v));
   return out;
 }
@@ -284,7 +290,7 @@ std::vector<Violation> VerifyPipeline(const Pipeline& ranks) {
   std::vector<Violation> out;
   if (ranks.empty()) return out;
   CheckOnePipeline(ranks, out);
-  const PipelineEdges p = EdgesOf(ranks, out);
+  const PipelineEdges p = EdgesAndSplitOf(ranks, out);
   CheckLayers(p.ranks, p.split, out);
   CheckStageIndices(p.ranks, out);
   for (const Plan& r : ranks) {
@@ -325,12 +331,7 @@ std::vector<Violation> CompareStageCounts(const Plan& uncut, std::span<const Ran
 }
 
 std::vector<Violation> CompareStageCounts(const Plan& uncut, const Pipeline& ranks) {
-  std::vector<RankEdges> edges;
-  edges.reserve(ranks.size());
-  for (const Plan& r : ranks) edges.push_back(EdgesOf(r));
-  std::vector<const RankEdges*> pointers;
-  for (const RankEdges& e : edges) pointers.push_back(&e);
-  return CompareStageCounts(uncut, pointers);
+  return CompareStageCounts(uncut, EdgesOf(ranks).ranks);
 }
 
 std::vector<Violation> CompareWithUncut(const Plan& uncut, const Pipeline& ranks, CutCoverage* coverage) {

@@ -10,7 +10,7 @@ namespace seam {
 namespace {
 
 Model Config(const std::string& name) {
-  Expected<Model> m = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/" + name);
+  Expected<Model> m = LoadHfConfig(SEAM_HF_CONFIGS "/" + name);
   if (!m) throw std::runtime_error(m.error().message);
   return *std::move(m);
 }

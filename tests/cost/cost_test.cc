@@ -17,7 +17,7 @@ Hardware H100() { return LoadHardware("h100").value(); }
 Hardware H200() { return LoadHardware("h200").value(); }
 
 Model Config(const std::string& name) {
-  Expected<Model> m = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/" + name);
+  Expected<Model> m = LoadHfConfig(SEAM_HF_CONFIGS "/" + name);
   if (!m) throw std::runtime_error(m.error().message);
   return *std::move(m);
 }

@@ -22,7 +22,7 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string DataPath(const std::string& file) { return std::string(SEAM_HF_CONFIGS) + "/" + file; }
+std::string DataPath(const std::string& file) { return SEAM_HF_CONFIGS "/" + file; }
 
 Model MustLoad(const std::string& file) {
   Expected<Model> m = LoadHfConfig(DataPath(file));

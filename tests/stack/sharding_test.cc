@@ -102,7 +102,7 @@ TEST(Sharding, Mamba2GroupsSplitWholeOverAttentionTp) {
   EXPECT_EQ(ErrorOf(m, {.tp = 2}),
             "n_groups = 1 does not split over attn_tp = 2 (tp 2 / attn_dp 1); each rank holds whole groups of Mamba2 "
             "heads (their B and C, and the gated norm over each), so attn_tp must divide 1: 1");
-  const Expected<Model> real = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/nemotron-h-56b.json");
+  const Expected<Model> real = LoadHfConfig(SEAM_HF_CONFIGS "/nemotron-h-56b.json");
   ASSERT_TRUE(real.ok());
   EXPECT_EQ(ErrorOf(*real, {.tp = 8}), "ok");
   EXPECT_EQ(ErrorOf(*real, {.tp = 16}),
@@ -119,7 +119,7 @@ TEST(Sharding, GatedDeltaNetKeyHeadsSplitWholeOverAttentionTp) {
   EXPECT_EQ(ErrorOf(m, {.tp = 8}),
             "linear_num_key_heads = 4 does not split over attn_tp = 8 (tp 8 / attn_dp 1); each rank holds whole key "
             "heads with the value heads that share them, so attn_tp must divide 4: 1, 2, 4");
-  const Expected<Model> real = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/qwen3-next-80b-a3b.json");
+  const Expected<Model> real = LoadHfConfig(SEAM_HF_CONFIGS "/qwen3-next-80b-a3b.json");
   ASSERT_TRUE(real.ok());
   EXPECT_EQ(ErrorOf(*real, {.tp = 16}), "ok");  // 16 key heads, one per rank
 }

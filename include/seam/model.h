@@ -180,6 +180,9 @@ struct StageRef {
 // The stages of layers [first_layer, last_layer), numbered model-wide; the
 // range must lie within the model's layers and within what it declares.
 std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer);
+// The stages `layer` declares for one layer, which must lie within what the
+// model declares.
+std::vector<StageDecl> DeclaredLayer(const Model& m, int layer);
 
 // A short pattern of a model's stages, one letter each (A attention, M mixer,
 // F dense FFN, E sparse FFN, . no-op), layers of several stages bracketed:

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <span>
 
 #include "bind/rank.h"
 #include "bind/rules.h"
@@ -47,7 +48,7 @@ StagePlan BindStage(Cursor& cur, const Context& ctx, const StageRef& s, const bi
   return p;
 }
 
-LinePlan BindLine(const std::vector<StageRef>& stages, const Context& ctx, const RankSpan& span) {
+LinePlan BindLine(std::span<const StageRef> stages, const Context& ctx, const RankSpan& span) {
   const std::vector<bind::Downstream> down = bind::DownstreamOf(stages, span.end);
   LinePlan line{.variant = ctx.variant};
   Cursor cur(ctx.cfg, ctx.widths, Boundary{});
@@ -82,16 +83,6 @@ Status CheckModel(const Model& m) {
   return Status::Ok();
 }
 
-// The rank's stages with its neighbours on either side: what the stack-wide
-// rejections look at, so both ranks at a cut agree on them.
-std::vector<StageRef> WithNeighbours(const std::vector<StageRef>& stages, const bind::Neighbours& n) {
-  std::vector<StageRef> out;
-  if (n.before) out.push_back(*n.before);
-  out.insert(out.end(), stages.begin(), stages.end());
-  if (n.after) out.push_back(*n.after);
-  return out;
-}
-
 }  // namespace
 
 Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, const BindOptions& options) {
@@ -109,15 +100,16 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   if (options.built) {
     SEAM_RETURN_IF_ERROR(bind::CheckBuiltStages(model, range, *options.built, pp_rank));
   }
-  const std::vector<StageRef> stages = StagesOf(model, range.first, range.last);
+  const bind::RankStages around = bind::StagesAround(model, range);
+  const std::span<const StageRef> stages = around.own();
   const RankSpan span{.first = pp_rank == 0,
                       .end = pp_rank + 1 == cfg.pp ? EndKind::kFinalNorm : EndKind::kSend,
-                      .neighbours = bind::NeighboursOf(model, range)};
+                      .neighbours = around.neighbours};
   const int first_own = stages.empty() ? 0 : stages.front().index;
   const int last_own = stages.empty() ? -1 : stages.back().index;
-  if (Status s = bind::CheckStages(WithNeighbours(stages, span.neighbours), first_own, last_own, cfg); !s.ok()) {
-    return s.error();
-  }
+  // The stack-wide rejections look at the neighbours too, so both ranks at a
+  // cut agree on them.
+  if (Status s = bind::CheckStages(around.around, first_own, last_own, cfg); !s.ok()) return s.error();
   const bind::Widths widths{model.hidden, model.hidden * model.residual_streams, options.vocab.value_or(model.dims ? model.dims->vocab : 0)};
   std::vector<LinePlan> lines;
   for (Variant v : VariantsOf(cfg)) lines.push_back(BindLine(stages, {cfg, v, widths, options.fuse}, span));

@@ -68,7 +68,7 @@ bool WritesAtHandoff(const StageDecl& d, const ParallelConfig& cfg) {
   return RunsOnItsSlice(d, cfg) || d.update == UpdateKind::kHyperConnection;
 }
 
-std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages, EndKind end) {
+std::vector<Downstream> DownstreamOf(std::span<const StageRef> stages, EndKind end) {
   std::vector<Downstream> out(stages.size());
   // What follows the stage being visited, scanning backwards.
   Downstream after{.end = end};

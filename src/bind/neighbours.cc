@@ -6,32 +6,38 @@
 #include "bind/rank.h"
 
 namespace seam::bind {
-namespace {
 
-std::optional<StageRef> LastStageOf(const Model& m, int layer) {
-  const std::vector<StageRef> stages = StagesOf(m, layer, layer + 1);
-  for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
-    if (it->decl.kind != StageKind::kNoOp) return *it;
-  }
-  return std::nullopt;
-}
-
-std::optional<StageRef> FirstStageOf(const Model& m, int layer) {
-  for (const StageRef& s : StagesOf(m, layer, layer + 1)) {
-    if (s.decl.kind != StageKind::kNoOp) return s;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-Neighbours NeighboursOf(const Model& m, LayerRange range) {
-  Neighbours n;
-  // No-op stages pass the pending add on, so the neighbour is the nearest
+RankStages StagesAround(const Model& m, LayerRange range) {
+  SEAM_CHECK(0 <= range.first && range.first <= range.last && range.last <= m.num_layers,
+             "layer range outside the model");
+  RankStages out;
+  // No-op stages pass the pending add on, so a neighbour is the nearest
   // stage that does something, however many layers away.
-  for (int layer = range.first - 1; layer >= 0 && !n.before; --layer) n.before = LastStageOf(m, layer);
-  for (int layer = range.last; layer < m.num_layers && !n.after; ++layer) n.after = FirstStageOf(m, layer);
-  return n;
+  std::optional<StageRef> before;
+  const auto own_start = [&] {
+    if (before) out.around.push_back(*before);
+    out.neighbours.before = before;
+  };
+  int index = 0;
+  for (int layer = 0; layer < m.num_layers; ++layer) {
+    if (layer == range.first) own_start();
+    const bool past = layer >= range.last;
+    if (past && out.neighbours.after) break;
+    int slot = 0;
+    for (const StageDecl& d : DeclaredLayer(m, layer)) {
+      const StageRef s{index++, layer, slot++, d};
+      if (layer >= range.first && !past) {
+        out.around.push_back(s);
+      } else if (d.kind != StageKind::kNoOp && !past) {
+        before = s;
+      } else if (d.kind != StageKind::kNoOp && !out.neighbours.after) {
+        out.neighbours.after = s;
+      }
+    }
+  }
+  if (range.first == m.num_layers) own_start();
+  if (out.neighbours.after) out.around.push_back(*out.neighbours.after);
+  return out;
 }
 
 Status CheckBuiltStages(const Model& m, LayerRange range, const std::vector<std::vector<StageDecl>>& built,

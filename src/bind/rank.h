@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "seam/model.h"
@@ -15,7 +16,20 @@ struct Neighbours {
   std::optional<StageRef> before;
   std::optional<StageRef> after;
 };
-Neighbours NeighboursOf(const Model& m, LayerRange range);
+
+// A rank's own stages with its neighbours on either side, found in one walk
+// over the declarations: the layers before the rank's, its own, then on
+// until a stage after it does something.
+struct RankStages {
+  std::vector<StageRef> around;  // the neighbour before, the own stages, the neighbour after
+  Neighbours neighbours;
+  std::span<const StageRef> own() const {
+    const size_t begin = neighbours.before ? 1 : 0;
+    const size_t end = around.size() - (neighbours.after ? 1 : 0);
+    return std::span<const StageRef>(around).subspan(begin, end - begin);
+  }
+};
+RankStages StagesAround(const Model& m, LayerRange range);
 
 // A rank whose built stages disagree with the declaration function is an
 // error naming the first differing fact.

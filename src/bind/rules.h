@@ -1,6 +1,7 @@
 // The binder's rules, one function each; bind.cc strings them together.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "bind/cursor.h"
@@ -52,7 +53,7 @@ struct Downstream {
 };
 // A stage never looks past the handoff: what the next rank's first stage
 // needs is from_pp's to provide, so both ranks bind as if cut anywhere.
-std::vector<Downstream> DownstreamOf(const std::vector<StageRef>& stages, EndKind end);
+std::vector<Downstream> DownstreamOf(std::span<const StageRef> stages, EndKind end);
 
 // The embedding starts the first pipeline rank's line (seam/stage_shape.h).
 void BindEmbedding(Cursor& cur, const Context& ctx);

@@ -44,6 +44,12 @@ std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer) 
   return out;
 }
 
+std::vector<StageDecl> DeclaredLayer(const Model& m, int layer) {
+  SEAM_CHECK(0 <= layer && layer < m.num_layers, "layer outside the model");
+  CheckDeclared(m, layer + 1);
+  return m.layer(layer);
+}
+
 std::string PatternOf(const Model& m) {
   std::string out;
   CheckDeclared(m, m.num_layers);

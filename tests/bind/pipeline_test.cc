@@ -2,6 +2,12 @@
 // and the worked examples that cut a stack.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bind/rank.h"
 #include "seam/bind.h"
 #include "seam/checked.h"
 #include "seam/pipeline.h"
@@ -64,6 +70,49 @@ TEST(LayerSplit, APipelineRankWithOnlyNoOpStagesPassesTheStateOn) {
 }
 
 // ---- neighbour declarations ----
+
+// Every range of a model whose layers hold several stages, no-ops among them
+// and whole layers of no-ops: the rank's stages are StagesOf its layers, the
+// neighbour before is the last stage that does something in any earlier
+// layer, the one after the first in any later layer, and the rank sees them
+// in that order.
+TEST(NeighbourDeclarations, ARankSeesItsStagesAndTheNearestStageThatDoesSomethingOnEitherSide) {
+  const std::vector<std::vector<StageDecl>> layers = {
+      {AttentionStage(), DenseFfnStage()}, {NoOpStage(), NoOpStage()}, {AttentionStage(), NoOpStage()},
+      {NoOpStage()}, {NoOpStage(), MixerStage(), SparseFfnStage({.top_k = 2})}, {NoOpStage(), NoOpStage()}};
+  const Model m{.name = "mixed", .num_layers = static_cast<int>(layers.size()), .hidden = 64,
+                .layer = [layers](int i) { return layers[static_cast<size_t>(i)]; }};
+  const auto does_something = [](const StageRef& s) { return s.decl.kind != StageKind::kNoOp; };
+  const auto same = [](const std::optional<StageRef>& a, const std::optional<StageRef>& b) {
+    return a.has_value() == b.has_value() && (!a || (a->index == b->index && a->layer == b->layer &&
+                                                     a->slot == b->slot && a->decl == b->decl));
+  };
+  int checked = 0;
+  for (int first = 0; first <= m.num_layers; ++first) {
+    for (int last = first; last <= m.num_layers; ++last) {
+      const bind::RankStages got = bind::StagesAround(m, {first, last});
+      const std::vector<StageRef> before = StagesOf(m, 0, first);
+      const std::vector<StageRef> own = StagesOf(m, first, last);
+      const std::vector<StageRef> after = StagesOf(m, last, m.num_layers);
+      std::optional<StageRef> want_before, want_after;
+      if (auto it = std::find_if(before.rbegin(), before.rend(), does_something); it != before.rend()) want_before = *it;
+      if (auto it = std::find_if(after.begin(), after.end(), does_something); it != after.end()) want_after = *it;
+      const std::string where = std::to_string(first) + ".." + std::to_string(last);
+      EXPECT_TRUE(same(got.neighbours.before, want_before)) << where;
+      EXPECT_TRUE(same(got.neighbours.after, want_after)) << where;
+      ASSERT_EQ(got.own().size(), own.size()) << where;
+      for (size_t i = 0; i < own.size(); ++i) EXPECT_TRUE(same(got.own()[i], own[i])) << where << " stage " << i;
+      std::vector<std::optional<StageRef>> order;
+      if (want_before) order.push_back(want_before);
+      order.insert(order.end(), own.begin(), own.end());
+      if (want_after) order.push_back(want_after);
+      ASSERT_EQ(got.around.size(), order.size()) << where;
+      for (size_t i = 0; i < order.size(); ++i) EXPECT_TRUE(same(got.around[i], order[i])) << where << " at " << i;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 28);
+}
 
 TEST(NeighbourDeclarations, ARankThatBuiltItsDeclaredStagesBinds) {
   const Model m = DeepseekModel(4, 64, 3);

@@ -13,30 +13,26 @@ RankStages StagesAround(const Model& m, LayerRange range) {
   RankStages out;
   // No-op stages pass the pending add on, so a neighbour is the nearest
   // stage that does something, however many layers away.
-  std::optional<StageRef> before;
-  const auto own_start = [&] {
-    if (before) out.around.push_back(*before);
-    out.neighbours.before = before;
-  };
+  std::optional<StageRef>& before = out.neighbours.before;
+  std::optional<StageRef>& after = out.neighbours.after;
   int index = 0;
-  for (int layer = 0; layer < m.num_layers; ++layer) {
-    if (layer == range.first) own_start();
-    const bool past = layer >= range.last;
-    if (past && out.neighbours.after) break;
+  for (int layer = 0; layer < m.num_layers && !(layer >= range.last && after); ++layer) {
     int slot = 0;
     for (const StageDecl& d : DeclaredLayer(m, layer)) {
       const StageRef s{index++, layer, slot++, d};
-      if (layer >= range.first && !past) {
+      if (layer >= range.first && layer < range.last) {
         out.around.push_back(s);
-      } else if (d.kind != StageKind::kNoOp && !past) {
+      } else if (d.kind == StageKind::kNoOp) {
+        continue;
+      } else if (layer < range.first) {
         before = s;
-      } else if (d.kind != StageKind::kNoOp && !out.neighbours.after) {
-        out.neighbours.after = s;
+      } else if (!after) {
+        after = s;
       }
     }
   }
-  if (range.first == m.num_layers) own_start();
-  if (out.neighbours.after) out.around.push_back(*out.neighbours.after);
+  if (before) out.around.insert(out.around.begin(), *before);
+  if (after) out.around.push_back(*after);
   return out;
 }
 

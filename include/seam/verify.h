@@ -82,17 +82,25 @@ struct Transport {
   bool operator==(const Transport&) const = default;
 };
 struct RankEdges {
+  // A run of `transports`: one buffer for every line, as the sweep keeps
+  // hundreds of thousands of these.
+  struct Run {
+    uint32_t at = 0;
+    uint32_t size = 0;
+  };
   struct Line {
     Variant variant = Variant::kOrdinary;
     int first_stage = -1;  // -1: the line holds no stage
     int last_stage = -1;
     size_t stages = 0;
-    std::vector<Transport> receives;  // its start's receives, in order
-    std::vector<Transport> sends;     // its end's sends, in order
+    Run receives;  // its start's receives, in order
+    Run sends;     // its end's sends, in order
   };
   LayerRange layers;
   std::vector<Line> lines;
+  std::vector<Transport> transports;
   const Line* line(Variant v) const;
+  std::span<const Transport> Of(Run r) const { return std::span(transports).subspan(r.at, r.size); }
 };
 RankEdges EdgesOf(const Plan& plan);
 // VerifyAcrossRanks less the headers' agreement on each rank's number, the

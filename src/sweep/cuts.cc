@@ -125,24 +125,22 @@ class Checker {
   const Comparison& Compared(Segment& s, std::optional<Expected<Plan>>& plan, int first, int last) {
     key_.clear();
     for (size_t l = 0; l < uncut_->lines().size(); ++l) {
-      const Variant v = uncut_->lines()[l].variant;
-      const auto line = std::find_if(s.lines.begin(), s.lines.end(), [&](const Segment::Line& x) { return x.variant == v; });
-      if (line == s.lines.end()) continue;  // CompareRankWithUncut reports it, the same in every subject
+      const RankEdges::Line* line = s.edges.line(uncut_->lines()[l].variant);
+      if (line == nullptr) continue;  // CompareRankWithUncut reports it, the same in every subject
       const std::vector<int>& numbers = uncut_numbers_[l];
-      for (int index : line->stages) {
-        const bool known = index >= 0 && index < static_cast<int>(numbers.size());
+      for (size_t i = 0; i < line->stages; ++i) {
+        const int64_t index = line->first_stage + static_cast<int64_t>(i);
+        const bool known = index >= 0 && index < static_cast<int64_t>(numbers.size());
         key_.push_back(known ? numbers[static_cast<size_t>(index)] : -1);
       }
       key_.push_back(-2);  // the end of a line
     }
-    for (const Comparison& c : s.compared) {
-      if (c.uncut == key_) return c;
-    }
+    if (const Comparison* c = table_.Compared(s, key_)) return *c;
     if (!plan) plan.emplace(BindSegment(first, last));
     SEAM_CHECK(plan->ok(), "a segment binds again as it bound");
-    Comparison c{.uncut = key_};
-    c.violations = static_cast<int64_t>(CompareRankWithUncut(*uncut_, **plan, &c.coverage).size());
-    return s.compared.emplace_back(std::move(c));
+    CutCoverage coverage;
+    const auto violations = static_cast<int64_t>(CompareRankWithUncut(*uncut_, **plan, &coverage).size());
+    return table_.AddComparison(s, key_, violations, coverage);
   }
 
   void Cut(int ranks, const Error* rejected) {

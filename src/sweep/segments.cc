@@ -1,6 +1,8 @@
 #include "sweep/segments.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 
 #include "seam/error.h"
 
@@ -61,10 +63,6 @@ Segment SegmentOf(const Expected<Plan>& plan, bool keep) {
     return s;
   }
   s.steps = StepsOf(*plan);
-  for (const LinePlan& line : plan->lines()) {
-    Segment::Line& l = s.lines.emplace_back(Segment::Line{.variant = line.variant});
-    for (const StagePlan& st : line.stages) l.stages.push_back(st.index);
-  }
   s.violations = static_cast<int64_t>(Verify(*plan).size());
   s.edges = EdgesOf(*plan);
   if (keep) s.kept = *plan;
@@ -96,19 +94,43 @@ SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int
 
 Segment* SegmentTable::Find(const SegmentKey& key) {
   if (static_cast<size_t>(key.place) >= by_place_.size()) return nullptr;
-  const std::vector<std::unique_ptr<Segment>>& slots = by_place_[static_cast<size_t>(key.place)];
-  return key.letters < slots.size() ? slots[key.letters].get() : nullptr;
+  const std::vector<Segment*>& slots = by_place_[static_cast<size_t>(key.place)];
+  return key.letters < slots.size() ? slots[key.letters] : nullptr;
 }
 
 Segment& SegmentTable::Insert(const SegmentKey& key, Segment segment) {
   if (static_cast<size_t>(key.place) >= by_place_.size()) by_place_.resize(static_cast<size_t>(key.place) + 1);
-  std::vector<std::unique_ptr<Segment>>& slots = by_place_[static_cast<size_t>(key.place)];
+  std::vector<Segment*>& slots = by_place_[static_cast<size_t>(key.place)];
   if (slots.empty()) slots.resize(size_t{1} << (2 * key.digits));
   SEAM_CHECK(slots.size() == size_t{1} << (2 * key.digits), "a place has one number of letters");
-  std::unique_ptr<Segment>& slot = slots[key.letters];
+  Segment*& slot = slots[key.letters];
   SEAM_CHECK(slot == nullptr, "a segment is bound once per table");
-  slot = std::make_unique<Segment>(std::move(segment));
+  if (in_last_block_ == kBlock) {
+    blocks_.push_back(std::make_unique<Segment[]>(kBlock));
+    in_last_block_ = 0;
+  }
+  slot = &blocks_.back()[in_last_block_++];
+  *slot = std::move(segment);
   return *slot;
+}
+
+const Comparison* SegmentTable::Compared(const Segment& s, std::span<const int> uncut) const {
+  for (int i = s.compared; i >= 0;) {
+    const Comparison& c = comparisons_[static_cast<size_t>(i)];
+    if (std::ranges::equal(std::span(keys_).subspan(c.uncut.at, c.uncut.size), uncut)) return &c;
+    i = c.next;
+  }
+  return nullptr;
+}
+
+const Comparison& SegmentTable::AddComparison(Segment& s, std::span<const int> uncut, int64_t violations,
+                                              const CutCoverage& coverage) {
+  SEAM_CHECK(keys_.size() + uncut.size() <= UINT32_MAX && comparisons_.size() < INT32_MAX, "a table's comparisons fit");
+  const RankEdges::Run key{static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(uncut.size())};
+  keys_.insert(keys_.end(), uncut.begin(), uncut.end());
+  comparisons_.push_back({.uncut = key, .next = s.compared, .violations = violations, .coverage = coverage});
+  s.compared = static_cast<int>(comparisons_.size() - 1);
+  return comparisons_.back();
 }
 
 }  // namespace seam::sweep

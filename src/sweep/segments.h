@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -23,25 +24,23 @@ namespace seam::sweep {
 
 // One comparison of a segment with the uncut binding of its stages.
 struct Comparison {
-  std::vector<int> uncut;  // the uncut stages' numbers, line by line
+  RankEdges::Run uncut;  // the uncut stages' numbers, line by line, in the table's keys
+  int next = -1;         // the segment's next comparison in the table; -1: none
   int64_t violations = 0;
   CutCoverage coverage;
 };
 
 // What a segment is in every cut that holds it. Its plan is not kept (a
 // table holds tens of thousands of segments): what the cuts read of it is,
-// and the plan is bound again where one is needed.
+// and the plan is bound again where one is needed. Its stages are those the
+// edges name, numbered on from each line's first (the structure check holds
+// a plan to that).
 struct Segment {
   std::optional<Error> rejected;  // why the binder rejects it
   int64_t steps = 0;
   int64_t violations = 0;  // its own Verify
   RankEdges edges;
-  struct Line {
-    Variant variant = Variant::kOrdinary;
-    std::vector<int> stages;  // the indices of its stages
-  };
-  std::vector<Line> lines;
-  std::vector<Comparison> compared;
+  int compared = -1;  // its first comparison in the table; -1: none
   std::optional<Plan> kept;  // the plan as bound, where asked for (the sweep's recheck)
 };
 // The steps a plan replays: what the sweep counts as checked.
@@ -74,16 +73,27 @@ struct SegmentKey {
 };
 SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int last);
 
-// The segments of one configuration, and the uncut stages they were
-// compared with, by key: a table indexed by place, then letters.
+// The segments of one configuration, the uncut stages they were compared
+// with and the comparisons made, by key: a table indexed by place, then
+// letters. Segments, comparisons and their keys live in blocks the table
+// owns, a few allocations for all of them rather than several per segment.
 class SegmentTable {
  public:
   Segment* Find(const SegmentKey& key);
   Segment& Insert(const SegmentKey& key, Segment segment);
+  // The comparison of `s` with the uncut stages numbered `uncut`, if made.
+  const Comparison* Compared(const Segment& s, std::span<const int> uncut) const;
+  const Comparison& AddComparison(Segment& s, std::span<const int> uncut, int64_t violations,
+                                  const CutCoverage& coverage);
   UncutStages& uncut() { return uncut_; }
 
  private:
-  std::vector<std::vector<std::unique_ptr<Segment>>> by_place_;
+  static constexpr size_t kBlock = 256;
+  std::vector<std::vector<Segment*>> by_place_;
+  std::vector<std::unique_ptr<Segment[]>> blocks_;
+  size_t in_last_block_ = kBlock;
+  std::vector<Comparison> comparisons_;
+  std::vector<int> keys_;
   UncutStages uncut_;
 };
 

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "seam/stage_shape.h"
 #include "verify/checks.h"
@@ -49,6 +51,7 @@ class Count {
   // Bytes per seam: seam k ends at the compute of the k-th computing stage;
   // the last seam runs to the rank's end.
   std::vector<double> Run() {
+    seams_.reserve(line_.stages.size() + 1);
     Start();
     for (size_t i = 0; i < line_.stages.size(); ++i) {
       const StageDecl& d = line_.stages[i].decl;
@@ -238,7 +241,7 @@ class Count {
   std::vector<double> seams_;
 };
 
-// Where a step lies: its seam, and where to name it.
+// Where a step lies, to name it.
 struct Located {
   int stage;
   Side side;
@@ -246,12 +249,15 @@ struct Located {
   const Step* s;
 };
 
-std::vector<std::vector<Located>> SeamsOf(const LinePlan& line, Side end) {
-  std::vector<std::vector<Located>> seams(1);
+// Calls f(seam, located) for each step of the line in order: seam k ends at
+// the k-th compute step. Returns the number of seams.
+template <typename F>
+size_t ForEachStep(const LinePlan& line, Side end, F&& f) {
+  size_t seam = 0;
   auto add = [&](int stage, Side side, const std::vector<Step>& steps) {
     for (size_t i = 0; i < steps.size(); ++i) {
-      seams.back().push_back({stage, side, static_cast<int>(i), &steps[i]});
-      if (steps[i].kind == StepKind::kCompute) seams.emplace_back();
+      f(seam, Located{stage, side, static_cast<int>(i), &steps[i]});
+      if (steps[i].kind == StepKind::kCompute) ++seam;
     }
   };
   add(-1, Side::kStart, line.start);
@@ -262,17 +268,27 @@ std::vector<std::vector<Located>> SeamsOf(const LinePlan& line, Side end) {
   }
   add(-1, end, line.end.steps);
   add(-1, Side::kHead, line.end.head);
-  return seams;
+  return seam + 1;
 }
 
-// Each step that moves bytes, named: only for the message of a seam that
-// fails, as formatting every step of every plan would cost more than the count.
-std::string Moved(const std::vector<Located>& seam, const PlanHeader& h) {
+// The violation of seam k, naming each step of it that moves bytes: only for
+// a seam that fails, as formatting every step of every plan would cost more
+// than the count.
+Violation SeamViolation(const Plan& plan, const LinePlan& line, size_t k, double got, double want) {
+  const PlanHeader& h = plan.header();
+  std::optional<Located> where;
   std::vector<std::string> moved;
-  for (const Located& l : seam) {
-    if (const double b = BytesPerToken(*l.s, h); b > 0) moved.push_back(fmt::format("{} {}", ShortString(*l.s), b));
-  }
-  return moved.empty() ? "nothing" : fmt::format("{}", fmt::join(moved, ", "));
+  ForEachStep(line, SideOf(line.end.kind), [&](size_t seam, const Located& l) {
+    if (seam != k) return;
+    const double b = BytesPerToken(*l.s, h);
+    if (!where || (b > 0 && moved.empty())) where = l;
+    if (b > 0) moved.push_back(fmt::format("{} {}", ShortString(*l.s), b));
+  });
+  if (!where) where = Located{-1, Side::kSeam, -1, nullptr};
+  return {h.pp_rank, line.variant, where->stage, where->side, where->step, Invariant::kFewestBytes,
+          fmt::format("the seam from here to the next compute moves {} bytes per token ({}) but its stages need {}{}",
+                      got, moved.empty() ? "nothing" : fmt::format("{}", fmt::join(moved, ", ")), want,
+                      got < want ? " (fewer than the count: the count or the plan is wrong)" : "")};
 }
 
 }  // namespace
@@ -280,23 +296,14 @@ std::string Moved(const std::vector<Located>& seam, const PlanHeader& h) {
 void CheckBytes(const Plan& plan, const LinePlan& line, std::vector<Violation>& out) {
   Count count(plan, line);
   const std::vector<double> want = count.Run();
-  const std::vector<std::vector<Located>> seams = SeamsOf(line, SideOf(line.end.kind));
-  if (want.size() != seams.size()) return;  // a missing compute step: invariant 8 reports it
-  for (size_t k = 0; k < seams.size(); ++k) {
-    double got = 0;
-    const Located* first = nullptr;
-    for (const Located& l : seams[k]) {
-      const double b = BytesPerToken(*l.s, plan.header());
-      got += b;
-      if (b > 0 && first == nullptr) first = &l;
-    }
-    if (std::abs(got - want[k]) <= 1e-6 * std::max(1.0, want[k])) continue;
-    const Located where = first != nullptr ? *first : seams[k].empty() ? Located{-1, Side::kSeam, -1, nullptr} : seams[k][0];
-    out.push_back({plan.header().pp_rank, line.variant, where.stage, where.side, where.step, Invariant::kFewestBytes,
-                   fmt::format("the seam from here to the next compute moves {} bytes per token ({}) but its "
-                               "stages need {}{}",
-                               got, Moved(seams[k], plan.header()), want[k],
-                               got < want[k] ? " (fewer than the count: the count or the plan is wrong)" : "")});
+  std::vector<double> got(want.size(), 0.0);
+  const size_t seams = ForEachStep(line, SideOf(line.end.kind), [&](size_t k, const Located& l) {
+    if (k < got.size()) got[k] += BytesPerToken(*l.s, plan.header());
+  });
+  if (seams != want.size()) return;  // a missing compute step: invariant 8 reports it
+  for (size_t k = 0; k < seams; ++k) {
+    if (std::abs(got[k] - want[k]) <= 1e-6 * std::max(1.0, want[k])) continue;
+    out.push_back(SeamViolation(plan, line, k, got[k], want[k]));
   }
 }
 

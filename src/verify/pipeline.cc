@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "seam/pipeline.h"
 
 namespace seam {
@@ -13,15 +15,16 @@ Violation At(int pp_rank, Variant v, int stage, Side side, Invariant inv, std::s
   return {pp_rank, v, stage, side, -1, inv, std::move(message)};
 }
 
-std::vector<Transport> TransportsOf(const std::vector<Step>& steps, StepKind kind) {
-  std::vector<Transport> out;
+// Appends the steps of `kind` to `out` as transports; the run they fill.
+RankEdges::Run TransportsOf(const std::vector<Step>& steps, StepKind kind, std::vector<Transport>& out) {
+  const size_t at = out.size();
   for (const Step& s : steps) {
     if (s.kind == kind) out.push_back({s.operand, s.rows_in, s.width});
   }
-  return out;
+  return {static_cast<uint32_t>(at), static_cast<uint32_t>(out.size() - at)};
 }
 
-std::string TransportText(const std::vector<Transport>& transports) {
+std::string TransportText(std::span<const Transport> transports) {
   std::vector<std::string> parts;
   for (const Transport& t : transports) parts.push_back(fmt::format("{} on {} x{}", Name(t.operand), Name(t.rows), t.width));
   return parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, ", "));
@@ -92,10 +95,12 @@ void CheckPairs(std::span<const RankEdges* const> ranks, std::vector<Violation>&
       if (other == nullptr) {
         out.push_back(At(to, line.variant, -1, Side::kStart, Invariant::kHandoff,
                          fmt::format("rank {} has no {} batches to receive", to, Name(line.variant))));
-      } else if (line.sends != other->receives) {
+      } else if (const std::span<const Transport> sends = ranks[r]->Of(line.sends),
+                 receives = ranks[r + 1]->Of(other->receives);
+                 !std::ranges::equal(sends, receives)) {
         out.push_back(At(to, line.variant, -1, Side::kStart, Invariant::kHandoff,
-                         fmt::format("rank {} sends {} but rank {} receives {}", r, TransportText(line.sends), to,
-                                     TransportText(other->receives))));
+                         fmt::format("rank {} sends {} but rank {} receives {}", r, TransportText(sends), to,
+                                     TransportText(receives))));
       }
     }
   }
@@ -256,10 +261,11 @@ const RankEdges::Line* RankEdges::line(Variant v) const {
 
 RankEdges EdgesOf(const Plan& plan) {
   RankEdges e{.layers = {plan.header().first_layer, plan.header().last_layer}};
+  e.lines.reserve(plan.lines().size());
   for (const LinePlan& line : plan.lines()) {
     RankEdges::Line l{.variant = line.variant, .stages = line.stages.size(),
-                      .receives = TransportsOf(line.start, StepKind::kRecv),
-                      .sends = TransportsOf(line.end.steps, StepKind::kSend)};
+                      .receives = TransportsOf(line.start, StepKind::kRecv, e.transports),
+                      .sends = TransportsOf(line.end.steps, StepKind::kSend, e.transports)};
     if (!line.stages.empty()) {
       l.first_stage = line.stages.front().index;
       l.last_stage = line.stages.back().index;

@@ -227,7 +227,9 @@ TEST(Policy, AllowsAnAttentionsSumToBeReduceScatteredUnderAr) {
 
 TEST(FewestBytes, CatchesAnAllReduceWhereAReduceScatterOntoTheSliceSuffices) {
   // Defect of an FFN entry that all-reduces the attention's sum and slices
-  // locally: correct values, twice the bytes.
+  // locally: correct values, twice the bytes. The seam begins at the
+  // attention's exit (a leave, no bytes); the message names the first step
+  // of it that moves bytes.
   const Plan p = MustBind(StackOf("A F"), {.tp = 4, .attn_dp = 2, .dense_tp = 1});
   const Plan broken = Edited(p, [&](std::vector<LinePlan>& l) {
     std::vector<Step>& e = StageAt(l, 1).entry;

@@ -13,6 +13,7 @@
 //   SEAM_ASSIGN_OR_RETURN(Pipeline plans, BindPipeline(model, cfg));
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -51,17 +52,21 @@ Error DeadlineExceeded(std::string message);
 Error Internal(std::string message);
 
 // A success or an Error; [[nodiscard]] so a failure cannot be dropped.
+// A success holds no Error (no strings made or freed): the binder returns
+// many per plan.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT: implicit by design
+  Status(Error error) : error_(std::move(error)) {}  // NOLINT: implicit by design
   static Status Ok() { return Status(); }
-  bool ok() const { return ok_; }
-  const Error& error() const { return error_; }
+  bool ok() const { return !error_.has_value(); }
+  const Error& error() const {
+    static const Error kNone;
+    return error_ ? *error_ : kNone;
+  }
 
  private:
-  Error error_;
-  bool ok_ = true;
+  std::optional<Error> error_;
 };
 
 // A value or an Error. Small on purpose: the toolchain's std::expected needs

@@ -17,9 +17,9 @@ namespace {
 using bind::Context;
 using bind::Cursor;
 
-std::vector<Variant> VariantsOf(const ParallelConfig& cfg) {
-  if (cfg.input_scattered) return {Variant::kOrdinary, Variant::kInputScattered};
-  return {Variant::kOrdinary};
+std::span<const Variant> VariantsOf(const ParallelConfig& cfg) {
+  static constexpr Variant kBoth[] = {Variant::kOrdinary, Variant::kInputScattered};
+  return std::span(kBoth).first(cfg.input_scattered ? 2 : 1);
 }
 
 // A rank's place in the pipeline.
@@ -112,6 +112,7 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   if (Status s = bind::CheckStages(around.around, first_own, last_own, cfg); !s.ok()) return s.error();
   const bind::Widths widths{model.hidden, model.hidden * model.residual_streams, options.vocab.value_or(model.dims ? model.dims->vocab : 0)};
   std::vector<LinePlan> lines;
+  lines.reserve(VariantsOf(cfg).size());
   for (Variant v : VariantsOf(cfg)) lines.push_back(BindLine(stages, {cfg, v, widths, options.fuse}, span));
   ParallelConfig resolved = cfg;
   resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"

@@ -6,7 +6,9 @@
 namespace seam::bind {
 
 Cursor::Cursor(const ParallelConfig& cfg, Widths widths, Boundary start)
-    : cfg_(cfg), widths_(widths), value_(start.value), residual_(start.residual) {}
+    : cfg_(cfg), widths_(widths), value_(start.value), residual_(start.residual) {
+  steps_.reserve(8);  // more than any part emits: the cursor allocates once
+}
 
 // Every step the binder emits fits its kind's rule; a rule broken here is a
 // binder bug, not a plan to report.

@@ -9,26 +9,30 @@ namespace seam {
 
 Expected<std::vector<LayerRange>> SplitLayers(const ParallelConfig& cfg, int layers) {
   SEAM_RETURN_IF_ERROR(Validate(cfg));
-  std::vector<int> counts = cfg.pp_split;
-  if (counts.empty()) {
+  std::vector<LayerRange> out;
+  out.reserve(static_cast<size_t>(cfg.pp));
+  int first = 0;
+  if (cfg.pp_split.empty()) {
     if (cfg.pp > layers) {
       return InvalidArgument(fmt::format("pp={} is more than the model's {} layers; every pipeline rank needs at "
                                          "least one layer",
                                          cfg.pp, layers));
     }
     // Even split; the remainder goes to the last ranks.
-    counts.assign(static_cast<size_t>(cfg.pp), layers / cfg.pp);
-    for (int r = cfg.pp - layers % cfg.pp; r < cfg.pp; ++r) ++counts[static_cast<size_t>(r)];
+    for (int r = 0; r < cfg.pp; ++r) {
+      const int c = layers / cfg.pp + (r >= cfg.pp - layers % cfg.pp ? 1 : 0);
+      out.push_back({first, first + c});
+      first += c;
+    }
+    return out;
   }
-  const int total = std::accumulate(counts.begin(), counts.end(), 0);
+  const int total = std::accumulate(cfg.pp_split.begin(), cfg.pp_split.end(), 0);
   if (total != layers) {
     return InvalidArgument(fmt::format("the layer split {} covers {} layers but the model has {}; the counts must "
                                        "add up to the model's layers",
-                                       fmt::join(counts, "+"), total, layers));
+                                       fmt::join(cfg.pp_split, "+"), total, layers));
   }
-  std::vector<LayerRange> out;
-  int first = 0;
-  for (int c : counts) {
+  for (int c : cfg.pp_split) {
     out.push_back({first, first + c});
     first += c;
   }

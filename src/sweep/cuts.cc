@@ -178,6 +178,7 @@ class Checker {
 
   ParallelConfig CutConfig(std::span<const LayerRange> split) const {
     ParallelConfig cfg = config_.cfg;
+    cfg.pp_split.reserve(split.size());
     for (const LayerRange& r : split) cfg.pp_split.push_back(r.last - r.first);
     cfg.pp = static_cast<int>(split.size());
     return cfg;

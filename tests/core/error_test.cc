@@ -37,6 +37,21 @@ TEST(Errors, TheMacrosReturnTheFirstErrorAndOtherwiseTheValue) {
   EXPECT_EQ(Quarter(5, false).error().code, ErrorCode::kInvalidArgument);
 }
 
+TEST(Errors, AStatusIsOkExactlyWhenItHoldsNoErrorAndKeepsTheOneItHolds) {
+  const Status ok = Status::Ok();
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(ok.error().message, "");  // a success's error is the empty one
+  EXPECT_EQ(ok.error().stage, -1);
+  const Status failed = Unsupported("no path");
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(failed.error().message, "no path");
+  const Status copy = failed;
+  EXPECT_EQ(copy.error().message, "no path");
+  EXPECT_TRUE(Expected<int>(3).status().ok());
+  EXPECT_EQ(Expected<int>(Malformed("x")).status().error().message, "x");
+}
+
 TEST(Errors, AFailureCarriesItsError) {
   try {
     throw Failure(DeadlineExceeded("late"));

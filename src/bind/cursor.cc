@@ -7,7 +7,7 @@ namespace seam::bind {
 
 Cursor::Cursor(const ParallelConfig& cfg, Widths widths, Boundary start)
     : cfg_(cfg), widths_(widths), value_(start.value), residual_(start.residual) {
-  steps_.reserve(8);  // more than any part emits: the cursor allocates once
+  steps_.reserve(8);  // room for a part's few steps: the cursor allocates once per line
 }
 
 // Every step the binder emits fits its kind's rule; a rule broken here is a

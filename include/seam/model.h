@@ -183,6 +183,19 @@ std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer);
 // The stages `layer` declares for one layer, which must lie within what the
 // model declares.
 std::vector<StageDecl> DeclaredLayer(const Model& m, int layer);
+// Visits the stages of layers [0, last_layer) in order, numbered
+// model-wide, until `visit` returns false; only the layers reached are asked
+// for.
+template <class Visit>
+void VisitStages(const Model& m, int last_layer, Visit&& visit) {
+  int index = 0;
+  for (int layer = 0; layer < last_layer; ++layer) {
+    int slot = 0;
+    for (const StageDecl& d : DeclaredLayer(m, layer)) {
+      if (!visit(StageRef{index++, layer, slot++, d})) return;
+    }
+  }
+}
 
 // A short pattern of a model's stages, one letter each (A attention, M mixer,
 // F dense FFN, E sparse FFN, . no-op), layers of several stages bracketed:

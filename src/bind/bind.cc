@@ -111,9 +111,10 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   // cut agree on them.
   if (Status s = bind::CheckStages(around.around, first_own, last_own, cfg); !s.ok()) return s.error();
   const bind::Widths widths{model.hidden, model.hidden * model.residual_streams, options.vocab.value_or(model.dims ? model.dims->vocab : 0)};
+  const std::span<const Variant> variants = VariantsOf(cfg);
   std::vector<LinePlan> lines;
-  lines.reserve(VariantsOf(cfg).size());
-  for (Variant v : VariantsOf(cfg)) lines.push_back(BindLine(stages, {cfg, v, widths, options.fuse}, span));
+  lines.reserve(variants.size());
+  for (Variant v : variants) lines.push_back(BindLine(stages, {cfg, v, widths, options.fuse}, span));
   ParallelConfig resolved = cfg;
   resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"
   resolved.ep = cfg.ep_size();

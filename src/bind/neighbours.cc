@@ -15,22 +15,19 @@ RankStages StagesAround(const Model& m, LayerRange range) {
   // stage that does something, however many layers away.
   std::optional<StageRef>& before = out.neighbours.before;
   std::optional<StageRef>& after = out.neighbours.after;
-  int index = 0;
-  for (int layer = 0; layer < m.num_layers && !(layer >= range.last && after); ++layer) {
-    int slot = 0;
-    for (const StageDecl& d : DeclaredLayer(m, layer)) {
-      const StageRef s{index++, layer, slot++, d};
-      if (layer >= range.first && layer < range.last) {
-        out.around.push_back(s);
-      } else if (d.kind == StageKind::kNoOp) {
-        continue;
-      } else if (layer < range.first) {
-        before = s;
-      } else if (!after) {
-        after = s;
-      }
+  VisitStages(m, m.num_layers, [&](const StageRef& s) {
+    if (s.layer >= range.first && s.layer < range.last) {
+      out.around.push_back(s);
+    } else if (s.decl.kind == StageKind::kNoOp) {
+      return true;
+    } else if (s.layer < range.first) {
+      before = s;
+    } else {
+      after = s;
+      return false;  // the nearest stage after the rank's that does something
     }
-  }
+    return true;
+  });
   if (before) out.around.insert(out.around.begin(), *before);
   if (after) out.around.push_back(*after);
   return out;

@@ -32,15 +32,10 @@ std::vector<StageRef> StagesOf(const Model& m, int first_layer, int last_layer) 
              "layer range outside the model");
   CheckDeclared(m, last_layer);
   std::vector<StageRef> out;
-  int index = 0;
-  for (int layer = 0; layer < last_layer; ++layer) {
-    int slot = 0;
-    for (const StageDecl& d : m.layer(layer)) {
-      if (layer >= first_layer) out.push_back({index, layer, slot, d});
-      ++index;
-      ++slot;
-    }
-  }
+  VisitStages(m, last_layer, [&](const StageRef& s) {
+    if (s.layer >= first_layer) out.push_back(s);
+    return true;
+  });
   return out;
 }
 

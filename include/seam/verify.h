@@ -99,7 +99,12 @@ struct RankEdges {
   LayerRange layers;
   std::vector<Line> lines;
   std::vector<Transport> transports;
-  const Line* line(Variant v) const;
+  const Line* line(Variant v) const {  // in the header: the sweep asks it for every rank of every cut
+    for (const Line& l : lines) {
+      if (l.variant == v) return &l;
+    }
+    return nullptr;
+  }
   std::span<const Transport> Of(Run r) const { return std::span(transports).subspan(r.at, r.size); }
 };
 RankEdges EdgesOf(const Plan& plan);

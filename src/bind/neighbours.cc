@@ -11,6 +11,9 @@ RankStages StagesAround(const Model& m, LayerRange range) {
   SEAM_CHECK(0 <= range.first && range.first <= range.last && range.last <= m.num_layers,
              "layer range outside the model");
   RankStages out;
+  // Room for one stage a layer and the two neighbours: one allocation for
+  // the common case.
+  out.around.reserve(static_cast<size_t>(range.last - range.first) + 2);
   // No-op stages pass the pending add on, so a neighbour is the nearest
   // stage that does something, however many layers away.
   std::optional<StageRef>& before = out.neighbours.before;

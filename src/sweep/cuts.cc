@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <optional>
 #include <span>
 
@@ -23,32 +24,24 @@ std::string Where(std::span<const LayerRange> split) {
   return fmt::format("cut {}", fmt::join(counts, "+"));
 }
 
-// A segment as a rank of this subject's cuts: what it found alone and
-// against this subject's uncut plan.
-struct Rank {
-  const Segment* segment = nullptr;
-  int64_t violations = 0;
-  CutCoverage coverage;
-};
-
 constexpr int kMaxRanks = 64;
 
 class Checker {
  public:
-  Checker(const SweepConfig& c, const Subject& subject, bool recheck, size_t keep, SegmentTable& table, Unit& out)
+  Checker(const SweepConfig& c, const Subject& subject, bool recheck, size_t keep, SegmentTable& table,
+          Resolved& resolved, Unit& out)
       : config_(c), subject_(subject), model_(subject.model), recheck_(recheck), keep_(keep), table_(table),
-        out_(out), layers_(subject.model.num_layers), uncut_(Bind(model_, c.cfg, 0)),
-        resolved_(static_cast<size_t>(layers_ * layers_)) {}
+        out_(out), layers_(subject.model.num_layers), uncut_(Bind(model_, c.cfg, 0)), resolved_(resolved) {}
 
   void Run(int max_pp) {
     if (uncut_) {
       out_.counts.plans_verified += 1;
       out_.counts.steps_replayed += StepsOf(*uncut_);
       for (const Violation& v : Verify(*uncut_)) Violate("uncut", Describe(v));
-      NumberUncutStages();
     } else {
       ++out_.counts.rejected_uncut;
     }
+    Inherit(NumberUncutStages());
     // A cut has at most one rank per layer.
     SEAM_CHECK(layers_ <= kMaxRanks, "the sweep cuts subjects of at most 64 layers");
     max_pp_ = max_pp;
@@ -56,14 +49,50 @@ class Checker {
   }
 
  private:
-  void NumberUncutStages() {
+  std::vector<std::vector<int>> NumberUncutStages() {
+    std::vector<std::vector<int>> out;
+    if (!uncut_) return out;
     for (const LinePlan& line : uncut_->lines()) {
-      std::vector<int>& numbers = uncut_numbers_.emplace_back();
+      std::vector<int>& numbers = out.emplace_back();
+      numbers.reserve(line.stages.size());
       for (size_t i = 0; i < line.stages.size(); ++i) {
         SEAM_CHECK(line.stages[i].index == static_cast<int>(i), "an uncut plan's stages are numbered from 0 in order");
         numbers.push_back(table_.uncut().Number(line.variant, line.stages[i]));
       }
     }
+    return out;
+  }
+
+  // Keeps the last subject's ranks that resolve alike here (Resolved), and
+  // makes this subject the last.
+  void Inherit(std::vector<std::vector<int>> uncut) {
+    Resolved& last = resolved_;
+    const size_t slots = static_cast<size_t>(layers_ * layers_);
+    const bool alike = !subject_.letters.empty() && last.letters.size() == subject_.letters.size() &&
+                       last.uncut_binds == uncut_.ok() && last.ranks.size() == slots;
+    if (!alike) {
+      last.ranks.assign(slots, std::nullopt);
+    } else {
+      const int letters = FirstDifference(last.letters, subject_.letters);
+      int stages = INT_MAX;  // stages numbered alike on every line: those below this
+      for (size_t l = 0; l < uncut.size(); ++l) stages = std::min(stages, FirstDifference(last.uncut[l], uncut[l]));
+      for (int first = 0; first < layers_; ++first) {
+        for (int last_layer = first + 1; last_layer <= layers_; ++last_layer) {
+          std::optional<Rank>& r = last.ranks[static_cast<size_t>(first * layers_ + last_layer - 1)];
+          if (r && !ResolvesAlike(last_layer, layers_, letters, stages, r->last_stage)) r.reset();
+        }
+      }
+    }
+    last.letters = subject_.letters;
+    last.uncut_binds = uncut_.ok();
+    last.uncut = std::move(uncut);
+  }
+
+  template <class T>
+  static int FirstDifference(const std::vector<T>& a, const std::vector<T>& b) {
+    const size_t n = std::min(a.size(), b.size());
+    return static_cast<int>(std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n), b.begin()).first -
+                            a.begin());
   }
 
   // Every cut: each way to cover the layers from `first` on with at most
@@ -78,8 +107,8 @@ class Checker {
       if (why == nullptr) {
         const Rank& r = RankOf(first, last);
         ranks_[static_cast<size_t>(depth)] = &r;
-        edges_[static_cast<size_t>(depth)] = &r.segment->edges;
-        if (r.segment->rejected) why = &*r.segment->rejected;
+        edges_[static_cast<size_t>(depth)] = r.edges;
+        why = r.rejected;
       }
       if (ends) {
         Cut(depth + 1, why);
@@ -90,7 +119,7 @@ class Checker {
   }
 
   const Rank& RankOf(int first, int last) {
-    std::optional<Rank>& slot = resolved_[static_cast<size_t>(first * layers_ + last - 1)];
+    std::optional<Rank>& slot = resolved_.ranks[static_cast<size_t>(first * layers_ + last - 1)];
     if (slot) return *slot;
     const SegmentKey key = KeyOf(subject_.letters, layers_, first, last);
     Segment* s = table_.Find(key);
@@ -99,7 +128,8 @@ class Checker {
       plan.emplace(BindSegment(first, last));
       s = &table_.Insert(key, SegmentOf(*plan, recheck_));
     }
-    slot.emplace(Rank{.segment = s, .violations = s->violations});
+    slot.emplace(Rank{.segment = s, .rejected = s->rejected.get(), .edges = &s->edges, .violations = s->violations});
+    for (const RankEdges::Line& line : s->edges.lines) slot->last_stage = std::max(slot->last_stage, line.last_stage);
     if (!s->rejected && uncut_) {
       const Comparison& c = Compared(*s, plan, first, last);
       slot->violations += c.violations;
@@ -127,7 +157,7 @@ class Checker {
     for (size_t l = 0; l < uncut_->lines().size(); ++l) {
       const RankEdges::Line* line = s.edges.line(uncut_->lines()[l].variant);
       if (line == nullptr) continue;  // CompareRankWithUncut reports it, the same in every subject
-      const std::vector<int>& numbers = uncut_numbers_[l];
+      const std::vector<int>& numbers = resolved_.uncut[l];
       for (size_t i = 0; i < line->stages; ++i) {
         const int64_t index = line->first_stage + static_cast<int64_t>(i);
         const bool known = index >= 0 && index < static_cast<int64_t>(numbers.size());
@@ -192,9 +222,9 @@ class Checker {
     Pipeline cut;
     cut.reserve(split.size());
     for (size_t r = 0; r < split.size(); ++r) {
-      const std::optional<Plan>& kept = ranks_[r]->segment->kept;
-      SEAM_CHECK(!reused || kept.has_value(), "a recheck keeps every segment's plan");
-      const Expected<Plan> p = reused ? *kept : BindSegment(split[r].first, split[r].last);
+      const Plan* kept = ranks_[r]->segment->kept.get();
+      SEAM_CHECK(!reused || kept != nullptr, "a recheck keeps every segment's plan");
+      const Expected<Plan> p = reused ? Expected<Plan>(*kept) : BindSegment(split[r].first, split[r].last);
       SEAM_CHECK(p.ok(), "a segment binds again as it bound");
       PlanHeader h = p->header();
       h.model = model_.name;  // a kept segment may have been bound in another stack
@@ -274,8 +304,7 @@ class Checker {
   Unit& out_;
   int layers_;
   const Expected<Plan> uncut_;
-  std::vector<std::vector<int>> uncut_numbers_;    // the uncut stages' numbers, line by line
-  std::vector<std::optional<Rank>> resolved_;      // by first layer and last, resolved when first needed
+  Resolved& resolved_;  // this subject's uncut numbers and ranks, the ranks resolved when first needed
   std::vector<int> key_;                           // a comparison's key, reused
   int max_pp_ = 1;
   // The cut being checked, rank by rank.
@@ -286,9 +315,13 @@ class Checker {
 
 }  // namespace
 
+bool ResolvesAlike(int last, int layers, int letters_alike, int stages_alike, int last_stage) {
+  return std::min(last + 1, layers) <= letters_alike && last_stage < stages_alike;
+}
+
 void CheckCuts(const SweepConfig& config, const Subject& subject, int max_pp, bool recheck, size_t keep,
-               SegmentTable& table, Unit& out) {
-  Checker(config, subject, recheck, keep, table, out).Run(max_pp);
+               SegmentTable& table, Resolved& resolved, Unit& out) {
+  Checker(config, subject, recheck, keep, table, resolved, out).Run(max_pp);
 }
 
 }  // namespace seam::sweep

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,10 +40,45 @@ struct Subject {
   std::vector<uint8_t> letters;
 };
 
+// A segment as a rank of one subject's cuts: what it found alone and
+// against the subject's uncut plan. It holds what the enumeration reads of
+// its segment, so that a cut reads the subject's ranks, not the table.
+struct Rank {
+  const Segment* segment = nullptr;
+  const Error* rejected = nullptr;  // the segment's rejection; null: it binds
+  const RankEdges* edges = nullptr;
+  int last_stage = -1;  // the highest stage index of any of its lines; -1: none
+  int64_t violations = 0;
+  CutCoverage coverage;
+};
+
+// The ranks one subject resolved, handed to the next subject checked under
+// the same table. Stacks are checked in order, so consecutive ones share
+// their first letters: a rank whose segment and neighbours lie within those
+// is the same segment, and where the two uncut plans number its stages
+// alike it is the same comparison too.
+struct Resolved {
+  std::vector<uint8_t> letters;            // the subject's; empty: nothing to hand on
+  bool uncut_binds = false;
+  std::vector<std::vector<int>> uncut;     // its uncut stages' numbers, line by line
+  std::vector<std::optional<Rank>> ranks;  // by first layer and last
+};
+
+// Whether a rank whose layers end at `last`, of a stack of `layers`,
+// resolves as it did in the stack checked before it, where the two stacks'
+// letters agree before `letters_alike` and their uncut plans number their
+// stages alike below `stages_alike`: its segment's letters and the ones
+// beside them lie in the letters alike (it is the same segment; they start
+// before its end), and its stages, the highest `last_stage`, in the stages
+// alike (the same comparison).
+bool ResolvesAlike(int last, int layers, int letters_alike, int stages_alike, int last_stage);
+
 // Adds what the checks found to `out`, keeping at most `keep` violations in
 // full. `table` holds the segments of `config`: a stack's shared with the
-// other stacks checked under it, a catalogue model's its own.
+// other stacks checked under it, a catalogue model's its own; `resolved`
+// what the last subject checked under it resolved, and on return this
+// subject's.
 void CheckCuts(const SweepConfig& config, const Subject& subject, int max_pp, bool recheck, size_t keep,
-               SegmentTable& table, Unit& out);
+               SegmentTable& table, Resolved& resolved, Unit& out);
 
 }  // namespace seam::sweep

@@ -59,13 +59,13 @@ int64_t StepsOf(const Plan& plan) {
 Segment SegmentOf(const Expected<Plan>& plan, bool keep) {
   Segment s;
   if (!plan) {
-    s.rejected = plan.error();
+    s.rejected = std::make_unique<const Error>(plan.error());
     return s;
   }
   s.steps = StepsOf(*plan);
   s.violations = static_cast<int64_t>(Verify(*plan).size());
   s.edges = EdgesOf(*plan);
-  if (keep) s.kept = *plan;
+  if (keep) s.kept = std::make_unique<const Plan>(*plan);
   return s;
 }
 

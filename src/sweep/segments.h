@@ -35,13 +35,16 @@ struct Comparison {
 // and the plan is bound again where one is needed. Its stages are those the
 // edges name, numbered on from each line's first (the structure check holds
 // a plan to that).
+// A table holds tens of thousands: what is rare (a rejection, a kept plan)
+// is held apart, so that the segments a configuration's cuts read fit in
+// cache.
 struct Segment {
-  std::optional<Error> rejected;  // why the binder rejects it
+  std::unique_ptr<const Error> rejected;  // why the binder rejects it; null: it binds
   int64_t steps = 0;
   int64_t violations = 0;  // its own Verify
   RankEdges edges;
   int compared = -1;  // its first comparison in the table; -1: none
-  std::optional<Plan> kept;  // the plan as bound, where asked for (the sweep's recheck)
+  std::unique_ptr<const Plan> kept;  // the plan as bound, where asked for (the sweep's recheck)
 };
 // The steps a plan replays: what the sweep counts as checked.
 int64_t StepsOf(const Plan& plan);

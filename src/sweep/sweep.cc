@@ -141,10 +141,12 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
   std::mutex mu;
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
-  auto check = [&](size_t c, const Subject& subject, SegmentTable& table, Unit& unit) {
+  auto check = [&](size_t c, const Subject& subject, SegmentTable& table, sweep::Resolved& resolved, Unit& unit) {
     try {
-      sweep::CheckCuts(configs[c], subject, options.max_pp, options.recheck, options.max_reported, table, unit);
+      sweep::CheckCuts(configs[c], subject, options.max_pp, options.recheck, options.max_reported, table, resolved,
+                       unit);
     } catch (const InternalError& e) {  // a binder bug: report it with its subject, keep sweeping
+      resolved = {};  // what it resolved may be partial
       ++unit.counts.violations;
       unit.violations.push_back(fmt::format("{} under {}: {}", subject.label, configs[c].name, e.what()));
     }
@@ -157,14 +159,16 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
       if (i < static_cast<int64_t>(configs.size())) {  // the large units first: the small ones even out the end
         const size_t c = static_cast<size_t>(i);
         SegmentTable table;
-        for (int64_t j = 0; j < stacks; ++j) check(c, StackSubject(j), table, mine[c]);
+        sweep::Resolved resolved;
+        for (int64_t j = 0; j < stacks; ++j) check(c, StackSubject(j), table, resolved, mine[c]);
         continue;
       }
       const size_t m = static_cast<size_t>(i) - configs.size();
       const size_t c = m % configs.size();
       const size_t model = m / configs.size();
       SegmentTable table;
-      check(c, {"model " + models[model].name, models[model].make(), {}}, table, mine[configs.size() + model]);
+      sweep::Resolved resolved;
+      check(c, {"model " + models[model].name, models[model].make(), {}}, table, resolved, mine[configs.size() + model]);
     }
     const std::lock_guard<std::mutex> lock(mu);
     for (size_t u = 0; u < mine.size(); ++u) {

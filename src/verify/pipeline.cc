@@ -252,13 +252,6 @@ class CutComparer {
 
 }  // namespace
 
-const RankEdges::Line* RankEdges::line(Variant v) const {
-  for (const Line& l : lines) {
-    if (l.variant == v) return &l;
-  }
-  return nullptr;
-}
-
 RankEdges EdgesOf(const Plan& plan) {
   RankEdges e{.layers = {plan.header().first_layer, plan.header().last_layer}};
   e.lines.reserve(plan.lines().size());

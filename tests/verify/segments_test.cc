@@ -1,8 +1,12 @@
 // The sweep's shared segments: a key names exactly what a segment's binding
-// reads of its stack, and interned uncut stage bindings are numbered by
-// equality. (That reuse finds what binding every cut whole finds is
+// reads of its stack, interned uncut stage bindings are numbered by
+// equality, and a rank is handed from one stack to the next exactly when
+// its binding reads the same. (That reuse finds what binding every cut whole finds is
 // sweep_test.cc's and sweep_recheck_test.cc's.)
 #include "sweep/segments.h"
+
+#include <algorithm>
+#include <climits>
 
 #include <gtest/gtest.h>
 
@@ -11,6 +15,7 @@
 #include <tuple>
 
 #include "seam/bind.h"
+#include "sweep/cuts.h"
 #include "testing.h"
 
 namespace seam::sweep {
@@ -90,6 +95,32 @@ TEST(UncutStages, NumbersEqualBindingsAlikeAndEveryDifferenceApart) {
   input.input = Rows::FromAxes(true, true);
   EXPECT_NE(numbers.Number(Variant::kOrdinary, input), first);
   EXPECT_EQ(numbers.Number(Variant::kOrdinary, line.stages[0]), first);
+}
+
+TEST(Resolved, ARankIsHandedToTheNextStackExactlyWhenItsBindingReadsTheSameThere) {
+  // The sweep checks the stacks of a length in order: the next one's letters
+  // agree with this one's up to the last that changes, and differ from it on.
+  for (int length = 1; length <= 5; ++length) {
+    for (int index = 0; index + 1 < 1 << (2 * length); ++index) {
+      const std::vector<uint8_t> a = Letters(index, length);
+      const std::vector<uint8_t> b = Letters(index + 1, length);
+      const int alike = static_cast<int>(std::ranges::mismatch(a, b).in1 - a.begin());
+      for (int first = 0; first < length; ++first) {
+        for (int last = first + 1; last <= length; ++last) {
+          EXPECT_EQ(ResolvesAlike(last, length, alike, INT_MAX, -1),
+                    ReadsOf(a, first, last) == ReadsOf(b, first, last))
+              << "layers [" << first << ", " << last << ") of " << length << ", stack " << index;
+        }
+      }
+    }
+  }
+}
+
+TEST(Resolved, ARankIsHandedOnOnlyIfTheUncutPlansNumberAllItsStagesAlike) {
+  EXPECT_TRUE(ResolvesAlike(2, 4, 4, 2, 1));
+  EXPECT_FALSE(ResolvesAlike(2, 4, 4, 1, 1));   // its stage 1 is numbered otherwise
+  EXPECT_FALSE(ResolvesAlike(2, 4, 4, 0, 1));
+  EXPECT_TRUE(ResolvesAlike(2, 4, 4, 0, -1));   // a rank without stages compares none
 }
 
 }  // namespace

@@ -48,8 +48,9 @@ StagePlan BindStage(Cursor& cur, const Context& ctx, const StageRef& s, const bi
   return p;
 }
 
-LinePlan BindLine(std::span<const StageRef> stages, const Context& ctx, const RankSpan& span) {
-  const std::vector<bind::Downstream> down = bind::DownstreamOf(stages, span.end);
+// `down`: what follows each stage, the same on every line.
+LinePlan BindLine(std::span<const StageRef> stages, std::span<const bind::Downstream> down, const Context& ctx,
+                  const RankSpan& span) {
   LinePlan line{.variant = ctx.variant};
   Cursor cur(ctx.cfg, ctx.widths, Boundary{});
   if (span.first) {
@@ -114,7 +115,8 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   const std::span<const Variant> variants = VariantsOf(cfg);
   std::vector<LinePlan> lines;
   lines.reserve(variants.size());
-  for (Variant v : variants) lines.push_back(BindLine(stages, {cfg, v, widths, options.fuse}, span));
+  const std::vector<bind::Downstream> down = bind::DownstreamOf(stages, span.end);
+  for (Variant v : variants) lines.push_back(BindLine(stages, down, {cfg, v, widths, options.fuse}, span));
   ParallelConfig resolved = cfg;
   resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"
   resolved.ep = cfg.ep_size();

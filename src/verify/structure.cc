@@ -8,6 +8,10 @@
 // kinds, apart from the binder.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <span>
+
 #include "seam/step_rules.h"
 #include "verify/checks.h"
 
@@ -54,12 +58,12 @@ class Checker {
 
   // The ordinary line, then the input-scattered one exactly when asked for.
   void Lines() {
-    std::vector<Variant> want{Variant::kOrdinary};
-    if (cfg_.input_scattered) want.push_back(Variant::kInputScattered);
+    static constexpr Variant kBoth[] = {Variant::kOrdinary, Variant::kInputScattered};
+    const std::span<const Variant> want = std::span(kBoth).first(cfg_.input_scattered ? 2 : 1);
+    if (std::ranges::equal(plan_.lines(), want, {}, &LinePlan::variant)) return;
     std::vector<Variant> got;
     for (const LinePlan& l : plan_.lines()) got.push_back(l.variant);
-    if (got == want) return;
-    auto names = [](const std::vector<Variant>& v) {
+    auto names = [](std::span<const Variant> v) {
       std::vector<std::string_view> n;
       for (Variant x : v) n.push_back(Name(x));
       return n.empty() ? std::string("none") : fmt::format("{}", fmt::join(n, ", "));
@@ -192,9 +196,19 @@ class Checker {
     int width;
   };
 
-  std::vector<Expect> ComputeOf(const StageDecl& d) const {
-    if (d.kind == StageKind::kNoOp) return {};
-    std::vector<Expect> out;
+  // At most a gather or a dispatch, the compute, a combine or an
+  // all-reduce: held in place, as every stage of every plan is checked.
+  struct Expects {
+    std::array<Expect, 4> at;
+    size_t size = 0;
+    void push_back(const Expect& e) { at[size++] = e; }
+    const Expect& operator[](size_t i) const { return at[i]; }
+    std::span<const Expect> all() const { return std::span(at).first(size); }
+  };
+
+  Expects ComputeOf(const StageDecl& d) const {
+    Expects out;
+    if (d.kind == StageKind::kNoOp) return out;
     const Expect compute{StepKind::kCompute, Operand::kInput, std::nullopt, value_width()};
     const bool scattered = v_ == Variant::kInputScattered;
     if (d.kind == StageKind::kAttention && scattered && Rows::Slice(cfg_) != Rows::Attention(cfg_)) {
@@ -213,7 +227,7 @@ class Checker {
     return out;
   }
 
-  static std::string ExpectText(const std::vector<Expect>& e) {
+  static std::string ExpectText(std::span<const Expect> e) {
     std::vector<std::string> parts;
     for (const Expect& x : e) parts.push_back(fmt::format("{} {}", Name(x.kind), Name(x.operand)));
     return parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, "; "));
@@ -226,17 +240,17 @@ class Checker {
   }
 
   void Compute(const StagePlan& s) {
-    const std::vector<Expect> want = ComputeOf(s.decl);
-    bool same = want.size() == s.compute.size();
-    for (size_t i = 0; same && i < want.size(); ++i) {
+    const Expects want = ComputeOf(s.decl);
+    bool same = want.size == s.compute.size();
+    for (size_t i = 0; same && i < want.size; ++i) {
       same = want[i].kind == s.compute[i].kind && want[i].operand == s.compute[i].operand;
     }
     if (!same) {
       return Report(v_, s.index, Side::kCompute, -1,
                     fmt::format("the {} computes '{}' but its declaration and configuration require '{}'",
-                                Name(s.decl.kind), StepsText(s.compute), ExpectText(want)));
+                                Name(s.decl.kind), StepsText(s.compute), ExpectText(want.all())));
     }
-    for (size_t i = 0; i < want.size(); ++i) {
+    for (size_t i = 0; i < want.size; ++i) {
       const Step& step = s.compute[i];
       if (step.group != want[i].group) {
         Report(v_, s.index, Side::kCompute, static_cast<int>(i),

@@ -87,6 +87,7 @@ struct RankEdges {
   struct Run {
     uint32_t at = 0;
     uint32_t size = 0;
+    bool operator==(const Run&) const = default;
   };
   struct Line {
     Variant variant = Variant::kOrdinary;
@@ -95,6 +96,7 @@ struct RankEdges {
     size_t stages = 0;
     Run receives;  // its start's receives, in order
     Run sends;     // its end's sends, in order
+    bool operator==(const Line&) const = default;
   };
   LayerRange layers;
   std::vector<Line> lines;
@@ -106,6 +108,7 @@ struct RankEdges {
     return nullptr;
   }
   std::span<const Transport> Of(Run r) const { return std::span(transports).subspan(r.at, r.size); }
+  bool operator==(const RankEdges&) const = default;
 };
 RankEdges EdgesOf(const Plan& plan);
 // VerifyAcrossRanks less the headers' agreement on each rank's number, the

@@ -124,10 +124,7 @@ class Checker {
     const SegmentKey key = KeyOf(subject_.letters, layers_, first, last);
     Segment* s = table_.Find(key);
     std::optional<Expected<Plan>> plan;
-    if (s == nullptr) {
-      plan.emplace(BindSegment(first, last));
-      s = &table_.Insert(key, SegmentOf(*plan, recheck_));
-    }
+    if (s == nullptr) s = &NewSegment(key, first, last, plan);
     slot.emplace(Rank{.segment = s, .rejected = s->rejected.get(), .edges = &s->edges, .violations = s->violations});
     for (const RankEdges::Line& line : s->edges.lines) slot->last_stage = std::max(slot->last_stage, line.last_stage);
     if (!s->rejected && uncut_) {
@@ -136,6 +133,36 @@ class Checker {
       slot->coverage = c.coverage;
     }
     return *slot;
+  }
+
+  // A segment not yet in the table: moved from where it lies alike in a
+  // stack, or bound (into `plan`) and verified. Under a recheck it is bound
+  // as well, and what was moved must be what binding finds.
+  Segment& NewSegment(const SegmentKey& key, int first, int last, std::optional<Expected<Plan>>& plan) {
+    if (subject_.letters.empty()) {  // a catalogue model's segments are its own
+      plan.emplace(BindSegment(first, last));
+      return table_.Insert(key, SegmentOf(*plan, recheck_));
+    }
+    const SegmentKey anywhere = KeyAnywhereOf(subject_.letters, layers_, first, last);
+    const Segment* alike = table_.FindAnywhere(anywhere);
+    if (alike == nullptr || alike->rejected != nullptr) {
+      plan.emplace(BindSegment(first, last));
+      Segment& s = table_.Insert(key, SegmentOf(*plan, recheck_));
+      if (alike == nullptr) table_.IndexAnywhere(anywhere, s);
+      return s;
+    }
+    Segment moved = MovedTo(*alike, first);
+    if (recheck_) {
+      plan.emplace(BindSegment(first, last));
+      Segment bound = SegmentOf(*plan, true);
+      if (bound.rejected != nullptr || bound.steps != moved.steps || bound.violations != moved.violations ||
+          !(bound.edges == moved.edges)) {
+        Violate(fmt::format("layers {}..{}", first, last - 1),
+                "reuse: the segment moved from elsewhere in the stack differs from the segment bound here");
+      }
+      return table_.Insert(key, std::move(bound));
+    }
+    return table_.Insert(key, std::move(moved));
   }
 
   // The segment as a rank of a cut that holds it: the layers before it on

@@ -78,32 +78,72 @@ int UncutStages::Number(Variant v, const StagePlan& s) {
   return next_++;
 }
 
-SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int last) {
-  SEAM_CHECK(first >= 0 && first < last && last <= layers && layers < 64, "a segment of at most 63 layers");
-  SegmentKey key{.place = first | last << 6 | static_cast<int>(last == layers) << 12};
+namespace {
+
+// `place` and the letters on [first, last) and on either side of it.
+SegmentKey WithLetters(int place, const std::vector<uint8_t>& letters, int layers, int first, int last) {
+  SegmentKey key{.place = place};
   if (letters.empty()) return key;
   SEAM_CHECK(static_cast<int>(letters.size()) == layers && layers <= 8, "a stack of at most 8 letters");
-  // The letters on the segment and the one on either side of it; how many
-  // follows from the place.
+  // How many letters follows from the place.
   const int from = std::max(first - 1, 0);
   const int to = std::min(last + 1, layers);
-  for (int i = to; i-- > from;) key.letters = key.letters << 2 | letters[static_cast<size_t>(i)];
+  // The last letter least significant: the stacks checked one after another
+  // differ in their last letters, so their segments lie side by side.
+  for (int i = from; i < to; ++i) key.letters = key.letters << 2 | letters[static_cast<size_t>(i)];
   key.digits = to - from;
   return key;
 }
 
-Segment* SegmentTable::Find(const SegmentKey& key) {
-  if (static_cast<size_t>(key.place) >= by_place_.size()) return nullptr;
-  const std::vector<Segment*>& slots = by_place_[static_cast<size_t>(key.place)];
+void CheckRange(int layers, int first, int last) {
+  SEAM_CHECK(first >= 0 && first < last && last <= layers && layers < 64, "a segment of at most 63 layers");
+}
+
+}  // namespace
+
+SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int last) {
+  CheckRange(layers, first, last);
+  return WithLetters(first | last << 6 | static_cast<int>(last == layers) << 12, letters, layers, first, last);
+}
+
+SegmentKey KeyAnywhereOf(const std::vector<uint8_t>& letters, int layers, int first, int last) {
+  CheckRange(layers, first, last);
+  SEAM_CHECK(!letters.empty(), "only a stack's segments are alike elsewhere");
+  const int place = (last - first) | static_cast<int>(first == 0) << 6 | static_cast<int>(last == layers) << 7;
+  return WithLetters(place, letters, layers, first, last);
+}
+
+Segment MovedTo(const Segment& alike, int first) {
+  SEAM_CHECK(alike.rejected == nullptr, "a rejection names where it lies: it is bound where it is");
+  Segment s{.steps = alike.steps, .violations = alike.violations, .edges = alike.edges};
+  const LayerRange was = alike.edges.layers;
+  const int by = first - was.first;
+  s.edges.layers = {was.first + by, was.last + by};
+  for (RankEdges::Line& line : s.edges.lines) {
+    if (line.stages == 0) continue;
+    SEAM_CHECK(line.first_stage == was.first && line.last_stage == was.last - 1, "a stack's layers hold one stage each");
+    line.first_stage += by;
+    line.last_stage += by;
+  }
+  return s;
+}
+
+Segment* SegmentTable::Lookup(const Index& index, const SegmentKey& key) {
+  if (static_cast<size_t>(key.place) >= index.size()) return nullptr;
+  const std::vector<Segment*>& slots = index[static_cast<size_t>(key.place)];
   return key.letters < slots.size() ? slots[key.letters] : nullptr;
 }
 
-Segment& SegmentTable::Insert(const SegmentKey& key, Segment segment) {
-  if (static_cast<size_t>(key.place) >= by_place_.size()) by_place_.resize(static_cast<size_t>(key.place) + 1);
-  std::vector<Segment*>& slots = by_place_[static_cast<size_t>(key.place)];
+Segment*& SegmentTable::Slot(Index& index, const SegmentKey& key) {
+  if (static_cast<size_t>(key.place) >= index.size()) index.resize(static_cast<size_t>(key.place) + 1);
+  std::vector<Segment*>& slots = index[static_cast<size_t>(key.place)];
   if (slots.empty()) slots.resize(size_t{1} << (2 * key.digits));
   SEAM_CHECK(slots.size() == size_t{1} << (2 * key.digits), "a place has one number of letters");
-  Segment*& slot = slots[key.letters];
+  return slots[key.letters];
+}
+
+Segment& SegmentTable::Insert(const SegmentKey& key, Segment segment) {
+  Segment*& slot = Slot(by_place_, key);
   SEAM_CHECK(slot == nullptr, "a segment is bound once per table");
   if (in_last_block_ == kBlock) {
     blocks_.push_back(std::make_unique<Segment[]>(kBlock));
@@ -112,6 +152,12 @@ Segment& SegmentTable::Insert(const SegmentKey& key, Segment segment) {
   slot = &blocks_.back()[in_last_block_++];
   *slot = std::move(segment);
   return *slot;
+}
+
+void SegmentTable::IndexAnywhere(const SegmentKey& key, Segment& s) {
+  Segment*& slot = Slot(by_shape_, key);
+  SEAM_CHECK(slot == nullptr, "one segment stands for its key anywhere");
+  slot = &s;
 }
 
 const Comparison* SegmentTable::Compared(const Segment& s, std::span<const int> uncut) const {

@@ -5,7 +5,10 @@
 // side of them and whether it is the first or the last rank (seam/bind.h).
 // So a segment of a stack is the same plan in every cut and in every stack
 // that has the same letters on it and beside it at the same layers: it is
-// bound, verified and reduced to its edges once per configuration.
+// bound, verified and reduced to its edges once per configuration. One with
+// the same letters on and beside it elsewhere in a stack, as far from the
+// start or the end alike, binds alike but for the layer numbers: it is moved
+// there instead (MovedTo).
 // Comparing it with an uncut plan reads the uncut binding of its own stages
 // only; those are interned (equal bindings get one number), and each
 // comparison is made once per segment and set of uncut stages it meets.
@@ -75,6 +78,15 @@ struct SegmentKey {
   int digits = 0;
 };
 SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int last);
+// What a stack's segment is wherever it lies: its length, whether it starts
+// or ends the stack, the letters on it and beside it. The binder reads
+// layer numbers only as names, so segments with equal keys anywhere bind
+// alike but for those (sweep/cuts.cc checks that under a recheck).
+SegmentKey KeyAnywhereOf(const std::vector<uint8_t>& letters, int layers, int first, int last);
+// `alike`, found elsewhere in a stack, as the segment on layers from
+// `first`: its edges name its layers and stages there (a stack's layers
+// hold one stage each). Not for a rejected segment, whose error names where.
+Segment MovedTo(const Segment& alike, int first);
 
 // The segments of one configuration, the uncut stages they were compared
 // with and the comparisons made, by key: a table indexed by place, then
@@ -82,8 +94,12 @@ SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int
 // owns, a few allocations for all of them rather than several per segment.
 class SegmentTable {
  public:
-  Segment* Find(const SegmentKey& key);
+  Segment* Find(const SegmentKey& key) { return Lookup(by_place_, key); }
   Segment& Insert(const SegmentKey& key, Segment segment);
+  // A segment bound with this key anywhere (KeyAnywhereOf), if any; and
+  // making `s` the one.
+  const Segment* FindAnywhere(const SegmentKey& key) { return Lookup(by_shape_, key); }
+  void IndexAnywhere(const SegmentKey& key, Segment& s);
   // The comparison of `s` with the uncut stages numbered `uncut`, if made.
   const Comparison* Compared(const Segment& s, std::span<const int> uncut) const;
   const Comparison& AddComparison(Segment& s, std::span<const int> uncut, int64_t violations,
@@ -91,8 +107,12 @@ class SegmentTable {
   UncutStages& uncut() { return uncut_; }
 
  private:
+  using Index = std::vector<std::vector<Segment*>>;  // by place, then letters
+  static Segment* Lookup(const Index& index, const SegmentKey& key);
+  static Segment*& Slot(Index& index, const SegmentKey& key);
   static constexpr size_t kBlock = 256;
-  std::vector<std::vector<Segment*>> by_place_;
+  Index by_place_;
+  Index by_shape_;
   std::vector<std::unique_ptr<Segment[]>> blocks_;
   size_t in_last_block_ = kBlock;
   std::vector<Comparison> comparisons_;

@@ -65,6 +65,64 @@ TEST(SegmentKey, IsEqualExactlyWhenTheLayersTheEndAndTheLettersOnAndBesideThemAr
   EXPECT_EQ(keys, static_cast<int>(seen.size()));
 }
 
+TEST(SegmentKey, AnywhereIsEqualExactlyWhenTheLengthTheEndsAndTheLettersOnAndBesideThemAre) {
+  // What a segment's binding reads but for where it lies.
+  using Anywhere = std::tuple<int, bool, bool, std::vector<uint8_t>>;
+  std::map<std::pair<int, uint32_t>, Anywhere> seen;
+  for (int length = 1; length <= 5; ++length) {
+    for (int index = 0; index < 1 << (2 * length); ++index) {
+      const std::vector<uint8_t> letters = Letters(index, length);
+      for (int first = 0; first < length; ++first) {
+        for (int last = first + 1; last <= length; ++last) {
+          const SegmentKey k = KeyAnywhereOf(letters, length, first, last);
+          const Anywhere reads{last - first, first == 0, last == length, std::get<3>(ReadsOf(letters, first, last))};
+          EXPECT_EQ(seen.emplace(std::pair(k.place, k.letters), reads).first->second, reads)
+              << "stack " << index << " of " << length << " layers " << first << ".." << last;
+        }
+      }
+    }
+  }
+  std::set<Anywhere> readings;
+  for (const auto& [key, reads] : seen) readings.insert(reads);
+  EXPECT_EQ(readings.size(), seen.size());
+}
+
+// The segment on [first, last) as the sweep binds it: the middle rank of a
+// cut with the layers before and after it on ranks of their own.
+Segment SegmentAt(std::string_view stack, const ParallelConfig& base, int first, int last) {
+  const Model m = testing::StackOf(stack);
+  ParallelConfig cfg = base;
+  cfg.pp_split.clear();
+  if (first > 0) cfg.pp_split.push_back(first);
+  cfg.pp_split.push_back(last - first);
+  if (last < m.num_layers) cfg.pp_split.push_back(m.num_layers - last);
+  cfg.pp = static_cast<int>(cfg.pp_split.size());
+  return SegmentOf(Bind(m, cfg, first > 0 ? 1 : 0), false);
+}
+
+TEST(MovedTo, ASegmentMovedToWhereItLiesAlikeIsTheSegmentBoundThere) {
+  const MoeMode a2a = MoeMode::kA2a;
+  for (const ParallelConfig& cfg : {ParallelConfig{.tp = 4, .attn_dp = 2}, ParallelConfig{.tp = 2, .input_scattered = true},
+                                    ParallelConfig{.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = a2a}}) {
+    // "AF" after an E and before an A, at layers 1..2 and at 2..3.
+    const Segment here = SegmentAt("EAFAF", cfg, 1, 3);
+    const Segment there = SegmentAt("FEAFA", cfg, 2, 4);
+    ASSERT_EQ(here.rejected, nullptr) << here.rejected->message;
+    const Segment moved = MovedTo(here, 2);
+    EXPECT_FALSE(here.edges == there.edges);  // they name other layers and stages
+    EXPECT_TRUE(moved.edges == there.edges);
+    EXPECT_EQ(moved.steps, there.steps);
+    EXPECT_EQ(moved.violations, there.violations);
+  }
+}
+
+TEST(MovedTo, RefusesARejectedSegment) {
+  // Its error names the stage where it was bound.
+  Segment s;
+  s.rejected = std::make_unique<const Error>(InvalidArgument("no"));
+  EXPECT_THROW(MovedTo(s, 2), InternalError);
+}
+
 TEST(SegmentKey, OfACatalogueModelIsItsLayersAndEndAlone) {
   const SegmentKey a = KeyOf({}, 10, 2, 5);
   const SegmentKey b = KeyOf({}, 10, 2, 10);

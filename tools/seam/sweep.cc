@@ -125,7 +125,7 @@ Json SweepJson(const SweepArgs& a, int jobs, const SweepReport& r) {
 // Seconds the sweep takes on 2 cores at --max-pp 4, measured: each added
 // stage multiplies the cuts by about 7 and the time by about 5.
 double EstimatedSeconds(int max_stages, int max_pp, int jobs) {
-  constexpr double kMeasured[] = {0.05, 0.05, 0.1, 0.2, 0.9, 4.5, 21, 105};  // 1..8 stages
+  constexpr double kMeasured[] = {0.05, 0.05, 0.1, 0.2, 0.5, 2.2, 10, 50};  // 1..8 stages
   const double base = kMeasured[std::clamp(max_stages, 1, 8) - 1];
   return base * std::max(1.0, static_cast<double>(max_pp) / 4) * 2.0 / std::max(1, jobs);
 }

@@ -118,9 +118,15 @@ class Checker {
     }
   }
 
+  // Every node of the enumeration asks for its rank; most were resolved
+  // before, so that check is kept apart from resolving one.
   const Rank& RankOf(int first, int last) {
     std::optional<Rank>& slot = resolved_.ranks[static_cast<size_t>(first * layers_ + last - 1)];
     if (slot) return *slot;
+    return Resolve(slot, first, last);
+  }
+
+  [[gnu::noinline]] const Rank& Resolve(std::optional<Rank>& slot, int first, int last) {
     const SegmentKey key = KeyOf(subject_.letters, layers_, first, last);
     Segment* s = table_.Find(key);
     std::optional<Expected<Plan>> plan;

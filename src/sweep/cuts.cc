@@ -69,7 +69,8 @@ class Checker {
     Resolved& last = resolved_;
     const size_t slots = static_cast<size_t>(layers_ * layers_);
     const bool alike = !subject_.letters.empty() && last.letters.size() == subject_.letters.size() &&
-                       last.uncut_binds == uncut_.ok() && last.ranks.size() == slots;
+                       last.uncut_binds == uncut_.ok() && last.uncut.size() == uncut.size() &&
+                       last.ranks.size() == slots;
     if (!alike) {
       last.ranks.assign(slots, std::nullopt);
     } else {

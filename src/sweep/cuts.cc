@@ -69,8 +69,7 @@ class Checker {
     Resolved& last = resolved_;
     const size_t slots = static_cast<size_t>(layers_ * layers_);
     const bool alike = !subject_.letters.empty() && last.letters.size() == subject_.letters.size() &&
-                       last.uncut_binds == uncut_.ok() && last.uncut.size() == uncut.size() &&
-                       last.ranks.size() == slots;
+                       last.uncut_binds == uncut_.ok() && last.uncut.size() == uncut.size();
     if (!alike) {
       last.ranks.assign(slots, std::nullopt);
     } else {
@@ -91,9 +90,7 @@ class Checker {
 
   template <class T>
   static int FirstDifference(const std::vector<T>& a, const std::vector<T>& b) {
-    const size_t n = std::min(a.size(), b.size());
-    return static_cast<int>(std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n), b.begin()).first -
-                            a.begin());
+    return static_cast<int>(std::ranges::mismatch(a, b).in1 - a.begin());
   }
 
   // Every cut: each way to cover the layers from `first` on with at most

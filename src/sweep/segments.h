@@ -6,9 +6,9 @@
 // So a segment of a stack is the same plan in every cut and in every stack
 // that has the same letters on it and beside it at the same layers: it is
 // bound, verified and reduced to its edges once per configuration. One with
-// the same letters on and beside it elsewhere in a stack, as far from the
-// start or the end alike, binds alike but for the layer numbers: it is moved
-// there instead (MovedTo).
+// the same letters on and beside it elsewhere in a stack, starting the stack
+// or not and ending it or not alike, binds alike but for the layer numbers:
+// it is moved there instead (MovedTo).
 // Comparing it with an uncut plan reads the uncut binding of its own stages
 // only; those are interned (equal bindings get one number), and each
 // comparison is made once per segment and set of uncut stages it meets.

@@ -37,27 +37,36 @@ std::vector<uint8_t> Letters(int index, int length) {
   return out;
 }
 
+// Calls visit(letters, first, last, where) for every segment of every stack
+// of up to five letters.
+template <class Visit>
+void ForEverySegment(Visit&& visit) {
+  for (int length = 1; length <= 5; ++length) {
+    for (int index = 0; index < 1 << (2 * length); ++index) {
+      const std::vector<uint8_t> letters = Letters(index, length);
+      for (int first = 0; first < length; ++first) {
+        for (int last = first + 1; last <= length; ++last) {
+          visit(letters, first, last,
+                ::testing::Message() << "stack " << index << " of " << length << " layers " << first << ".." << last);
+        }
+      }
+    }
+  }
+}
+
 TEST(SegmentKey, IsEqualExactlyWhenTheLayersTheEndAndTheLettersOnAndBesideThemAre) {
   // The table finds a segment by place and letters; how many letters
   // follows from the place.
   std::map<std::pair<int, uint32_t>, Reads> seen;
   std::map<int, int> digits;
   int keys = 0;
-  for (int length = 1; length <= 5; ++length) {
-    for (int index = 0; index < 1 << (2 * length); ++index) {
-      const std::vector<uint8_t> letters = Letters(index, length);
-      for (int first = 0; first < length; ++first) {
-        for (int last = first + 1; last <= length; ++last) {
-          const SegmentKey k = KeyOf(letters, length, first, last);
-          EXPECT_EQ(digits.emplace(k.place, k.digits).first->second, k.digits) << "place " << k.place;
-          const auto [it, added] = seen.emplace(std::pair(k.place, k.letters), ReadsOf(letters, first, last));
-          keys += added;
-          EXPECT_EQ(it->second, ReadsOf(letters, first, last))
-              << "stack " << index << " of " << length << " layers " << first << ".." << last;
-        }
-      }
-    }
-  }
+  ForEverySegment([&](const std::vector<uint8_t>& letters, int first, int last, const ::testing::Message& where) {
+    const SegmentKey k = KeyOf(letters, static_cast<int>(letters.size()), first, last);
+    EXPECT_EQ(digits.emplace(k.place, k.digits).first->second, k.digits) << "place " << k.place;
+    const auto [it, added] = seen.emplace(std::pair(k.place, k.letters), ReadsOf(letters, first, last));
+    keys += added;
+    EXPECT_EQ(it->second, ReadsOf(letters, first, last)) << where;
+  });
   // Every distinct reading got its own key: as many keys as readings.
   std::set<Reads> readings;
   for (const auto& [key, reads] : seen) readings.insert(reads);
@@ -69,19 +78,12 @@ TEST(SegmentKey, AnywhereIsEqualExactlyWhenTheLengthTheEndsAndTheLettersOnAndBes
   // What a segment's binding reads but for where it lies.
   using Anywhere = std::tuple<int, bool, bool, std::vector<uint8_t>>;
   std::map<std::pair<int, uint32_t>, Anywhere> seen;
-  for (int length = 1; length <= 5; ++length) {
-    for (int index = 0; index < 1 << (2 * length); ++index) {
-      const std::vector<uint8_t> letters = Letters(index, length);
-      for (int first = 0; first < length; ++first) {
-        for (int last = first + 1; last <= length; ++last) {
-          const SegmentKey k = KeyAnywhereOf(letters, length, first, last);
-          const Anywhere reads{last - first, first == 0, last == length, std::get<3>(ReadsOf(letters, first, last))};
-          EXPECT_EQ(seen.emplace(std::pair(k.place, k.letters), reads).first->second, reads)
-              << "stack " << index << " of " << length << " layers " << first << ".." << last;
-        }
-      }
-    }
-  }
+  ForEverySegment([&](const std::vector<uint8_t>& letters, int first, int last, const ::testing::Message& where) {
+    const int length = static_cast<int>(letters.size());
+    const SegmentKey k = KeyAnywhereOf(letters, length, first, last);
+    const Anywhere reads{last - first, first == 0, last == length, std::get<3>(ReadsOf(letters, first, last))};
+    EXPECT_EQ(seen.emplace(std::pair(k.place, k.letters), reads).first->second, reads) << where;
+  });
   std::set<Anywhere> readings;
   for (const auto& [key, reads] : seen) readings.insert(reads);
   EXPECT_EQ(readings.size(), seen.size());

@@ -1,6 +1,9 @@
 // seam::Gemm against OpenBLAS on the same shapes: y[M, N] = x[M, K] *
 // w[N, K]^T (row-major, w as a Linear weight). The baseline is sgemm, and
-// sgemv at M = 1 (sgemm spends a single row's time packing). Both sides
+// sgemv at M = 1 (sgemm spends a single row's time packing). Gemm runs twice:
+// with w as floats, and with w's values rounded to bf16 and kept in 16 bits
+// (as a bf16 run keeps its weights; OpenBLAS here has no bf16 product, so
+// both are compared with the fp32 baseline). Both sides
 // allocate their output in every call, as Gemm returns a new tensor; OpenBLAS
 // runs on one thread, as Gemm does (run the program under `taskset -c 0`).
 //
@@ -57,6 +60,21 @@ void BM_Seam(benchmark::State& state) {
   SetFlops(state, m, n, k);
 }
 
+void BM_SeamBf16(benchmark::State& state) {
+  const int m = static_cast<int>(state.range(0)), k = static_cast<int>(state.range(1)),
+            n = static_cast<int>(state.range(2));
+  const seam::Tensor x = Make(m, k, 1), w = Make(n, k, 2);
+  std::vector<uint16_t> halves;
+  for (float v : w.span()) halves.push_back(seam::Bf16Bits(v));
+  const seam::MatrixView wb = seam::MatrixView::Bf16(halves.data(), n, k, static_cast<size_t>(k));
+  for (auto _ : state) {
+    seam::Tensor y = seam::Gemm(x, wb);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  SetFlops(state, m, n, k);
+}
+
 void BM_OpenBlas(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), k = static_cast<int>(state.range(1)),
             n = static_cast<int>(state.range(2));
@@ -103,6 +121,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMicrosecond);
 }
 BENCHMARK(BM_Seam)->Apply(Shapes);
+BENCHMARK(BM_SeamBf16)->Apply(Shapes);
 BENCHMARK(BM_OpenBlas)->Apply(Shapes);
 
 // The console table, then per shape each side's median GFLOP/s and spread
@@ -118,22 +137,25 @@ class RatioReporter : public benchmark::ConsoleReporter {
       const size_t slash = name.find('/');
       const std::string shape = slash == std::string::npos ? "" : name.substr(slash + 1);
       if (std::find(shapes_.begin(), shapes_.end(), shape) == shapes_.end()) shapes_.push_back(shape);
-      Side& side = (name.rfind("BM_Seam", 0) == 0 ? seam_ : blas_)[shape];
+      const std::string bench = name.substr(0, slash);
+      Side& side = (bench == "BM_Seam" ? seam_ : bench == "BM_SeamBf16" ? bf16_ : blas_)[shape];
       (r.aggregate_name == "median" ? side.median : side.cv) = r.counters.at("GFLOP").value;
       if (!r.report_label.empty()) side.label = r.report_label;
     }
     ConsoleReporter::ReportRuns(runs);
   }
   void PrintRatios() const {
-    std::printf("\n%-22s %14s %8s %14s %8s %8s %8s\n", "shape", "seam GF/s med", "cv", "OpenBLAS med", "cv", "as",
-                "ratio");
+    std::printf("\n%-22s %14s %7s %14s %7s %14s %7s %6s %7s %7s\n", "shape", "seam GF/s med", "cv", "bf16 w med",
+                "cv", "OpenBLAS med", "cv", "as", "ratio", "bf16 w");
     for (const std::string& shape : shapes_) {
       const auto s = seam_.find(shape);
+      const auto h = bf16_.find(shape);
       const auto b = blas_.find(shape);
-      if (s == seam_.end() || b == blas_.end()) continue;
-      std::printf("%-22s %14.2f %7.1f%% %14.2f %7.1f%% %8s %8.3f\n", shape.c_str(), s->second.median,
-                  100 * s->second.cv, b->second.median, 100 * b->second.cv, b->second.label.c_str(),
-                  s->second.median / b->second.median);
+      if (s == seam_.end() || h == bf16_.end() || b == blas_.end()) continue;
+      std::printf("%-22s %14.2f %6.1f%% %14.2f %6.1f%% %14.2f %6.1f%% %6s %7.3f %7.3f\n", shape.c_str(),
+                  s->second.median, 100 * s->second.cv, h->second.median, 100 * h->second.cv, b->second.median,
+                  100 * b->second.cv, b->second.label.c_str(), s->second.median / b->second.median,
+                  h->second.median / b->second.median);
     }
   }
 
@@ -144,7 +166,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
     std::string label;
   };
   std::vector<std::string> shapes_;  // in the order they ran
-  std::map<std::string, Side> seam_, blas_;
+  std::map<std::string, Side> seam_, bf16_, blas_;
 };
 
 // Repetitions, interleaving and aggregates unless the command line sets them.

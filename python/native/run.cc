@@ -52,7 +52,7 @@ py::dict RunModel(const std::string& model, const std::string& hf_config, int la
   const Dtype dtype = Take(ParseDtype(a.dtype));
   const Model m = ModelOf(model, hf_config, layers);
   Check(CheckRunnable(m, cfg));
-  Check(CheckRunMemory(m, cfg, a.tokens, RunMemoryLimit(a.max_memory)));
+  Check(CheckRunMemory(m, cfg, a.tokens, dtype, RunMemoryLimit(a.max_memory)));
   const Pipeline plans = Take(BindPipelineChecked(m, cfg));
   const Batch batch = Take(RandomBatch(a.tokens, a.requests, m.dims->vocab, a.seed));
   Check(CheckRunSeconds(m, batch, a.max_seconds));

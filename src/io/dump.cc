@@ -85,7 +85,7 @@ Status WriteAll(const std::string& tmp, const Model& m, const Weights& w, Dtype 
     SEAM_RETURN_IF_ERROR(WriteHfCheckpoint(tmp, m, w, dtype, source_config));
   } else {
     std::vector<StTensor> tensors;
-    for (const auto& [name, t] : w.all()) tensors.push_back(Floats(name, t, weight_dtype, t.rows() == 1));
+    for (const auto& [name, t] : w.Copies()) tensors.push_back(Floats(name, t, weight_dtype, t.rows() == 1));
     SEAM_RETURN_IF_ERROR(WriteSafetensors(tmp + "/weights.safetensors", tensors, {{"model", m.name}}));
   }
   SEAM_RETURN_IF_ERROR(WriteInputs(tmp + "/inputs.safetensors", b));

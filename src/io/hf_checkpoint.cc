@@ -33,19 +33,19 @@ int64_t SizeOf(const std::vector<int64_t>& shape) {
 // The values of HF tensor `t`, in its own row-major order.
 std::vector<float> Gather(const HfTensor& t, const Weights& w) {
   if (t.layout == HfLayout::kSame || t.layout == HfLayout::kZeroCentred) {
-    const Tensor& part = w.at(t.parts[0]);
+    const Tensor part = w.at(t.parts[0]).Copy();
     std::vector<float> out(part.data(), part.data() + part.size());
     if (t.layout == HfLayout::kZeroCentred) {
       for (float& v : out) v -= 1.0f;  // exact for weights in [0.5, 2]
     }
     return out;
   }
-  std::vector<const Tensor*> parts;
-  for (const std::string& p : t.parts) parts.push_back(&w.at(p));
+  std::vector<Tensor> parts;
+  for (const std::string& p : t.parts) parts.push_back(w.at(p).Copy());
   std::vector<float> out(static_cast<size_t>(SizeOf(t.shape)));
   for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
     const auto [part, at] = Locate(t, i);
-    out[static_cast<size_t>(i)] = parts[part]->data()[at];
+    out[static_cast<size_t>(i)] = parts[part].data()[at];
   }
   return out;
 }
@@ -187,15 +187,18 @@ Expected<Weights> ReadHfWeights(const HfCheckpoint& c) {
   if (!specs) return specs.error();
   std::map<std::string, const WeightSpec*> by_name;
   for (const WeightSpec& s : *specs) by_name.emplace(s.name, &s);
-  std::map<std::string, Tensor> out;
-  // One tensor decoded at a time: the checkpoint's values are held once.
+  std::map<std::string, StoredWeight> stored;
+  // One tensor decoded at a time and kept as Weights keeps it (bf16 values
+  // in 16 bits) before the next: the checkpoint's values are held once.
   for (const HfTensor& t : c.layout) {
     if (t.name == kLmHead && c.tied) continue;
-    Scatter(t, std::move(c.tensors.Read(t.name).floats), by_name, out);
+    std::map<std::string, Tensor> parts;
+    Scatter(t, std::move(c.tensors.Read(t.name).floats), by_name, parts);
+    for (auto& [name, part] : parts) stored.insert_or_assign(name, StoredWeight(std::move(part)));
   }
   // Tied, the LM head is the embedding (whatever lm_head tensor the files hold).
-  if (c.tied) out.insert_or_assign(kLmHeadName, out.at(kEmbeddingName));
-  Weights w(std::move(out));
+  if (c.tied) stored.insert_or_assign(kLmHeadName, stored.at(kEmbeddingName));
+  Weights w(std::move(stored));
   SEAM_RETURN_IF_ERROR(CheckWeights(c.model, w));
   return w;
 }

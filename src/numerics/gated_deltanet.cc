@@ -62,7 +62,7 @@ MixerParts Parts(const StageRef& s, const ModelDims& d, const Weights& w, Shard 
   const std::string p = StagePrefix(s);
   const Layout l(d, shard);
   const auto [first, last] = l.ValueChannels();
-  return {.out_proj = MatrixView(w.at(p + ".out_proj.weight")).Cols(first, last),
+  return {.out_proj = w.at(p + ".out_proj.weight").Cols(first, last),
           .conv_weight = PickRows(w.at(p + ".conv1d.weight"), l.ConvChannels()),
           .recurrent_size = static_cast<size_t>(last - first) * static_cast<size_t>(d.mixer_state),
           .shard = shard,
@@ -87,8 +87,8 @@ GatedDeltaNetKernel::GatedDeltaNetKernel(const StageRef& s, const Model& m, cons
   per_key_ = l.per_key;
   qkvz_ = RowParts(w.at(p + ".in_proj_qkvz.weight"), l.QkvzRows());
   ba_ = RowParts(w.at(p + ".in_proj_ba.weight"), l.BaRows());
-  dt_bias_ = MatrixView(w.at(p + ".dt_bias")).Cols(l.h0, l.h1);
-  a_ = w.at(p + ".A_log").ColRange(l.h0, l.h1);
+  dt_bias_ = w.at(p + ".dt_bias").Cols(l.h0, l.h1);
+  a_ = w.at(p + ".A_log").Cols(l.h0, l.h1).Copy();
   for (size_t i = 0; i < a_.size(); ++i) a_.data()[i] = -std::exp(a_.data()[i]);
   norm_ = w.at(p + ".norm.weight");
 }

@@ -47,7 +47,7 @@ MixerParts Parts(const StageRef& s, const ModelDims& d, const Weights& w, Shard 
   const std::string p = StagePrefix(s);
   const Layout l(d, shard);
   const auto [first, last] = l.HeadChannels();
-  return {.out_proj = MatrixView(w.at(p + ".out_proj.weight")).Cols(first, last),
+  return {.out_proj = w.at(p + ".out_proj.weight").Cols(first, last),
           .conv_weight = PickRows(w.at(p + ".conv1d.weight"), l.ConvChannels()),
           .conv_bias = PickCols(w.at(p + ".conv1d.bias"), l.ConvChannels()),
           .recurrent_size = static_cast<size_t>(last - first) * static_cast<size_t>(d.mixer_state),
@@ -65,11 +65,11 @@ Mamba2Kernel::Mamba2Kernel(const StageRef& s, const Model& m, const Weights& w, 
   groups_ = l.g1 - l.g0;
   per_group_ = d_.mixer_heads / d_.mixer_groups;
   in_proj_ = RowParts(w.at(p + ".in_proj.weight"), l.InProjRows());
-  dt_bias_ = MatrixView(w.at(p + ".dt_bias")).Cols(l.h0, l.h1);
-  a_ = w.at(p + ".A_log").ColRange(l.h0, l.h1);
+  dt_bias_ = w.at(p + ".dt_bias").Cols(l.h0, l.h1);
+  a_ = w.at(p + ".A_log").Cols(l.h0, l.h1).Copy();
   for (size_t i = 0; i < a_.size(); ++i) a_.data()[i] = -std::exp(a_.data()[i]);
-  d_skip_ = MatrixView(w.at(p + ".D")).Cols(l.h0, l.h1);
-  norm_ = MatrixView(w.at(p + ".norm.weight")).Cols(l.HeadChannels().first, l.HeadChannels().second);
+  d_skip_ = w.at(p + ".D").Cols(l.h0, l.h1);
+  norm_ = w.at(p + ".norm.weight").Cols(l.HeadChannels().first, l.HeadChannels().second);
 }
 
 Mamba2Kernel::Projected Mamba2Kernel::Project(const Tensor& x) const {

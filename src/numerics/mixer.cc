@@ -69,19 +69,19 @@ std::unique_ptr<MixerKernel> MakeMixerKernel(const StageRef& s, const Model& m, 
   return nullptr;
 }
 
-std::vector<MatrixView> RowParts(const Tensor& w, std::span<const Range> ranges) {
+std::vector<MatrixView> RowParts(MatrixView w, std::span<const Range> ranges) {
   std::vector<MatrixView> parts;
-  for (const auto& [first, last] : ranges) parts.push_back(MatrixView(w).Rows(first, last));
+  for (const auto& [first, last] : ranges) parts.push_back(w.Rows(first, last));
   return parts;
 }
 
-Tensor PickRows(const Tensor& w, std::span<const Range> ranges) {
+Tensor PickRows(MatrixView w, std::span<const Range> ranges) {
   std::vector<Tensor> parts;
-  for (const auto& [first, last] : ranges) parts.push_back(w.RowRange(first, last));
+  for (const auto& [first, last] : ranges) parts.push_back(w.Rows(first, last).Copy());
   return ConcatRows(parts);
 }
 
-Tensor PickCols(const Tensor& v, std::span<const Range> ranges) {
+Tensor PickCols(MatrixView v, std::span<const Range> ranges) {
   int width = 0;
   for (const auto& [first, last] : ranges) width += last - first;
   Tensor out(v.rows(), width);

@@ -83,8 +83,8 @@ std::unique_ptr<MixerKernel> MakeMixerKernel(const StageRef&, const Model&, Weig
 // in the order given: a rank's rows of a projection whose outputs it holds
 // in several pieces. RowParts gives them as views, for GemmStacked.
 using Range = std::pair<int, int>;
-std::vector<MatrixView> RowParts(const Tensor& w, std::span<const Range> ranges);
-Tensor PickRows(const Tensor& w, std::span<const Range> ranges);
-Tensor PickCols(const Tensor& v, std::span<const Range> ranges);
+std::vector<MatrixView> RowParts(MatrixView w, std::span<const Range> ranges);
+Tensor PickRows(MatrixView w, std::span<const Range> ranges);
+Tensor PickCols(MatrixView v, std::span<const Range> ranges);
 
 }  // namespace seam::exec

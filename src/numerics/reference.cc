@@ -139,14 +139,14 @@ Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, 
   const bool hyper = m.residual_streams > 1;
   std::unique_ptr<StreamKernel> head;
   if (hyper) head = std::make_unique<StreamKernel>(w, kStreamHeadName, true, m.residual_streams, m.hidden, *m.dims, n);
-  const Tensor& table = w.at(kEmbeddingName);
+  const MatrixView table = w.at(kEmbeddingName);
   const float eps = static_cast<float>(m.dims->rms_eps);
   Tensor hidden(b.tokens(), m.hidden);
   int row = 0;
   for (const std::vector<int>& request : b.requests) {
     for (ReferenceStage& s : stages) s.Reset(static_cast<int>(request.size()));
     for (size_t t = 0; t < request.size(); ++t) {
-      const Tensor x = table.RowRange(request[t], request[t] + 1);
+      const Tensor x = table.Rows(request[t], request[t] + 1).Copy();
       Tensor residual = hyper ? StreamKernel::Expand(x, m.residual_streams, n.dtype) : x;
       Tensor out;
       std::vector<int> route;

@@ -66,14 +66,14 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
     if (a.q_lora > 0) {
       q_a_ = w.at(p + ".q_a_proj.weight");
       q_a_norm_ = w.at(p + ".q_a_layernorm.weight");
-      q_b_ = MatrixView(w.at(p + ".q_b_proj.weight")).Rows(h0 * qk_dim_, (h0 + heads_) * qk_dim_);
+      q_b_ = w.at(p + ".q_b_proj.weight").Rows(h0 * qk_dim_, (h0 + heads_) * qk_dim_);
     } else {
-      q_ = MatrixView(w.at(p + ".q_proj.weight")).Rows(h0 * qk_dim_, (h0 + heads_) * qk_dim_);
+      q_ = w.at(p + ".q_proj.weight").Rows(h0 * qk_dim_, (h0 + heads_) * qk_dim_);
     }
     kv_a_ = w.at(p + ".kv_a_proj_with_mqa.weight");
     kv_a_norm_ = w.at(p + ".kv_a_layernorm.weight");
-    kv_b_ = MatrixView(w.at(p + ".kv_b_proj.weight")).Rows(h0 * (a.qk_nope + a.v), (h0 + heads_) * (a.qk_nope + a.v));
-    o_ = MatrixView(w.at(p + ".o_proj.weight")).Cols(h0 * v_dim_, (h0 + heads_) * v_dim_);
+    kv_b_ = w.at(p + ".kv_b_proj.weight").Rows(h0 * (a.qk_nope + a.v), (h0 + heads_) * (a.qk_nope + a.v));
+    o_ = w.at(p + ".o_proj.weight").Cols(h0 * v_dim_, (h0 + heads_) * v_dim_);
     return;
   }
   const int kv_total = s.decl.kv_heads > 0 ? s.decl.kv_heads : d_.kv_heads;
@@ -83,14 +83,14 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
   group_ = d_.heads / kv_total;
   kv_first_ = h0 / group_;
   kv_heads_ = (h0 + heads_ - 1) / group_ + 1 - kv_first_;
-  q_ = MatrixView(w.at(p + ".q_proj.weight")).Rows(h0 * hd, (h0 + heads_) * hd);
-  k_ = MatrixView(w.at(p + ".k_proj.weight")).Rows(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
-  v_ = MatrixView(w.at(p + ".v_proj.weight")).Rows(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
-  o_ = MatrixView(w.at(p + ".o_proj.weight")).Cols(h0 * hd, (h0 + heads_) * hd);
+  q_ = w.at(p + ".q_proj.weight").Rows(h0 * hd, (h0 + heads_) * hd);
+  k_ = w.at(p + ".k_proj.weight").Rows(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
+  v_ = w.at(p + ".v_proj.weight").Rows(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
+  o_ = w.at(p + ".o_proj.weight").Cols(h0 * hd, (h0 + heads_) * hd);
   if (d_.qkv_bias) {
-    q_bias_ = MatrixView(w.at(p + ".q_proj.bias")).Cols(h0 * hd, (h0 + heads_) * hd);
-    k_bias_ = MatrixView(w.at(p + ".k_proj.bias")).Cols(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
-    v_bias_ = MatrixView(w.at(p + ".v_proj.bias")).Cols(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
+    q_bias_ = w.at(p + ".q_proj.bias").Cols(h0 * hd, (h0 + heads_) * hd);
+    k_bias_ = w.at(p + ".k_proj.bias").Cols(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
+    v_bias_ = w.at(p + ".v_proj.bias").Cols(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
     // The output bias joins the sum once: in canonical K-block 0.
     if (shard.index == 0) o_bias_ = w.at(p + ".o_proj.bias");
   }
@@ -98,8 +98,8 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
     q_norm_ = w.at(p + ".q_norm.weight");
     k_norm_ = w.at(p + ".k_norm.weight");
   }
-  if (d_.attention_sinks) sinks_ = MatrixView(w.at(p + ".sinks")).Cols(h0, h0 + heads_);
-  if (d_.attention_gate) gate_ = MatrixView(w.at(p + ".gate_proj.weight")).Rows(h0 * hd, (h0 + heads_) * hd);
+  if (d_.attention_sinks) sinks_ = w.at(p + ".sinks").Cols(h0, h0 + heads_);
+  if (d_.attention_gate) gate_ = w.at(p + ".gate_proj.weight").Rows(h0 * hd, (h0 + heads_) * hd);
 }
 
 float AttentionKernel::SoftmaxScale() const {
@@ -253,14 +253,14 @@ FfnKernel::FfnKernel(const Weights& w, const std::string& prefix, const FfnShape
   const int first = shard.index * shape.width / shard.count, last = (shard.index + 1) * shape.width / shard.count;
   blocks_ = n.k_blocks / shard.count;
   const bool gated = shape.act != Activation::kRelu2;
-  if (gated) gate_ = MatrixView(w.at(prefix + ".gate_proj.weight")).Rows(first, last);
-  up_ = MatrixView(w.at(prefix + ".up_proj.weight")).Rows(first, last);
-  down_ = MatrixView(w.at(prefix + ".down_proj.weight")).Cols(first, last);
+  if (gated) gate_ = w.at(prefix + ".gate_proj.weight").Rows(first, last);
+  up_ = w.at(prefix + ".up_proj.weight").Rows(first, last);
+  down_ = w.at(prefix + ".down_proj.weight").Cols(first, last);
   if (!shape.bias) return;
   // Column-parallel biases are sliced with their rows; the row-parallel
   // down bias is added once, in canonical K-block 0, which shard 0 holds.
-  if (gated) gate_bias_ = MatrixView(w.at(prefix + ".gate_proj.bias")).Cols(first, last);
-  up_bias_ = MatrixView(w.at(prefix + ".up_proj.bias")).Cols(first, last);
+  if (gated) gate_bias_ = w.at(prefix + ".gate_proj.bias").Cols(first, last);
+  up_bias_ = w.at(prefix + ".up_proj.bias").Cols(first, last);
   if (shard.index == 0) down_bias_ = w.at(prefix + ".down_proj.bias");
 }
 

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <span>
 #include <string_view>
 
 namespace seam {
@@ -40,37 +44,120 @@ float ValueOf(WeightKind kind, float u) {
 
 }  // namespace
 
-Weights::Weights(std::map<std::string, Tensor> tensors) : tensors_(std::move(tensors)) {
-  for (const auto& [name, t] : tensors_) {
-    if (std::string where = FirstNonFinite(t); !where.empty()) non_finite_.emplace(name, std::move(where));
+namespace {
+
+// Whether every value is a bf16 value: its lower 16 bits are zero (a NaN
+// rounded to bf16 included). No branch, so the loop runs on vectors.
+bool AllBf16(std::span<const float> values) {
+  uint32_t low = 0;
+  for (float v : values) low |= std::bit_cast<uint32_t>(v) & 0xffffu;
+  return low == 0;
+}
+
+// Vectors stay floats: they are small, and the kernels read them as floats.
+bool MayKeepHalves(int rows) { return rows > 1; }
+
+}  // namespace
+
+StoredWeight::StoredWeight(Tensor t) : rows_(t.rows()), cols_(t.cols()), non_finite_(FirstNonFinite(t)) {
+  if (!MayKeepHalves(rows_) || !AllBf16(t.span())) {
+    floats_ = std::move(t);
+    return;
+  }
+  storage_ = Dtype::kBf16;
+  bits_.resize(t.size());
+  const float* from = t.data();
+  for (size_t i = 0; i < bits_.size(); ++i) bits_[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(from[i]) >> 16);
+}
+
+StoredWeight::StoredWeight(int rows, int cols, const RowFill& fill) : rows_(rows), cols_(cols) {
+  SEAM_CHECK(rows >= 0 && cols >= 0, "a weight's shape");
+  if (MayKeepHalves(rows_)) {
+    storage_ = Dtype::kBf16;  // until a value is not a bf16 value
+    bits_.reserve(static_cast<size_t>(rows_) * static_cast<size_t>(cols_));
+  } else {
+    floats_ = Tensor::Uninitialized(rows_, cols_);
+  }
+  constexpr size_t kBlockFloats = size_t{1} << 18;  // 1 MiB of floats at a time
+  const int per_block = static_cast<int>(std::max<size_t>(1, kBlockFloats / std::max<size_t>(1, cols)));
+  Tensor block;
+  for (int first = 0; first < rows_; first += per_block) {
+    const int n = std::min(per_block, rows_ - first);
+    if (block.rows() != n) block = Tensor::Uninitialized(n, cols);
+    fill(first, block);
+    Append(block, first);
   }
 }
 
-std::string Weights::NonFiniteIn(const std::string& name) const {
-  auto it = non_finite_.find(name);
-  return it == non_finite_.end() ? "" : it->second;
+void StoredWeight::Append(const Tensor& block, int first_row) {
+  if (non_finite_.empty()) non_finite_ = FirstNonFinite(block, first_row);
+  if (storage_ == Dtype::kBf16 && !AllBf16(block.span())) {
+    // Floats from here on: the rows kept as halves so far, widened.
+    const MatrixView kept = MatrixView::Bf16(bits_.data(), first_row, cols_, static_cast<size_t>(cols_));
+    floats_ = Tensor::Uninitialized(rows_, cols_);
+    for (int r = 0; r < first_row; ++r) kept.CopyRow(r, floats_.row(r));
+    std::vector<uint16_t>().swap(bits_);
+    storage_ = Dtype::kF32;
+  }
+  if (storage_ == Dtype::kF32) {
+    if (!block.empty()) std::memcpy(floats_.row(first_row), block.data(), block.size() * sizeof(float));
+    return;
+  }
+  for (float v : block.span()) bits_.push_back(static_cast<uint16_t>(std::bit_cast<uint32_t>(v) >> 16));
 }
 
-const Tensor& Weights::at(const std::string& name) const {
-  auto it = tensors_.find(name);
-  SEAM_CHECK(it != tensors_.end(), "no weight named " + name);
-  return it->second;
+MatrixView StoredWeight::view() const {
+  if (storage_ == Dtype::kBf16) return MatrixView::Bf16(bits_.data(), rows_, cols_, static_cast<size_t>(cols_));
+  return MatrixView(floats_);
+}
+
+int64_t StoredBytes(int rows, int cols, Dtype d) {
+  const int64_t per = MayKeepHalves(rows) && d == Dtype::kBf16 ? sizeof(uint16_t) : sizeof(float);
+  return static_cast<int64_t>(rows) * cols * per;
+}
+
+Weights::Weights(std::map<std::string, Tensor> tensors) {
+  // One weight at a time: its floats are freed as its kept form is made.
+  while (!tensors.empty()) {
+    auto node = tensors.extract(tensors.begin());
+    stored_.emplace(std::move(node.key()), StoredWeight(std::move(node.mapped())));
+  }
+}
+
+Weights::Weights(std::map<std::string, StoredWeight> stored) : stored_(std::move(stored)) {}
+
+std::string Weights::NonFiniteIn(const std::string& name) const {
+  auto it = stored_.find(name);
+  return it == stored_.end() ? "" : it->second.non_finite();
+}
+
+MatrixView Weights::at(const std::string& name) const {
+  auto it = stored_.find(name);
+  SEAM_CHECK(it != stored_.end(), "no weight named " + name);
+  return it->second.view();
+}
+
+std::map<std::string, Tensor> Weights::Copies() const {
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, w] : stored_) out.emplace(name, w.view().Copy());
+  return out;
 }
 
 Expected<Weights> GenerateWeights(const Model& m, uint64_t seed, Dtype d) {
   Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
   if (!specs) return specs.error();
-  std::map<std::string, Tensor> tensors;
-  for (const WeightSpec& s : *specs) tensors.emplace(s.name, GenerateWeight(s, seed, d));
-  return Weights(std::move(tensors));
+  std::map<std::string, StoredWeight> stored;
+  for (const WeightSpec& s : *specs) stored.emplace(s.name, GenerateWeight(s, seed, d));
+  return Weights(std::move(stored));
 }
 
-Tensor GenerateWeight(const WeightSpec& s, uint64_t seed, Dtype d) {
+StoredWeight GenerateWeight(const WeightSpec& s, uint64_t seed, Dtype d) {
   const uint64_t stream = Mix(seed) ^ NameHash(s.name);
-  Tensor t(s.rows, s.cols);
-  for (size_t i = 0; i < t.size(); ++i) t.data()[i] = ValueOf(s.kind, Uniform(stream, i));
-  RoundToStorage(t, d);
-  return t;
+  return StoredWeight(s.rows, s.cols, [&](int first_row, Tensor& block) {
+    const size_t first = static_cast<size_t>(first_row) * static_cast<size_t>(s.cols);
+    for (size_t i = 0; i < block.size(); ++i) block.data()[i] = ValueOf(s.kind, Uniform(stream, first + i));
+    RoundToStorage(block, d);
+  });
 }
 
 Status CheckWeights(const Model& m, const Weights& w) {
@@ -78,7 +165,7 @@ Status CheckWeights(const Model& m, const Weights& w) {
   if (!specs) return specs.error();
   for (const WeightSpec& s : *specs) {
     if (!w.contains(s.name)) return Malformed(fmt::format("the weights have no tensor '{}'", s.name));
-    const Tensor& t = w.at(s.name);
+    const MatrixView t = w.at(s.name);
     if (t.rows() != s.rows || t.cols() != s.cols) {
       return Malformed(fmt::format("weight '{}' is [{}, {}] but the model needs [{}, {}]", s.name, t.rows(), t.cols(),
                                    s.rows, s.cols));

@@ -124,7 +124,7 @@ class RankRunner {
   // of the table: an even share of them where the step leaves a TP sum (the
   // other ranks' rows add zeros), all of them where it is complete.
   void Embed(const Step& s) {
-    const Tensor& table = ctx_.weights.at(kEmbeddingName);
+    const MatrixView table = ctx_.weights.at(kEmbeddingName);
     const bool partial = s.owed_after != Owed::kNothing;
     const RowSpan rows = Span(s.rows_out);
     Tensor x(rows.rows(), table.cols());
@@ -132,7 +132,7 @@ class RankRunner {
                                   : RowSpan{0, table.rows()};
     for (int r = 0; r < rows.rows(); ++r) {
       const int id = ctx_.layout.token_ids[static_cast<size_t>(rows.begin + r)];
-      if (id >= vocab.begin && id < vocab.end) std::copy(table.row(id), table.row(id) + table.cols(), x.row(r));
+      if (id >= vocab.begin && id < vocab.end) table.CopyRow(id, x.row(r));
     }
     if (partial) {
       value_ = OwedSum<Tensor>(std::move(x), s.owed_after);
@@ -157,9 +157,9 @@ class RankRunner {
     SEAM_CHECK(input_.has_value(), "the LM head has no input");
     const RankGroup g = GroupFor(*LmHeadShape(cfg_).shard);
     const RowSpan cols = VocabColumns(g);
-    const Tensor& w = ctx_.weights.at(kLmHeadName);
+    const MatrixView w = ctx_.weights.at(kLmHeadName);
     const int chunk = (w.rows() + g.size() - 1) / g.size();
-    const Tensor mine = Rounded(Gemm(*input_, MatrixView(w).Rows(cols.begin, cols.end)));
+    const Tensor mine = Rounded(Gemm(*input_, w.Rows(cols.begin, cols.end)));
     Tensor padded(mine.rows(), chunk);
     for (int r = 0; r < mine.rows(); ++r) std::copy(mine.row(r), mine.row(r) + mine.cols(), padded.row(r));
     SEAM_CHECK(s.width == w.rows(), "the LM head's width is not the vocabulary");
@@ -276,7 +276,7 @@ class RankRunner {
   // its streams, keeping the coefficients its write will use), then the norm.
   void Norm(const StageRef* stage) {
     SEAM_CHECK(residual_.has_value(), "norm without a residual");
-    const Tensor& w = ctx_.weights.at(stage != nullptr ? StageNormName(*stage) : kFinalNormName);
+    const MatrixView w = ctx_.weights.at(stage != nullptr ? StageNormName(*stage) : kFinalNormName);
     const float eps = static_cast<float>(ctx_.model.dims->rms_eps);
     if (ctx_.model.residual_streams == 1) {
       input_ = RmsNorm(*residual_, w.span(), eps, ctx_.numerics.dtype);

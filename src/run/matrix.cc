@@ -110,7 +110,7 @@ Expected<std::vector<MatrixRow>> RunMatrix(const Model& m, const std::vector<Mat
       continue;
     }
     Reference& ref = refs[c.dtype];
-    if (ref.weights.all().empty()) {
+    if (ref.weights.empty()) {
       Expected<Weights> w = GenerateWeights(m, options.seed, c.dtype);
       if (!w) return w.error();
       ref.weights = *std::move(w);

@@ -6,12 +6,13 @@
 #include <limits>
 
 #include "seam/runtime/exec.h"
+#include "seam/runtime/weights.h"
 #include "seam/stage_shape.h"
 
 namespace seam {
 namespace {
 
-constexpr int64_t kBytes = sizeof(float);  // weights and activations are held as fp32
+constexpr int64_t kBytes = sizeof(float);  // activations are held as fp32
 // Working buffers a rank holds at once at its widest: its input, value,
 // residual, a kernel's projections and its output, a collective's result.
 constexpr int64_t kBuffers = 8;
@@ -27,13 +28,13 @@ std::string SizeText(int64_t bytes) {
 
 }  // namespace
 
-Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens) {
+Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d) {
   Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
   if (!specs) return specs.error();
   MemoryEstimate e;
   int64_t widest = static_cast<int64_t>(m.hidden) * m.residual_streams;
   for (const WeightSpec& s : *specs) {
-    e.weights += static_cast<int64_t>(s.rows) * s.cols * kBytes;
+    e.weights += StoredBytes(s.rows, s.cols, d);
     if (s.stage >= 0) widest = std::max<int64_t>(widest, std::max(s.rows, s.cols));
   }
   const int64_t ranks = static_cast<int64_t>(cfg.tp) * cfg.pp;
@@ -42,8 +43,8 @@ Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig&
   return e;
 }
 
-Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, int64_t limit) {
-  Expected<MemoryEstimate> e = EstimateRunMemory(m, cfg, tokens);
+Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d, int64_t limit) {
+  Expected<MemoryEstimate> e = EstimateRunMemory(m, cfg, tokens, d);
   if (!e) return e.error();
   if (e->total() <= limit) return Status::Ok();
   // The estimate grows with the layers kept: search the most that fit.
@@ -51,7 +52,7 @@ Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, int
   while (lo < hi) {
     Model cut = m;
     cut.num_layers = (lo + hi + 1) / 2;
-    Expected<MemoryEstimate> c = EstimateRunMemory(cut, cfg, tokens);
+    Expected<MemoryEstimate> c = EstimateRunMemory(cut, cfg, tokens, d);
     if (c && c->total() <= limit) {
       lo = cut.num_layers;
     } else {

@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -55,12 +56,14 @@ typedef float V8 __attribute__((vector_size(32)));
 #define SEAM_INLINE [[gnu::always_inline]] inline
 
 // A product of x's rows [0, M) and w's rows [0, N) over K columns; rows are
-// ld floats apart; y rows are ldy floats apart.
+// ld elements apart; y rows are ldy floats apart. w is floats, or bf16
+// values as their upper halves (wb, with w null).
 struct Problem {
   const float* x;
   size_t ldx;
   const float* w;
   size_t ldw;
+  const uint16_t* wb;
   float* y;
   size_t ldy;
   int m;
@@ -79,11 +82,27 @@ float ReferenceDot(const float* x, const float* w, int k) {
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
+// `rows` rows of bf16 values, `ld` apart, k of each, widened to floats
+// (exact: a bf16 value is the upper half of its float) into rows `out_ld`
+// apart.
+SEAM_INLINE void Widen(const uint16_t* w, size_t ld, int rows, int k, float* out, size_t out_ld) {
+  for (int r = 0; r < rows; ++r) {
+    const uint16_t* from = w + static_cast<size_t>(r) * ld;
+    float* to = out + static_cast<size_t>(r) * out_ld;
+    for (int i = 0; i < k; ++i) to[i] = std::bit_cast<float>(static_cast<uint32_t>(from[i]) << 16);
+  }
+}
+
 void RunReference(const Problem& p) {
-  for (int m = 0; m < p.m; ++m) {
-    for (int n = 0; n < p.n; ++n) {
-      p.y[static_cast<size_t>(m) * p.ldy + static_cast<size_t>(n)] =
-          ReferenceDot(p.x + static_cast<size_t>(m) * p.ldx, p.w + static_cast<size_t>(n) * p.ldw, p.k);
+  std::vector<float> widened(p.wb != nullptr ? static_cast<size_t>(p.k) : 0);
+  for (int n = 0; n < p.n; ++n) {
+    const float* w = p.w + static_cast<size_t>(n) * p.ldw;
+    if (p.wb != nullptr) {
+      Widen(p.wb + static_cast<size_t>(n) * p.ldw, p.ldw, 1, p.k, widened.data(), 0);
+      w = widened.data();
+    }
+    for (int m = 0; m < p.m; ++m) {
+      p.y[static_cast<size_t>(m) * p.ldy + static_cast<size_t>(n)] = ReferenceDot(p.x + static_cast<size_t>(m) * p.ldx, w, p.k);
     }
   }
 }
@@ -127,6 +146,25 @@ SEAM_INLINE void LoadW(const float* w, typename Lanes<P>::V& out) {
     // target-neutral template; only the AVX-512 path instantiates P = 2.
     typedef float V8u __attribute__((vector_size(32), aligned(4)));
     asm("vbroadcastf64x4 %1, %0" : "=v"(out) : "m"(*reinterpret_cast<const V8u*>(w)));
+  }
+}
+
+// Eight bf16 values of a row of w, widened (exact: a bf16 value is the upper
+// half of its float): what a tile reads of a weight kept in 16 bits when
+// widening a panel first would not pay (a single tile of x reads it).
+template <int P>
+SEAM_INLINE void LoadW(const uint16_t* w, typename Lanes<P>::V& out) {
+  typedef uint16_t H8 __attribute__((vector_size(16)));
+  typedef uint32_t U8 __attribute__((vector_size(32)));
+  H8 h;
+  std::memcpy(&h, w, sizeof(H8));
+  const U8 u = __builtin_convertvector(h, U8) << 16;
+  V8 v;
+  std::memcpy(&v, &u, sizeof(V8));
+  if constexpr (P == 1) {
+    out = v;
+  } else {
+    out = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
   }
 }
 
@@ -199,8 +237,8 @@ SEAM_INLINE void Accumulate(V (&acc)[IP][NR], const float* xs, const V (&wv)[NR]
 // of x at step s is xp[s * xstep + i * 8] (packed, tail padded); w's rows are
 // ldw floats apart. The lanes of element (i, j) live at
 // lanes + i * lanes_ld + j * 8; `first` starts them at +0.
-template <int P, int IP, int NR>
-SEAM_INLINE void Tile(const float* xp, size_t xstep, const float* w, size_t ldw, int kc, bool first, float* lanes,
+template <int P, int IP, int NR, class W>
+SEAM_INLINE void Tile(const float* xp, size_t xstep, const W* w, size_t ldw, int kc, bool first, float* lanes,
                       size_t lanes_ld) {
   using V = typename Lanes<P>::V;
   V acc[IP][NR];
@@ -228,9 +266,9 @@ SEAM_INLINE void Tile(const float* xp, size_t xstep, const float* w, size_t ldw,
     V wv[NR];
 #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) {
-      float padded[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+      W padded[8] = {};  // +0 as a float and as bf16 halves
       std::memcpy(padded, w + static_cast<size_t>(j) * ldw + static_cast<size_t>(full) * 8,
-                  static_cast<size_t>(tail) * sizeof(float));
+                  static_cast<size_t>(tail) * sizeof(W));
       LoadW<P>(padded, wv[j]);
     }
     const float* xs = xp + static_cast<size_t>(full) * xstep;
@@ -247,28 +285,28 @@ SEAM_INLINE void Tile(const float* xp, size_t xstep, const float* w, size_t ldw,
 
 // A tile of ip groups by nr rows of w (at most IP x NR), through the
 // instantiation of that size.
-template <int P, int IP, int NR>
-SEAM_INLINE void EdgeTile(int ip, int nr, const float* xp, size_t xstep, const float* w, size_t ldw, int kc,
+template <int P, int IP, int NR, class W>
+SEAM_INLINE void EdgeTile(int ip, int nr, const float* xp, size_t xstep, const W* w, size_t ldw, int kc,
                           bool first, float* lanes, size_t lanes_ld) {
   if constexpr (IP > 1) {
-    if (ip < IP) return EdgeTile<P, IP - 1, NR>(ip, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
+    if (ip < IP) return EdgeTile<P, IP - 1, NR, W>(ip, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
   }
   if constexpr (NR > 1) {
-    if (nr < NR) return EdgeTile<P, IP, NR - 1>(ip, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
+    if (nr < NR) return EdgeTile<P, IP, NR - 1, W>(ip, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
   }
-  Tile<P, IP, NR>(xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
+  Tile<P, IP, NR, W>(xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
 }
 
 // A tile of r < P * IP rows or nr < NR columns: whole groups of P rows, then
 // any rows left one at a time (one element per lane vector).
-template <int P, int IP, int NR>
-SEAM_INLINE void PartTile(int r, int nr, const float* xp, size_t xstep, const float* w, size_t ldw, int kc,
+template <int P, int IP, int NR, class W>
+SEAM_INLINE void PartTile(int r, int nr, const float* xp, size_t xstep, const W* w, size_t ldw, int kc,
                           bool first, float* lanes, size_t lanes_ld) {
   const int groups = r / P;
-  if (groups > 0) EdgeTile<P, IP, NR>(groups, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
+  if (groups > 0) EdgeTile<P, IP, NR, W>(groups, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
   if constexpr (P > 1) {
     for (int i = groups * P; i < r; ++i) {
-      EdgeTile<1, 1, NR>(1, nr, xp + static_cast<size_t>(i) * 8, xstep, w, ldw, kc, first,
+      EdgeTile<1, 1, NR, W>(1, nr, xp + static_cast<size_t>(i) * 8, xstep, w, ldw, kc, first,
                          lanes + static_cast<size_t>(i) * lanes_ld, lanes_ld);
     }
   }
@@ -306,6 +344,33 @@ SEAM_INLINE void ReduceLanes(const float* lanes, int count, float* y) {
   }
 }
 
+// The tiles of a packed block of mc rows of x against one tile of nr rows
+// of w at a K-block of kc columns; w is floats or bf16 halves, ldw apart.
+struct TilesOfX {
+  const float* packed;  // the block of x, packed
+  size_t steps;         // of the whole K
+  int k0, mc, nr, kc;
+  bool first;
+  float* lanes;  // of the tile of w's first column
+  size_t lanes_ld;
+
+  template <int P, int IP, int NR, class W>
+  SEAM_INLINE void Run(const W* w, size_t ldw) const {
+    constexpr int MR = P * IP;
+    for (int mt = 0; mt < mc; mt += MR) {
+      const int r = std::min(MR, mc - mt);
+      const size_t xstep = static_cast<size_t>(r) * 8;
+      const float* xp = packed + static_cast<size_t>(mt) * steps * 8 + static_cast<size_t>(k0 / 8) * xstep;
+      float* l = lanes + static_cast<size_t>(mt) * lanes_ld;
+      if (r == MR && nr == NR) {
+        Tile<P, IP, NR, W>(xp, xstep, w, ldw, kc, first, l, lanes_ld);
+      } else {
+        PartTile<P, IP, NR, W>(r, nr, xp, xstep, w, ldw, kc, first, l, lanes_ld);
+      }
+    }
+  }
+};
+
 // The blocked product with tiles of P * IP rows of x by NR rows of w. Loops:
 // MC rows of x (packed once), NC rows of w, KC columns, then NR-row tiles of w
 // (the w panel stays in L1) and tiles of x (the packed MC x KC panel stays in
@@ -319,11 +384,12 @@ SEAM_INLINE void Blocked(const Problem& p) {
     for (int m = 0; m < p.m; ++m) std::fill_n(p.y + static_cast<size_t>(m) * p.ldy, p.n, 0.0f);
     return;
   }
-  thread_local std::vector<float> packed_buffer, lanes_buffer;
+  thread_local std::vector<float> packed_buffer, lanes_buffer, panel_buffer;
   const size_t steps = static_cast<size_t>((p.k + 7) / 8);
   float* packed = Scratch(packed_buffer, static_cast<size_t>(std::min(MC, p.m)) * steps * 8);
   float* lanes =
       Scratch(lanes_buffer, static_cast<size_t>(std::min(MC, p.m)) * static_cast<size_t>(std::min(NC, p.n)) * 8);
+  float* panel = p.wb != nullptr ? Scratch(panel_buffer, static_cast<size_t>(NR) * KC) : nullptr;
   for (int m0 = 0; m0 < p.m; m0 += MC) {
     const int mc = std::min(MC, p.m - m0);
     PackX(p.x + static_cast<size_t>(m0) * p.ldx, p.ldx, mc, p.k, MR, packed);
@@ -335,17 +401,18 @@ SEAM_INLINE void Blocked(const Problem& p) {
         const bool first = k0 == 0;
         for (int nt = 0; nt < nc; nt += NR) {
           const int nr = std::min(NR, nc - nt);
-          const float* w = p.w + static_cast<size_t>(n0 + nt) * p.ldw + static_cast<size_t>(k0);
-          for (int mt = 0; mt < mc; mt += MR) {
-            const int r = std::min(MR, mc - mt);
-            const size_t xstep = static_cast<size_t>(r) * 8;
-            const float* xp = packed + static_cast<size_t>(mt) * steps * 8 + static_cast<size_t>(k0 / 8) * xstep;
-            float* l = lanes + static_cast<size_t>(mt) * lanes_ld + static_cast<size_t>(nt) * 8;
-            if (r == MR && nr == NR) {
-              Tile<P, IP, NR>(xp, xstep, w, p.ldw, kc, first, l, lanes_ld);
-            } else {
-              PartTile<P, IP, NR>(r, nr, xp, xstep, w, p.ldw, kc, first, l, lanes_ld);
-            }
+          const size_t at = static_cast<size_t>(n0 + nt) * p.ldw + static_cast<size_t>(k0);
+          float* l = lanes + static_cast<size_t>(nt) * 8;
+          const TilesOfX tiles{.packed = packed, .steps = steps, .k0 = k0, .mc = mc, .nr = nr, .kc = kc,
+                               .first = first, .lanes = l, .lanes_ld = lanes_ld};
+          if (p.wb == nullptr) {
+            tiles.Run<P, IP, NR>(p.w + at, p.ldw);
+          } else if (mc <= MR) {
+            tiles.Run<P, IP, NR>(p.wb + at, p.ldw);  // one tile of x: widened as it is read
+          } else {
+            // Several tiles of x read the panel: widened once into floats.
+            Widen(p.wb + at, p.ldw, nr, kc, panel, KC);
+            tiles.Run<P, IP, NR>(static_cast<const float*>(panel), KC);
           }
         }
       }
@@ -420,12 +487,16 @@ Path BestPath(int m) {
   return m <= 2 && best == Path::kAvx512 ? Path::kAvx2 : best;
 }
 
+// w's elements: floats or bf16 halves, one of the two.
+const float* Floats(MatrixView w) { return w.storage() == Dtype::kF32 ? w.data() : nullptr; }
+const uint16_t* Halves(MatrixView w) { return w.storage() == Dtype::kBf16 ? w.bf16_data() : nullptr; }
+
 // x's rows against w's into y's columns [0, w.rows()), y's rows ldy apart.
 void GemmInto(Path path, const Tensor& x, MatrixView w, float* y, size_t ldy) {
   SEAM_CHECK(x.cols() == w.cols(), "gemm: x and w differ in K (w is [out, in])");
   if (x.rows() == 0 || w.rows() == 0) return;  // no data to point into
-  Run(path, {.x = x.data(), .ldx = static_cast<size_t>(x.cols()), .w = w.data(), .ldw = w.stride(), .y = y, .ldy = ldy,
-             .m = x.rows(), .n = w.rows(), .k = x.cols()});
+  Run(path, {.x = x.data(), .ldx = static_cast<size_t>(x.cols()), .w = Floats(w), .ldw = w.stride(), .wb = Halves(w),
+             .y = y, .ldy = ldy, .m = x.rows(), .n = w.rows(), .k = x.cols()});
 }
 
 // Every element of y is written (an empty K gives +0), so y starts unset.
@@ -472,8 +543,11 @@ std::vector<Tensor> GemmBlocks(const Tensor& x, MatrixView w, int blocks) {
     const size_t k0 = static_cast<size_t>(b) * static_cast<size_t>(kb);
     // With no rows there is no data to offset into.
     if (!y.empty()) {
-      Run(path, {.x = x.data() + k0, .ldx = static_cast<size_t>(x.cols()), .w = w.data() + k0, .ldw = w.stride(),
-                 .y = y.data(), .ldy = static_cast<size_t>(w.rows()), .m = x.rows(), .n = w.rows(), .k = kb});
+      const float* floats = Floats(w);
+      const uint16_t* halves = Halves(w);
+      Run(path, {.x = x.data() + k0, .ldx = static_cast<size_t>(x.cols()), .w = floats != nullptr ? floats + k0 : nullptr,
+                 .ldw = w.stride(), .wb = halves != nullptr ? halves + k0 : nullptr, .y = y.data(),
+                 .ldy = static_cast<size_t>(w.rows()), .m = x.rows(), .n = w.rows(), .k = kb});
     }
     out.push_back(std::move(y));
   }

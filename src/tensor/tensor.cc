@@ -68,15 +68,45 @@ bool Tensor::operator==(const Tensor& o) const {
          (data_.empty() || std::memcmp(data_.data(), o.data_.data(), data_.size() * sizeof(float)) == 0);
 }
 
+MatrixView MatrixView::Bf16(const uint16_t* bits, int rows, int cols, size_t stride) {
+  SEAM_CHECK(rows >= 0 && cols >= 0 && (rows <= 1 || stride >= static_cast<size_t>(cols)), "a bf16 view's shape");
+  MatrixView v;
+  v.bits_ = bits;
+  v.rows_ = rows;
+  v.cols_ = cols;
+  v.stride_ = stride;
+  return v;
+}
+
+const float* MatrixView::data() const {
+  SEAM_CHECK(bits_ == nullptr, "the floats of a view of bf16 values");
+  return data_;
+}
+
+const uint16_t* MatrixView::bf16_data() const {
+  SEAM_CHECK(bits_ != nullptr || rows_ == 0 || cols_ == 0, "the bf16 halves of a view of floats");
+  return bits_;
+}
+
+float MatrixView::at(int r, int c) const {
+  const size_t i = static_cast<size_t>(r) * stride_ + static_cast<size_t>(c);
+  return bits_ != nullptr ? FromBf16Bits(bits_[i]) : data_[i];
+}
+
 std::span<const float> MatrixView::span() const {
   SEAM_CHECK(contiguous(), "a span of a view whose rows have gaps");
-  return {data_, static_cast<size_t>(rows_) * static_cast<size_t>(cols_)};
+  return {data(), static_cast<size_t>(rows_) * static_cast<size_t>(cols_)};
 }
 
 MatrixView MatrixView::Rows(int begin, int end) const {
   SEAM_CHECK(0 <= begin && begin <= end && end <= rows_, "row range outside the view");
   MatrixView v = *this;
-  v.data_ = begin == end ? data_ : row(begin);
+  const size_t skip = begin == end ? 0 : static_cast<size_t>(begin) * stride_;
+  if (bits_ != nullptr) {
+    v.bits_ = bits_ + skip;
+  } else if (data_ != nullptr) {
+    v.data_ = data_ + skip;
+  }
   v.rows_ = end - begin;
   return v;
 }
@@ -84,15 +114,36 @@ MatrixView MatrixView::Rows(int begin, int end) const {
 MatrixView MatrixView::Cols(int begin, int end) const {
   SEAM_CHECK(0 <= begin && begin <= end && end <= cols_, "column range outside the view");
   MatrixView v = *this;
-  if (rows_ > 0) v.data_ = data_ + begin;
+  if (rows_ > 0 && bits_ != nullptr) v.bits_ = bits_ + begin;
+  if (rows_ > 0 && data_ != nullptr) v.data_ = data_ + begin;
   v.cols_ = end - begin;
   return v;
 }
 
+void MatrixView::CopyRow(int r, float* out) const {
+  SEAM_CHECK(0 <= r && r < rows_, "row outside the view");
+  if (bits_ == nullptr) {
+    std::memcpy(out, row(r), static_cast<size_t>(cols_) * sizeof(float));
+    return;
+  }
+  const uint16_t* from = bits_ + static_cast<size_t>(r) * stride_;
+  for (int c = 0; c < cols_; ++c) out[c] = std::bit_cast<float>(static_cast<uint32_t>(from[c]) << 16);
+}
+
 Tensor MatrixView::Copy() const {
   Tensor out = Tensor::Uninitialized(rows_, cols_);
-  for (int r = 0; r < rows_ && cols_ > 0; ++r) std::memcpy(out.row(r), row(r), static_cast<size_t>(cols_) * sizeof(float));
+  for (int r = 0; r < rows_ && cols_ > 0; ++r) CopyRow(r, out.row(r));
   return out;
+}
+
+bool MatrixView::operator==(const MatrixView& o) const {
+  if (rows_ != o.rows_ || cols_ != o.cols_) return false;
+  for (int r = 0; r < rows_; ++r) {
+    for (int c = 0; c < cols_; ++c) {
+      if (std::bit_cast<uint32_t>(at(r, c)) != std::bit_cast<uint32_t>(o.at(r, c))) return false;
+    }
+  }
+  return true;
 }
 
 Tensor ConcatRows(std::span<const Tensor> parts) {
@@ -152,7 +203,7 @@ bool AnyNonFinite(const float* v, size_t n) {
 
 }  // namespace
 
-std::string FirstNonFinite(const Tensor& t) {
+std::string FirstNonFinite(const Tensor& t, int first_row) {
   // Every weight of a model is scanned when the weights are made: look
   // closer only at a chunk that holds something.
   constexpr size_t kChunk = 4096;
@@ -162,7 +213,8 @@ std::string FirstNonFinite(const Tensor& t) {
     const float v = t.data()[i];
     if (std::isfinite(v)) continue;
     const size_t cols = static_cast<size_t>(std::max(t.cols(), 1));
-    return fmt::format("{} at [{}, {}]", std::isnan(v) ? "a NaN" : "an infinity", i / cols, i % cols);
+    return fmt::format("{} at [{}, {}]", std::isnan(v) ? "a NaN" : "an infinity", i / cols + static_cast<size_t>(first_row),
+                       i % cols);
   }
   return "";
 }

@@ -52,7 +52,7 @@ StageRef FirstOf(const Model& m, StageKind kind) {
 }
 
 Weights With(const Weights& w, const std::string& name, const std::function<void(Tensor&)>& edit) {
-  std::map<std::string, Tensor> all = w.all();
+  std::map<std::string, Tensor> all = w.Copies();
   edit(all.at(name));
   return Weights(std::move(all));
 }

@@ -292,6 +292,79 @@ TEST(GemmStacked, GivesTheBitsOfTheProductWithThePartsStacked) {
   EXPECT_EQ(GemmStacked(x, {}).cols(), 0);
 }
 
+// A weight of bf16 values kept as their 16-bit halves, with the tensor of
+// the same values as floats.
+struct HalvesOf {
+  Tensor floats;
+  std::vector<uint16_t> bits;
+  MatrixView view() const { return MatrixView::Bf16(bits.data(), floats.rows(), floats.cols(), floats.cols()); }
+};
+HalvesOf Halves(int rows, int cols, uint32_t seed) {
+  HalvesOf h{Make(rows, cols, seed), {}};
+  RoundToStorage(h.floats, Dtype::kBf16);
+  for (float v : h.floats.span()) h.bits.push_back(Bf16Bits(v));
+  return h;
+}
+
+// Widening a bf16 value is exact, so a weight held in 16 bits gives the bits
+// of the same values held as floats: on every code path, through several
+// K-blocks (K past 512 with a tail) and row blocks of x and w, and for
+// windows of it read in place.
+TEST(Gemm, AWeightOfBf16HalvesGivesTheBitsOfItsValuesAsFloats) {
+  const HalvesOf w = Halves(107, 1100, 40);
+  const MatrixView half = w.view(), whole(w.floats);
+  const std::vector<std::pair<MatrixView, MatrixView>> windows = {
+      {half, whole}, {half.Rows(5, 29), whole.Rows(5, 29)}, {half.Cols(37, 1100), whole.Cols(37, 1100)},
+      {half.Rows(3, 106).Cols(11, 650), whole.Rows(3, 106).Cols(11, 650)}};
+  for (const auto& [h, f] : windows) {
+    ASSERT_EQ(h.storage(), Dtype::kBf16);
+    const Tensor copy = h.Copy();
+    ASSERT_TRUE(copy == f.Copy());
+    for (int m : {1, 2, 9, 100}) {
+      const Tensor x = Make(m, h.cols(), 41);
+      for (Path p : Paths()) {
+        EXPECT_TRUE(GemmOn(p, x, h) == ContractGemm(x, copy)) << Name(p) << " " << m << " x " << h.rows() << "x" << h.cols();
+      }
+      EXPECT_TRUE(Gemm(x, h) == Gemm(x, f)) << m;
+    }
+  }
+  const Tensor x = Make(10, 1100, 42);
+  const std::vector<MatrixView> parts = {half.Rows(30, 34), half.Rows(0, 7), half.Rows(60, 107)};
+  const std::vector<MatrixView> float_parts = {whole.Rows(30, 34), whole.Rows(0, 7), whole.Rows(60, 107)};
+  EXPECT_TRUE(GemmStacked(x, parts) == GemmStacked(x, float_parts));
+  const std::vector<Tensor> blocks = GemmBlocks(x, half, 4), float_blocks = GemmBlocks(x, whole, 4);
+  ASSERT_EQ(blocks.size(), float_blocks.size());
+  for (size_t b = 0; b < blocks.size(); ++b) EXPECT_TRUE(blocks[b] == float_blocks[b]) << b;
+}
+
+TEST(MatrixView, AViewOfBf16HalvesShowsTheirValuesAndGivesNoFloatPointer) {
+  HalvesOf w = Halves(4, 6, 43);
+  // Values whose widening has to keep every bit: -0, an infinity, a NaN's
+  // payload, a subnormal.
+  w.bits[1] = 0x8000u;
+  w.bits[7] = 0xff80u;
+  w.bits[8] = 0x7fc1u;
+  w.bits[13] = 0x0001u;
+  for (size_t i : {1, 7, 8, 13}) w.floats.data()[i] = FromBf16Bits(w.bits[i]);
+  const MatrixView v = w.view().Rows(1, 3).Cols(1, 5);
+  ASSERT_EQ(v.rows(), 2);
+  ASSERT_EQ(v.cols(), 4);
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 4; ++c) ASSERT_EQ(Bits(v.at(r, c)), Bits(w.floats.at(r + 1, c + 1))) << r << " " << c;
+  }
+  EXPECT_TRUE(v.Copy() == w.floats.RowRange(1, 3).ColRange(1, 5));
+  EXPECT_TRUE(w.view() == MatrixView(w.floats));
+  EXPECT_EQ(Bits(w.view().at(0, 1)), 0x80000000u);
+  EXPECT_EQ(Bits(w.view().at(1, 1)), 0xff800000u);
+  EXPECT_EQ(Bits(w.view().at(1, 2)), 0x7fc10000u);
+  EXPECT_EQ(Bits(w.view().at(2, 1)), 0x00010000u);
+  EXPECT_THROW(v.data(), InternalError);
+  EXPECT_THROW(v.row(0), InternalError);
+  EXPECT_THROW(v.span(), InternalError);
+  EXPECT_THROW(MatrixView(w.floats).bf16_data(), InternalError);
+  EXPECT_THROW(v.Rows(0, 3), InternalError);
+}
+
 TEST(MatrixView, WindowsShowTheirRowsAndColumnsAndRefuseToReachOutside) {
   const Tensor t = Make(6, 10, 34);
   const MatrixView v = MatrixView(t).Rows(1, 5).Cols(2, 9);

@@ -84,7 +84,12 @@ TEST(HfCheckpoint, EveryFamilyRoundTripsItsModelAndWeightsBitForBit) {
       ASSERT_TRUE(w.ok()) << w.error().message;
       const Weights original = Generated(m, dtype);
       ASSERT_EQ(w->all().size(), original.all().size());
-      for (const auto& [weight, t] : original.all()) EXPECT_TRUE(w->at(weight) == t) << weight;
+      for (const auto& [weight, t] : original.all()) {
+        EXPECT_TRUE(w->at(weight) == t.view()) << weight;
+        // Read as it is made: a bf16 checkpoint's matrices kept in 16 bits.
+        EXPECT_EQ(w->all().at(weight).storage(), t.storage()) << weight;
+        EXPECT_EQ(t.storage(), dtype == Dtype::kBf16 && t.rows() > 1 ? Dtype::kBf16 : Dtype::kF32) << weight;
+      }
     }
   }
 }
@@ -177,8 +182,8 @@ TEST(HfLayout, GptOssStacksExpertsWithGateAtEvenAndUpAtOddColumns) {
   const StTensor& gate_up = t.at("model.layers.1.mlp.experts.gate_up_proj");
   const int64_t h = m.hidden, i2 = 2 * m.dims->moe_intermediate;
   ASSERT_EQ(gate_up.shape, (std::vector<int64_t>{4, h, i2}));
-  const Tensor& gate = w.at("model.layers.1.mlp.experts.2.gate_proj.weight");
-  const Tensor& up = w.at("model.layers.1.mlp.experts.2.up_proj.weight");
+  const MatrixView gate = w.at("model.layers.1.mlp.experts.2.gate_proj.weight");
+  const MatrixView up = w.at("model.layers.1.mlp.experts.2.up_proj.weight");
   // [e=2, row=5, col=2j] is gate[j=3, 5]; col 2j+1 is up[3, 5].
   EXPECT_EQ(gate_up.floats[static_cast<size_t>((2 * h + 5) * i2 + 6)], gate.at(3, 5));
   EXPECT_EQ(gate_up.floats[static_cast<size_t>((2 * h + 5) * i2 + 7)], up.at(3, 5));
@@ -202,8 +207,8 @@ TEST(HfLayout, Qwen3NextInterleavesEachHeadsQueryAndGateAndStoresNormsAroundZero
   const int hd = m.dims->head_dim;
   const StTensor& q = t.at("model.layers.3.self_attn.q_proj.weight");
   ASSERT_EQ(q.shape, (std::vector<int64_t>{2 * 8 * hd, m.hidden}));
-  const Tensor& query = w.at("model.layers.3.self_attn.q_proj.weight");
-  const Tensor& gate = w.at("model.layers.3.self_attn.gate_proj.weight");
+  const MatrixView query = w.at("model.layers.3.self_attn.q_proj.weight");
+  const MatrixView gate = w.at("model.layers.3.self_attn.gate_proj.weight");
   // Head 2: rows [2*2*hd, 2*2*hd + hd) are its query, the next hd its gate.
   EXPECT_EQ(q.floats[static_cast<size_t>((4 * hd + 1) * m.hidden + 3)], query.at(2 * hd + 1, 3));
   EXPECT_EQ(q.floats[static_cast<size_t>((5 * hd + 1) * m.hidden + 3)], gate.at(2 * hd + 1, 3));

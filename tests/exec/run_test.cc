@@ -120,19 +120,24 @@ TEST(RunMemory, TheWeightsOnceAndEachRankItsWorkingBuffers) {
   const ParallelConfig cfg{.tp = 4, .attn_dp = 2, .dense_tp = 1, .pp = 2};
   Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
   ASSERT_TRUE(specs.ok());
-  int64_t whole = 0;
-  for (const WeightSpec& s : *specs) whole += int64_t{4} * s.rows * s.cols;
-  Expected<MemoryEstimate> e = EstimateRunMemory(m, cfg, 20);
+  int64_t whole = 0, halves = 0;
+  for (const WeightSpec& s : *specs) {
+    whole += int64_t{4} * s.rows * s.cols;
+    halves += int64_t{s.rows > 1 ? 2 : 4} * s.rows * s.cols;  // bf16: matrices in 16 bits, vectors as floats
+  }
+  Expected<MemoryEstimate> e = EstimateRunMemory(m, cfg, 20, Dtype::kF32);
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->weights, whole);
-  EXPECT_EQ(EstimateRunMemory(m, {.tp = 4, .pp = 2}, 20)->weights, whole);  // any sharding: the same
+  EXPECT_EQ(EstimateRunMemory(m, {.tp = 4, .pp = 2}, 20, Dtype::kF32)->weights, whole);  // any sharding: the same
+  EXPECT_EQ(EstimateRunMemory(m, cfg, 20, Dtype::kBf16)->weights, halves);
+  EXPECT_EQ(EstimateRunMemory(m, cfg, 20, Dtype::kBf16)->activations, e->activations);
   const int64_t widest = std::max({m.hidden, d.intermediate, d.heads * d.head_dim});
   EXPECT_EQ(e->activations, int64_t{8 + 1} * 2 * 8 * 20 * widest * 4);  // 8 ranks and the reference, live and kept
   EXPECT_EQ(e->total(), (e->weights + e->activations) * 17 / 16);
   // What a thread keeps is bounded: at 100,000 tokens the live buffers pass 256 MiB.
   const int64_t live = int64_t{8} * 100000 * widest * 4;
   ASSERT_GT(live, int64_t{256} << 20);
-  EXPECT_EQ(EstimateRunMemory(m, cfg, 100000)->activations, int64_t{8 + 1} * (live + (int64_t{256} << 20)));
+  EXPECT_EQ(EstimateRunMemory(m, cfg, 100000, Dtype::kF32)->activations, int64_t{8 + 1} * (live + (int64_t{256} << 20)));
 }
 
 // The refusal names the most leading layers that fit, and they do fit.
@@ -141,9 +146,9 @@ TEST(RunMemory, ARunOverTheLimitIsRefusedNamingTheLayersThatFit) {
   const ParallelConfig cfg{.tp = 2};
   Model three = m;
   three.num_layers = 3;
-  const int64_t limit = EstimateRunMemory(three, cfg, 32)->total();
-  EXPECT_TRUE(CheckRunMemory(three, cfg, 32, limit).ok());
-  const Status s = CheckRunMemory(m, cfg, 32, limit);
+  const int64_t limit = EstimateRunMemory(three, cfg, 32, Dtype::kBf16)->total();
+  EXPECT_TRUE(CheckRunMemory(three, cfg, 32, Dtype::kBf16, limit).ok());
+  const Status s = CheckRunMemory(m, cfg, 32, Dtype::kBf16, limit);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(s.error().message.find("; --layers 3 fits, and --backend record counts the plan without weights"),
@@ -188,7 +193,7 @@ TEST(Run, ABatchThatCannotBeFormedIsAnError) {
 
 TEST(Run, WeightsOfAnotherShapeAreRejected) {
   const Model m = LlamaModel(2);
-  std::map<std::string, Tensor> tensors = MustWeights(m, Dtype::kF32).all();
+  std::map<std::string, Tensor> tensors = MustWeights(m, Dtype::kF32).Copies();
   tensors["model.layers.1.mlp.up_proj.weight"] = Tensor(64, 64);
   const Weights bad(std::move(tensors));
   Expected<Pipeline> plans = BindPipeline(m, {.tp = 2});

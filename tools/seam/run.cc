@@ -40,7 +40,7 @@ Expected<LoadedModel> LoadCheckpoint(const RunArgs& a, const ParallelConfig* cfg
   if (!c) return c.error();
   if (cfg != nullptr) {
     SEAM_RETURN_IF_ERROR(CheckRunnable(c->model, *cfg));
-    SEAM_RETURN_IF_ERROR(CheckRunMemory(c->model, *cfg, a.tokens, RunMemoryLimit(a.max_memory)));
+    SEAM_RETURN_IF_ERROR(CheckRunMemory(c->model, *cfg, a.tokens, c->dtype, RunMemoryLimit(a.max_memory)));
   }
   if (a.backend == RunBackend::kRecord) return LoadedModel{c->model, Weights(), c->dtype};
   Expected<Weights> w = ReadHfWeights(*c);
@@ -65,7 +65,7 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, const ParallelConfig* cfg) {
   // The record backend runs no kernels: a real-size model's plan is counted
   // without a byte of weights.
   if (a.backend == RunBackend::kRecord) return LoadedModel{model, Weights(), a.dtype};
-  if (cfg != nullptr) SEAM_RETURN_IF_ERROR(CheckRunMemory(model, *cfg, a.tokens, RunMemoryLimit(a.max_memory)));
+  if (cfg != nullptr) SEAM_RETURN_IF_ERROR(CheckRunMemory(model, *cfg, a.tokens, a.dtype, RunMemoryLimit(a.max_memory)));
   Expected<Weights> w = GenerateWeights(model, a.seed, a.dtype);
   if (!w) return w.error();
   return LoadedModel{model, *std::move(w), a.dtype};

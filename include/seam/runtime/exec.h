@@ -32,7 +32,8 @@ Status CheckRunnable(const Model& m, const ParallelConfig& cfg);
 
 // What a run on threads holds at its peak, in bytes: the whole weights,
 // once (the reference computes with them and every rank reads its part in
-// place), and working buffers: a few per rank and for the reference, each
+// place; a run of dtype `d` keeps them as StoredBytes says: a bf16 run's
+// matrices in 16 bits), and working buffers: a few per rank and for the reference, each
 // tokens rows of the widest tensor a stage computes, and as many again
 // (at most 256 MiB a thread) that a thread keeps for reuse; then a
 // sixteenth more for the allocator and the process.
@@ -42,11 +43,11 @@ struct MemoryEstimate {
   int64_t overhead() const { return (weights + activations) / 16; }
   int64_t total() const { return weights + activations + overhead(); }
 };
-Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens);
+Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d);
 // Refuses (bad input) a run whose estimate exceeds `limit` bytes, with the
 // estimate, the most leading layers of the model that would fit, and the
 // record backend as the way to count the plan at any size.
-Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, int64_t limit);
+Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d, int64_t limit);
 // The memory the system could give this process now (MemAvailable), or 0
 // when it cannot tell.
 int64_t AvailableMemory();

@@ -2,7 +2,9 @@
 //
 // Compute is always fp32. A bf16 run stores values rounded to bf16 (round to
 // nearest, ties to even) at the points the kernels define, kept in floats, so
-// every kernel serves both dtypes and a rounding point is one call.
+// every kernel serves both dtypes and a rounding point is one call. Only its
+// weight matrices are kept in 16 bits (seam/runtime/weights.h), read through
+// MatrixView.
 //
 //   Tensor x(4, 64);            // zeros
 //   x.at(2, 7) = 1.5f;
@@ -104,8 +106,12 @@ class Tensor {
 
 // A read-only window on a block of a tensor's rows and columns: what a
 // kernel keeps of the weights it reads, so a rank's shard of a weight is
-// never copied. It owns nothing; the tensor must outlive it. Rows are
-// stride() floats apart (the tensor's width when it has fewer columns).
+// never copied. It owns nothing; what it shows must outlive it. Rows are
+// stride() elements apart (the tensor's width when it has fewer columns).
+// A view shows floats, or bf16 values kept as their upper 16 bits (a weight
+// a bf16 run keeps in half the memory, seam/runtime/weights.h): at() and
+// Copy() read either, the float pointers only floats, and the GEMM reads
+// both in place with the same bits (widening a bf16 value is exact).
 //
 //   MatrixView w = weights.at("model.layers.0.mlp.down_proj.weight");
 //   MatrixView mine = w.Cols(512, 1024);  // a row-parallel shard
@@ -116,26 +122,40 @@ class MatrixView {
       : data_(t.data()), rows_(t.rows()), cols_(t.cols()), stride_(static_cast<size_t>(t.cols())) {}
   // A view of a temporary would outlive it.
   MatrixView(Tensor&&) = delete;
+  // bf16 values, rows `stride` elements apart.
+  static MatrixView Bf16(const uint16_t* bits, int rows, int cols, size_t stride);
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
   size_t stride() const { return stride_; }
   bool empty() const { return rows_ == 0 || cols_ == 0; }
-  const float* data() const { return data_; }
-  const float* row(int r) const { return data_ + static_cast<size_t>(r) * stride_; }
-  float at(int r, int c) const { return row(r)[c]; }
+  // How the values are held: kF32 (floats) or kBf16 (16-bit halves).
+  Dtype storage() const { return bits_ == nullptr ? Dtype::kF32 : Dtype::kBf16; }
+  // The floats; only for a view of floats (SEAM_CHECK).
+  const float* data() const;
+  const float* row(int r) const { return data() + static_cast<size_t>(r) * stride_; }
+  // The 16-bit halves; only for a view of bf16 values (SEAM_CHECK).
+  const uint16_t* bf16_data() const;
+  float at(int r, int c) const;
+  // Row r as floats, into out[0, cols()).
+  void CopyRow(int r, float* out) const;
   // Whether the rows follow each other with no gap (a span covers them).
   bool contiguous() const { return rows_ <= 1 || stride_ == static_cast<size_t>(cols_); }
-  // Every element in order; only for a contiguous view.
+  // Every element in order; only for a contiguous view of floats.
   std::span<const float> span() const;
 
-  // Sub-windows (end exclusive), and a copy of what the view shows.
+  // Sub-windows (end exclusive), and a copy of what the view shows, as floats.
   MatrixView Rows(int begin, int end) const;
   MatrixView Cols(int begin, int end) const;
   Tensor Copy() const;
 
+  // Bit-for-bit equality of the values shown, whatever holds them.
+  bool operator==(const MatrixView& o) const;
+
  private:
+  // One of the two is set (neither for an empty default view).
   const float* data_ = nullptr;
+  const uint16_t* bits_ = nullptr;
   int rows_ = 0;
   int cols_ = 0;
   size_t stride_ = 0;
@@ -158,6 +178,7 @@ double MaxAbsDiff(const Tensor& a, const Tensor& b);
 // Where the first NaN or infinity of `t` is, as "a NaN at [row, col]" (or
 // "an infinity at ..."); empty when every element is finite. Two runs that
 // hold the same NaN bits are equal bit for bit but computed nothing.
-std::string FirstNonFinite(const Tensor& t);
+// Rows are numbered from first_row (t a block of a larger tensor's rows).
+std::string FirstNonFinite(const Tensor& t, int first_row = 0);
 
 }  // namespace seam

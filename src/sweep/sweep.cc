@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -139,6 +140,8 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
   // Results per stack configuration, then per catalogue model.
   std::vector<Unit> per_unit(configs.size() + models.size());
   std::mutex mu;
+  std::condition_variable finished;  // the progress bar's wait ends when the last worker does
+  int workers_left = options.jobs;
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
   auto check = [&](size_t c, const Subject& subject, SegmentTable& table, sweep::Resolved& resolved, Unit& unit) {
@@ -175,12 +178,17 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
       per_unit[u].counts += mine[u].counts;
       for (std::string& v : mine[u].violations) per_unit[u].violations.push_back(std::move(v));
     }
+    if (--workers_left == 0) finished.notify_all();
   };
   std::vector<std::thread> threads;
   for (int j = 0; j < options.jobs; ++j) threads.emplace_back(work);
-  while (options.progress && done < total) {
-    options.progress(done, total);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (options.progress) {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return workers_left == 0; })) {
+      lock.unlock();
+      options.progress(done, total);
+      lock.lock();
+    }
   }
   for (std::thread& t : threads) t.join();
   if (options.progress) options.progress(total, total);

@@ -123,4 +123,10 @@ StTensor CheckpointTensors::Read(std::string_view name) const {
   return files_[file_of_[it->second]].Read(name);
 }
 
+void CheckpointTensors::ReadFloats(std::string_view name, uint64_t first, std::span<float> out) const {
+  auto it = by_name_.find(name);
+  SEAM_CHECK(it != by_name_.end(), fmt::format("the checkpoint has no tensor '{}'", name));
+  files_[file_of_[it->second]].ReadFloats(name, first, out);
+}
+
 }  // namespace seam

@@ -50,18 +50,22 @@ std::vector<float> Gather(const HfTensor& t, const Weights& w) {
   return out;
 }
 
-// The inverse: HF values into the seam weights they hold.
+// The inverse: an HF tensor that holds one seam weight whole, read a block
+// of rows at a time into the form Weights keeps it in (bf16 values in 16
+// bits), so its floats are never all held.
+StoredWeight ReadWhole(const HfTensor& t, const CheckpointTensors& tensors, const WeightSpec& s) {
+  return StoredWeight(s.rows, s.cols, [&](int first_row, Tensor& block) {
+    tensors.ReadFloats(t.name, static_cast<uint64_t>(first_row) * static_cast<uint64_t>(s.cols), block.span());
+    if (t.layout == HfLayout::kZeroCentred) {
+      for (float& v : block.span()) v += 1.0f;
+    }
+  });
+}
+
+// An HF tensor that holds parts of several seam weights, into them.
 void Scatter(const HfTensor& t, std::vector<float> values, const std::map<std::string, const WeightSpec*>& specs,
              std::map<std::string, Tensor>& out) {
   auto shape = [&specs](const std::string& name) { return specs.at(name); };
-  if (t.layout == HfLayout::kSame || t.layout == HfLayout::kZeroCentred) {
-    if (t.layout == HfLayout::kZeroCentred) {
-      for (float& v : values) v += 1.0f;
-    }
-    const WeightSpec* s = shape(t.parts[0]);
-    out.insert_or_assign(t.parts[0], Tensor(s->rows, s->cols, std::move(values)));
-    return;
-  }
   std::vector<Tensor*> parts;
   for (const std::string& p : t.parts) {
     const WeightSpec* s = shape(p);
@@ -192,6 +196,10 @@ Expected<Weights> ReadHfWeights(const HfCheckpoint& c) {
   // in 16 bits) before the next: the checkpoint's values are held once.
   for (const HfTensor& t : c.layout) {
     if (t.name == kLmHead && c.tied) continue;
+    if (t.layout == HfLayout::kSame || t.layout == HfLayout::kZeroCentred) {
+      stored.insert_or_assign(t.parts[0], ReadWhole(t, c.tensors, *by_name.at(t.parts[0])));
+      continue;
+    }
     std::map<std::string, Tensor> parts;
     Scatter(t, std::move(c.tensors.Read(t.name).floats), by_name, parts);
     for (auto& [name, part] : parts) stored.insert_or_assign(name, StoredWeight(std::move(part)));

@@ -211,6 +211,12 @@ StTensor SafetensorsFile::Read(std::string_view name) const {
   return st::Decode(state_->index.entries[it->second], state_->index.data.data());
 }
 
+void SafetensorsFile::ReadFloats(std::string_view name, uint64_t first, std::span<float> out) const {
+  auto it = state_->by_name.find(name);
+  SEAM_CHECK(it != state_->by_name.end(), fmt::format("{} has no tensor '{}'", state_->path, name));
+  st::DecodeFloats(state_->index.entries[it->second], state_->index.data.data(), first, out);
+}
+
 Expected<std::vector<StTensor>> ReadSafetensors(const std::string& path) {
   Expected<SafetensorsFile> f = SafetensorsFile::Open(path);
   if (!f) return f.error();

@@ -293,6 +293,18 @@ Expected<Index> IndexOf(std::span<const uint8_t> bytes, std::string_view where) 
   }
 }
 
+void DecodeFloats(const Entry& e, const uint8_t* data, uint64_t first, std::span<float> out) {
+  SEAM_CHECK(IsFloat(e.dtype), fmt::format("'{}' is not a tensor of floats", e.name));
+  SEAM_CHECK(first <= e.count && out.size() <= e.count - first, fmt::format("elements outside '{}'", e.name));
+  const size_t item = ItemSize(e.dtype);
+  const uint8_t* p = data + e.begin + first * item;
+  if (e.dtype == StDtype::kF32) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = std::bit_cast<float>(static_cast<uint32_t>(Load(p + i * item, item)));
+  } else {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = FromBf16Bits(static_cast<uint16_t>(Load(p + i * item, item)));
+  }
+}
+
 StTensor Decode(const Entry& e, const uint8_t* data) {
   StTensor t{.name = e.name, .dtype = e.dtype, .shape = e.shape};
   const size_t n = static_cast<size_t>(e.count);
@@ -300,12 +312,9 @@ StTensor Decode(const Entry& e, const uint8_t* data) {
   const uint8_t* p = data + e.begin;
   switch (e.dtype) {
     case StDtype::kF32:
-      t.floats.resize(n);
-      for (size_t i = 0; i < n; ++i) t.floats[i] = std::bit_cast<float>(static_cast<uint32_t>(Load(p + i * item, item)));
-      break;
     case StDtype::kBf16:
       t.floats.resize(n);
-      for (size_t i = 0; i < n; ++i) t.floats[i] = FromBf16Bits(static_cast<uint16_t>(Load(p + i * item, item)));
+      DecodeFloats(e, data, 0, t.floats);
       break;
     case StDtype::kI32:
       t.ints.resize(n);

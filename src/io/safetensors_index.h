@@ -36,6 +36,8 @@ struct Index {
 // section; errors are kMalformed and start with `where`.
 Expected<Index> IndexOf(std::span<const uint8_t> bytes, std::string_view where);
 StTensor Decode(const Entry& e, const uint8_t* data);
+// Elements [first, first + out.size()) of an F32 or BF16 tensor, as floats.
+void DecodeFloats(const Entry& e, const uint8_t* data, uint64_t first, std::span<float> out);
 
 bool IsFloat(StDtype d);
 std::string ShapeText(std::span<const int64_t> shape);

@@ -42,16 +42,17 @@ float ValueOf(WeightKind kind, float u) {
   return 0;
 }
 
-}  // namespace
-
-namespace {
-
 // Whether every value is a bf16 value: its lower 16 bits are zero (a NaN
 // rounded to bf16 included). No branch, so the loop runs on vectors.
 bool AllBf16(std::span<const float> values) {
   uint32_t low = 0;
   for (float v : values) low |= std::bit_cast<uint32_t>(v) & 0xffffu;
   return low == 0;
+}
+
+// The upper 16 bits of each value, which hold all of a bf16 value.
+void UpperHalves(std::span<const float> values, uint16_t* out) {
+  for (size_t i = 0; i < values.size(); ++i) out[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(values[i]) >> 16);
 }
 
 // Vectors stay floats: they are small, and the kernels read them as floats.
@@ -66,15 +67,14 @@ StoredWeight::StoredWeight(Tensor t) : rows_(t.rows()), cols_(t.cols()), non_fin
   }
   storage_ = Dtype::kBf16;
   bits_.resize(t.size());
-  const float* from = t.data();
-  for (size_t i = 0; i < bits_.size(); ++i) bits_[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(from[i]) >> 16);
+  UpperHalves(t.span(), bits_.data());
 }
 
 StoredWeight::StoredWeight(int rows, int cols, const RowFill& fill) : rows_(rows), cols_(cols) {
   SEAM_CHECK(rows >= 0 && cols >= 0, "a weight's shape");
   if (MayKeepHalves(rows_)) {
     storage_ = Dtype::kBf16;  // until a value is not a bf16 value
-    bits_.reserve(static_cast<size_t>(rows_) * static_cast<size_t>(cols_));
+    bits_.resize(static_cast<size_t>(rows_) * static_cast<size_t>(cols_));
   } else {
     floats_ = Tensor::Uninitialized(rows_, cols_);
   }
@@ -103,7 +103,7 @@ void StoredWeight::Append(const Tensor& block, int first_row) {
     if (!block.empty()) std::memcpy(floats_.row(first_row), block.data(), block.size() * sizeof(float));
     return;
   }
-  for (float v : block.span()) bits_.push_back(static_cast<uint16_t>(std::bit_cast<uint32_t>(v) >> 16));
+  UpperHalves(block.span(), bits_.data() + static_cast<size_t>(first_row) * static_cast<size_t>(cols_));
 }
 
 MatrixView StoredWeight::view() const {

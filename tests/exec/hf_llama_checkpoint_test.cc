@@ -204,6 +204,26 @@ TEST(HfLlama, Bf16RoundTripsRounded) {
   EXPECT_EQ(FileText(ConfigPath(again)), FileText(ConfigPath(dir)));
 }
 
+// A tensor of more than 1 MiB of floats (the embedding and the LM head here,
+// over 70,000 rows) is read a block of rows at a time; every block lands at
+// its rows, in fp32 and in bf16.
+TEST(HfLlama, ATensorReadInBlocksOfRowsRoundTripsEqual) {
+  ModelDims d = TinyDims();
+  d.vocab = 70000;
+  const Model m = Tiny(d);
+  const Weights w = Generated(m);
+  ASSERT_GT(w.at(kEmbeddingName).rows() * w.at(kEmbeddingName).cols(), 2 * (1 << 18));
+  Expected<LoadedModel> f32 = Read(MustWrite("blocks_f32", m, w));
+  ASSERT_TRUE(f32.ok()) << f32.error().message;
+  ExpectSame(m, w, Dtype::kF32, *f32);
+  Expected<LoadedModel> bf16 = Read(MustWrite("blocks_bf16", m, w, Dtype::kBf16));
+  ASSERT_TRUE(bf16.ok()) << bf16.error().message;
+  std::map<std::string, Tensor> rounded = w.Copies();
+  for (auto& [name, t] : rounded) RoundToStorage(t, Dtype::kBf16);
+  ExpectSame(m, Weights(rounded), Dtype::kBf16, *bf16);
+  EXPECT_EQ(bf16->weights.all().at(kEmbeddingName).storage(), Dtype::kBf16);
+}
+
 TEST(HfLlama, HeadDimOtherThanHiddenOverHeads) {
   const Model m = Tiny(TinyDims(/*head_dim=*/8));
   const Weights w = Generated(m);

@@ -14,8 +14,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "seam/error.h"
 #include "seam/runtime/tensor.h"
 
 namespace seam {
@@ -199,6 +201,39 @@ TEST(Safetensors, AnOpenedFileReadsOneTensorAtATime) {
   EXPECT_EQ(f->Read("b"), t[1]);
   EXPECT_EQ(f->Read("a"), t[0]);
   EXPECT_EQ(f->metadata().at("k"), "v");
+}
+
+// A range of a tensor's elements reads what the whole read gives there, for
+// F32 and BF16 and at either end; a range past the end, or of integers, is a
+// caller's bug.
+TEST(Safetensors, ARangeOfElementsIsThatSliceOfTheWholeTensor) {
+  const std::string path = TempPath("ranges");
+  std::vector<float> values(70);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = RoundBf16(0.1f * static_cast<float>(i) - 3.0f);
+  values[3] = std::bit_cast<float>(0x12345678u);  // F32 keeps every bit
+  std::vector<float> halves = values;
+  halves[3] = RoundBf16(halves[3]);
+  const std::vector<StTensor> t = {{.name = "f", .dtype = StDtype::kF32, .shape = {7, 10}, .floats = values},
+                                   {.name = "h", .dtype = StDtype::kBf16, .shape = {7, 10}, .floats = halves},
+                                   {.name = "i", .dtype = StDtype::kI32, .shape = {2}, .ints = {1, 2}}};
+  ASSERT_TRUE(WriteSafetensors(path, t).ok());
+  Expected<SafetensorsFile> f = SafetensorsFile::Open(path);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  for (const std::string name : {"f", "h"}) {
+    const std::vector<float> whole = f->Read(name).floats;
+    for (auto [first, count] : {std::pair<uint64_t, size_t>{0, 70}, {0, 10}, {3, 1}, {30, 40}, {69, 1}, {70, 0}}) {
+      std::vector<float> part(count);
+      f->ReadFloats(name, first, part);
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(part[i]), std::bit_cast<uint32_t>(whole[first + i])) << name << " " << first;
+      }
+    }
+  }
+  std::vector<float> two(2);
+  EXPECT_THROW(f->ReadFloats("f", 69, two), InternalError);
+  EXPECT_THROW(f->ReadFloats("f", 71, std::span<float>()), InternalError);
+  EXPECT_THROW(f->ReadFloats("i", 0, two), InternalError);
+  EXPECT_THROW(f->ReadFloats("x", 0, two), InternalError);
 }
 
 // A FIFO named like a weights file would block a reader forever.

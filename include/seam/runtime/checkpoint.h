@@ -30,6 +30,8 @@ class CheckpointTensors {
   // The file holding `name` (which must exist), for messages.
   const std::string& FileOf(std::string_view name) const;
   StTensor Read(std::string_view name) const;
+  // Elements [first, first + out.size()) of an F32 or BF16 tensor, as floats.
+  void ReadFloats(std::string_view name, uint64_t first, std::span<float> out) const;
 
  private:
   Status Add(SafetensorsFile f, const std::string& name, const std::map<std::string, std::string>& weight_map);

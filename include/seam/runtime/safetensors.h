@@ -71,6 +71,9 @@ class SafetensorsFile {
   const std::map<std::string, std::string>& metadata() const;
   const StTensorInfo* Find(std::string_view name) const;  // null when absent
   StTensor Read(std::string_view name) const;             // it must exist
+  // Elements [first, first + out.size()) of an F32 or BF16 tensor (which
+  // must exist and hold them), as floats: a tensor read a block at a time.
+  void ReadFloats(std::string_view name, uint64_t first, std::span<float> out) const;
 
  private:
   struct State;

@@ -19,7 +19,9 @@
 // register holds two elements: two rows of x against one row of w). Each
 // does the same float operations per lane in the same order, so all agree
 // bit for bit; Gemm runs the widest the CPU has. No threads: callers
-// parallelise by rank.
+// parallelise by rank. A weight kept as bf16 halves is widened to floats
+// (exactly) as a tile loads it, or once per panel where several tiles of x
+// read the panel.
 //
 // The tail trick: lanes r..7 of the last step see x = w = +0, a product of
 // +0, and acc + (+0) == acc for every value a lane can hold (a lane starts at
@@ -151,10 +153,10 @@ SEAM_INLINE void LoadW(const float* w, typename Lanes<P>::V& out) {
 
 // Eight bf16 values of a row of w, widened (exact: a bf16 value is the upper
 // half of its float): what a tile reads of a weight kept in 16 bits when
-// widening a panel first would not pay (a single tile of x reads it).
-// Each half goes to the upper 16 bits of a 32-bit lane by interleaving it
-// with zeros (a permute and an unpack under AVX2, where a widening convert
-// and a shift took six instructions).
+// widening a panel first would not pay (a single tile of x reads it). Each
+// half goes to the upper 16 bits of a 32-bit lane by interleaving it with
+// zeros: a permute and an unpack under AVX2, where a widening convert and a
+// shift took six instructions.
 template <int P>
 SEAM_INLINE void LoadW(const uint16_t* w, typename Lanes<P>::V& out) {
   typedef uint16_t H8 __attribute__((vector_size(16)));

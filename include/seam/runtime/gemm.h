@@ -23,7 +23,9 @@
 namespace seam {
 
 // y = x * w^T. x is [M, K], w is [N, K]; y is [M, N]. w may be a window
-// on a larger weight (a rank's shard): it is read in place.
+// on a larger weight (a rank's shard), of floats or of bf16 values kept in
+// 16 bits: it is read in place, and bf16 values are widened exactly, so
+// their product has the bits of the same values held as floats.
 Tensor Gemm(const Tensor& x, MatrixView w);
 
 // The product with w's rows given in parts, stacked in order: the columns

@@ -16,10 +16,11 @@
 namespace seam {
 namespace {
 
-StTensor Floats(const std::string& name, const Tensor& t, StDtype dtype, bool one_d) {
+StTensor Floats(const std::string& name, MatrixView t, StDtype dtype, bool one_d) {
   StTensor s{.name = name, .dtype = dtype};
   s.shape = one_d ? std::vector<int64_t>{t.cols()} : std::vector<int64_t>{t.rows(), t.cols()};
-  s.floats.assign(t.data(), t.data() + t.size());
+  s.floats.resize(static_cast<size_t>(t.rows()) * static_cast<size_t>(t.cols()));
+  t.CopyTo(s.floats.data());
   return s;
 }
 
@@ -85,7 +86,7 @@ Status WriteAll(const std::string& tmp, const Model& m, const Weights& w, Dtype 
     SEAM_RETURN_IF_ERROR(WriteHfCheckpoint(tmp, m, w, dtype, source_config));
   } else {
     std::vector<StTensor> tensors;
-    for (const auto& [name, t] : w.Copies()) tensors.push_back(Floats(name, t, weight_dtype, t.rows() == 1));
+    for (const auto& [name, t] : w.all()) tensors.push_back(Floats(name, t.view(), weight_dtype, t.rows() == 1));
     SEAM_RETURN_IF_ERROR(WriteSafetensors(tmp + "/weights.safetensors", tensors, {{"model", m.name}}));
   }
   SEAM_RETURN_IF_ERROR(WriteInputs(tmp + "/inputs.safetensors", b));

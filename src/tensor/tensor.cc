@@ -127,12 +127,16 @@ void MatrixView::CopyRow(int r, float* out) const {
     return;
   }
   const uint16_t* from = bits_ + static_cast<size_t>(r) * stride_;
-  for (int c = 0; c < cols_; ++c) out[c] = std::bit_cast<float>(static_cast<uint32_t>(from[c]) << 16);
+  for (int c = 0; c < cols_; ++c) out[c] = FromBf16Bits(from[c]);
+}
+
+void MatrixView::CopyTo(float* out) const {
+  for (int r = 0; r < rows_ && cols_ > 0; ++r) CopyRow(r, out + static_cast<size_t>(r) * static_cast<size_t>(cols_));
 }
 
 Tensor MatrixView::Copy() const {
   Tensor out = Tensor::Uninitialized(rows_, cols_);
-  for (int r = 0; r < rows_ && cols_ > 0; ++r) CopyRow(r, out.row(r));
+  CopyTo(out.data());
   return out;
 }
 

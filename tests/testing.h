@@ -26,7 +26,7 @@ inline std::string FreshTestDir(const std::string& name) {
 
 // A stack of single-stage layers from letters: A always-partial attention,
 // R attention that reduces itself, M mixer, F dense FFN, E sparse FFN (top-2),
-// N no-op. Spaces are ignored.
+// X sparse FFN (top-2) without an all-to-all path, N no-op. Spaces are ignored.
 inline Model StackOf(std::string_view letters, int hidden = 64) {
   std::vector<StageDecl> stages;
   for (char c : letters) {
@@ -36,6 +36,7 @@ inline Model StackOf(std::string_view letters, int hidden = 64) {
       case 'M': stages.push_back(MixerStage()); break;
       case 'F': stages.push_back(DenseFfnStage()); break;
       case 'E': stages.push_back(SparseFfnStage({.top_k = 2})); break;
+      case 'X': stages.push_back(SparseFfnStage({.top_k = 2, .a2a = false})); break;
       case 'N': stages.push_back(NoOpStage()); break;
       case ' ': break;
       default: throw std::invalid_argument(std::string("unknown stage letter ") + c);

@@ -42,6 +42,11 @@ struct BindOptions {
 Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank = 0,
                     const BindOptions& options = {});
 
+// What Bind refuses this rank for, without binding it: Bind fails exactly
+// when this does, with the same error (binding itself refuses nothing once
+// the rank's layers, sharding and stages around it are accepted).
+Status CheckRank(const Model& model, const ParallelConfig& cfg, int pp_rank = 0, const BindOptions& options = {});
+
 // Every rank's plan, in rank order.
 Expected<Pipeline> BindPipeline(const Model& model, const ParallelConfig& cfg, const BindOptions& options = {});
 

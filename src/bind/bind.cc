@@ -84,9 +84,14 @@ Status CheckModel(const Model& m) {
   return Status::Ok();
 }
 
-}  // namespace
+// Where a rank sits and what it sees of its neighbours, once every refusal
+// is ruled out: the binding that follows refuses nothing.
+struct Placement {
+  LayerRange range;
+  bind::RankStages around;
+};
 
-Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, const BindOptions& options) {
+Expected<Placement> Place(const Model& model, const ParallelConfig& cfg, int pp_rank, const BindOptions& options) {
   SEAM_RETURN_IF_ERROR(CheckModel(model));
   SEAM_RETURN_IF_ERROR(Validate(options.wire));
   Expected<std::vector<LayerRange>> ranges = SplitLayers(cfg, model.num_layers);
@@ -101,16 +106,31 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   if (options.built) {
     SEAM_RETURN_IF_ERROR(bind::CheckBuiltStages(model, range, *options.built, pp_rank));
   }
-  const bind::RankStages around = bind::StagesAround(model, range);
+  bind::RankStages around = bind::StagesAround(model, range);
   const std::span<const StageRef> stages = around.own();
-  const RankSpan span{.first = pp_rank == 0,
-                      .end = pp_rank + 1 == cfg.pp ? EndKind::kFinalNorm : EndKind::kSend,
-                      .neighbours = around.neighbours};
   const int first_own = stages.empty() ? 0 : stages.front().index;
   const int last_own = stages.empty() ? -1 : stages.back().index;
   // The stack-wide rejections look at the neighbours too, so both ranks at a
   // cut agree on them.
   if (Status s = bind::CheckStages(around.around, first_own, last_own, cfg); !s.ok()) return s.error();
+  return Placement{range, std::move(around)};
+}
+
+}  // namespace
+
+Status CheckRank(const Model& model, const ParallelConfig& cfg, int pp_rank, const BindOptions& options) {
+  return Place(model, cfg, pp_rank, options).status();
+}
+
+Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, const BindOptions& options) {
+  Expected<Placement> placed = Place(model, cfg, pp_rank, options);
+  if (!placed) return placed.error();
+  const LayerRange range = placed->range;
+  const bind::RankStages& around = placed->around;
+  const std::span<const StageRef> stages = around.own();
+  const RankSpan span{.first = pp_rank == 0,
+                      .end = pp_rank + 1 == cfg.pp ? EndKind::kFinalNorm : EndKind::kSend,
+                      .neighbours = around.neighbours};
   const bind::Widths widths{model.hidden, model.hidden * model.residual_streams, options.vocab.value_or(model.dims ? model.dims->vocab : 0)};
   const std::span<const Variant> variants = VariantsOf(cfg);
   std::vector<LinePlan> lines;

@@ -139,45 +139,67 @@ class Checker {
     return *slot;
   }
 
-  // A segment not yet in the table: moved from where it lies alike in a
-  // stack, or bound (into `plan`) and verified. Under a recheck it is bound
-  // as well, and what was moved must be what binding finds.
+  // A segment not yet in the table: bound (into `plan`) and verified, or,
+  // where one alike lies elsewhere in a stack, refused as CheckRank refuses
+  // it here (the stage after it may refuse it here and not there) or moved
+  // from there. An alike one that was refused is no model: this one is
+  // bound and, where it binds, stands for its key from then on.
   Segment& NewSegment(const SegmentKey& key, int first, int last, std::optional<Expected<Plan>>& plan) {
     if (subject_.letters.empty()) {  // a catalogue model's segments are its own
       plan.emplace(BindSegment(first, last));
       return table_.Insert(key, SegmentOf(*plan, recheck_));
     }
     const SegmentKey anywhere = KeyAnywhereOf(subject_.letters, layers_, first, last);
-    const Segment* alike = table_.FindAnywhere(anywhere);
-    if (alike == nullptr || alike->rejected != nullptr) {
-      plan.emplace(BindSegment(first, last));
-      Segment& s = table_.Insert(key, SegmentOf(*plan, recheck_));
-      if (alike == nullptr) table_.IndexAnywhere(anywhere, s);
-      return s;
-    }
-    Segment moved = MovedTo(*alike, first);
-    if (recheck_) {
-      plan.emplace(BindSegment(first, last));
-      Segment bound = SegmentOf(*plan, true);
-      if (bound.rejected != nullptr || bound.steps != moved.steps || bound.violations != moved.violations ||
-          !(bound.edges == moved.edges)) {
-        Violate(fmt::format("layers {}..{}", first, last - 1),
-                "reuse: the segment moved from elsewhere in the stack differs from the segment bound here");
+    Segment* alike = table_.FindAnywhere(anywhere);
+    if (alike != nullptr) {
+      if (Status refused = CheckRank(model_, SegmentConfig(first, last), SegmentRank(first)); !refused.ok()) {
+        return Settled(key, first, last, SegmentOf(Expected<Plan>(refused.error()), false), plan);
       }
-      return table_.Insert(key, std::move(bound));
+      if (alike->rejected == nullptr) {
+        Segment& s = Settled(key, first, last, MovedTo(*alike, first), plan);
+        s.shape = alike;
+        return s;
+      }
     }
-    return table_.Insert(key, std::move(moved));
+    plan.emplace(BindSegment(first, last));
+    Segment& s = table_.Insert(key, SegmentOf(*plan, recheck_));
+    if (alike == nullptr || s.rejected == nullptr) table_.IndexAnywhere(anywhere, s);
+    return s;
+  }
+
+  // `found`, a segment known without binding it. Under a recheck it is
+  // bound as well, and what was found must be what binding finds.
+  Segment& Settled(const SegmentKey& key, int first, int last, Segment found, std::optional<Expected<Plan>>& plan) {
+    if (!recheck_) return table_.Insert(key, std::move(found));
+    plan.emplace(BindSegment(first, last));
+    Segment bound = SegmentOf(*plan, true);
+    if (!SameSegment(bound, found)) {
+      Violate(fmt::format("layers {}..{}", first, last - 1),
+              "reuse: the segment found from one alike elsewhere in the stack differs from the segment bound here");
+    }
+    return table_.Insert(key, std::move(bound));
+  }
+
+  static bool SameSegment(const Segment& a, const Segment& b) {
+    if ((a.rejected == nullptr) != (b.rejected == nullptr)) return false;
+    if (a.rejected != nullptr) return SameRule(*a.rejected, *b.rejected) && a.rejected->message == b.rejected->message;
+    return a.steps == b.steps && a.violations == b.violations && a.edges == b.edges;
   }
 
   // The segment as a rank of a cut that holds it: the layers before it on
   // one rank, the layers after it on another.
-  Expected<Plan> BindSegment(int first, int last) const {
+  ParallelConfig SegmentConfig(int first, int last) const {
     std::array<LayerRange, 3> around;
     size_t ranks = 0;
     if (first > 0) around[ranks++] = {0, first};
     around[ranks++] = {first, last};
     if (last < layers_) around[ranks++] = {last, layers_};
-    return Bind(model_, CutConfig({around.data(), ranks}), first > 0 ? 1 : 0);
+    return CutConfig({around.data(), ranks});
+  }
+  static int SegmentRank(int first) { return first > 0 ? 1 : 0; }
+
+  Expected<Plan> BindSegment(int first, int last) const {
+    return Bind(model_, SegmentConfig(first, last), SegmentRank(first));
   }
 
   // The segment against this subject's uncut binding of its stages, compared

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <tuple>
 
 #include "seam/error.h"
 
@@ -38,14 +39,25 @@ uint64_t Hash(uint64_t h, const std::vector<Step>& steps) {
   return h;
 }
 
-// What tells stage bindings apart; equal bindings hash equal.
-uint64_t Hash(Variant v, const StagePlan& s) {
-  uint64_t h = Mix(static_cast<uint64_t>(v), static_cast<uint64_t>(s.index));
-  h = Mix(h, static_cast<uint64_t>(s.layer));
-  h = Mix(h, static_cast<uint64_t>(s.decl.kind));
+// What tells stage bindings apart but for where they lie and their line
+// (which Number compares); bindings alike (AlikeButWhere) hash equal.
+uint64_t Hash(const StagePlan& s) {
+  uint64_t h = static_cast<uint64_t>(s.decl.kind);
   h = Hash(Hash(h, s.arrives), s.departs);
   h = Hash(Hash(h, s.input), s.residual);
   return Hash(Hash(Hash(h, s.entry), s.compute), s.exit);
+}
+
+// Equal but for the stage index and layer. The structured bindings name
+// every field: one added to StagePlan stops this compiling until it is
+// compared here.
+bool AlikeButWhere(const StagePlan& a, const StagePlan& b) {
+  [[maybe_unused]] const auto& [a_index, a_layer, a_decl, a_arrives, a_input, a_residual, a_entry, a_compute, a_exit,
+                                a_departs] = a;
+  [[maybe_unused]] const auto& [b_index, b_layer, b_decl, b_arrives, b_input, b_residual, b_entry, b_compute, b_exit,
+                                b_departs] = b;
+  return std::tie(a_decl, a_arrives, a_input, a_residual, a_entry, a_compute, a_exit, a_departs) ==
+         std::tie(b_decl, b_arrives, b_input, b_residual, b_entry, b_compute, b_exit, b_departs);
 }
 
 }  // namespace
@@ -70,24 +82,21 @@ Segment SegmentOf(const Expected<Plan>& plan, bool keep) {
 }
 
 int UncutStages::Number(Variant v, const StagePlan& s) {
-  std::vector<Known>& bucket = by_hash_[Hash(v, s)];
+  std::vector<Known>& bucket = by_hash_[Hash(s)];
   for (const Known& k : bucket) {
-    if (k.stage == s) return k.number;
+    if (k.variant == v && AlikeButWhere(k.stage, s)) return k.number;
   }
-  bucket.push_back({s, next_});
+  bucket.push_back({v, s, next_});
   return next_++;
 }
 
 namespace {
 
-// `place` and the letters on [first, last) and on either side of it.
-SegmentKey WithLetters(int place, const std::vector<uint8_t>& letters, int layers, int first, int last) {
+// `place` and the letters on [from, to).
+SegmentKey WithLetters(int place, const std::vector<uint8_t>& letters, int layers, int from, int to) {
   SegmentKey key{.place = place};
   if (letters.empty()) return key;
   SEAM_CHECK(static_cast<int>(letters.size()) == layers && layers <= 8, "a stack of at most 8 letters");
-  // How many letters follows from the place.
-  const int from = std::max(first - 1, 0);
-  const int to = std::min(last + 1, layers);
   // The last letter least significant: the stacks checked one after another
   // differ in their last letters, so their segments lie side by side.
   for (int i = from; i < to; ++i) key.letters = key.letters << 2 | letters[static_cast<size_t>(i)];
@@ -103,14 +112,18 @@ void CheckRange(int layers, int first, int last) {
 
 SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int last) {
   CheckRange(layers, first, last);
-  return WithLetters(first | last << 6 | static_cast<int>(last == layers) << 12, letters, layers, first, last);
+  // The letters on it and on either side: how many follows from the place.
+  return WithLetters(first | last << 6 | static_cast<int>(last == layers) << 12, letters, layers,
+                     std::max(first - 1, 0), std::min(last + 1, layers));
 }
 
 SegmentKey KeyAnywhereOf(const std::vector<uint8_t>& letters, int layers, int first, int last) {
   CheckRange(layers, first, last);
   SEAM_CHECK(!letters.empty(), "only a stack's segments are alike elsewhere");
   const int place = (last - first) | static_cast<int>(first == 0) << 6 | static_cast<int>(last == layers) << 7;
-  return WithLetters(place, letters, layers, first, last);
+  // The letters on it and before it: the stage after it is read only by
+  // the rejections, which CheckRank tells apart.
+  return WithLetters(place, letters, layers, std::max(first - 1, 0), last);
 }
 
 Segment MovedTo(const Segment& alike, int first) {
@@ -156,12 +169,12 @@ Segment& SegmentTable::Insert(const SegmentKey& key, Segment segment) {
 
 void SegmentTable::IndexAnywhere(const SegmentKey& key, Segment& s) {
   Segment*& slot = Slot(by_shape_, key);
-  SEAM_CHECK(slot == nullptr, "one segment stands for its key anywhere");
+  SEAM_CHECK(slot == nullptr || slot->rejected != nullptr, "one segment that binds stands for its key anywhere");
   slot = &s;
 }
 
 const Comparison* SegmentTable::Compared(const Segment& s, std::span<const int> uncut) const {
-  for (int i = s.compared; i >= 0;) {
+  for (int i = (s.shape != nullptr ? *s.shape : s).compared; i >= 0;) {
     const Comparison& c = comparisons_[static_cast<size_t>(i)];
     if (std::ranges::equal(std::span(keys_).subspan(c.uncut.at, c.uncut.size), uncut)) return &c;
     i = c.next;
@@ -169,8 +182,9 @@ const Comparison* SegmentTable::Compared(const Segment& s, std::span<const int> 
   return nullptr;
 }
 
-const Comparison& SegmentTable::AddComparison(Segment& s, std::span<const int> uncut, int64_t violations,
+const Comparison& SegmentTable::AddComparison(Segment& segment, std::span<const int> uncut, int64_t violations,
                                               const CutCoverage& coverage) {
+  Segment& s = segment.shape != nullptr ? *segment.shape : segment;
   SEAM_CHECK(keys_.size() + uncut.size() <= UINT32_MAX && comparisons_.size() < INT32_MAX, "a table's comparisons fit");
   const RankEdges::Run key{static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(uncut.size())};
   keys_.insert(keys_.end(), uncut.begin(), uncut.end());

@@ -6,12 +6,14 @@
 // So a segment of a stack is the same plan in every cut and in every stack
 // that has the same letters on it and beside it at the same layers: it is
 // bound, verified and reduced to its edges once per configuration. One with
-// the same letters on and beside it elsewhere in a stack, starting the stack
-// or not and ending it or not alike, binds alike but for the layer numbers:
-// it is moved there instead (MovedTo).
+// the same letters on it and before it elsewhere in a stack, starting the
+// stack or not and ending it or not alike, binds alike but for the layer
+// numbers, unless the stage after it refuses it (the binder reads that stage
+// only to refuse: CheckRank): it is moved there instead (MovedTo).
 // Comparing it with an uncut plan reads the uncut binding of its own stages
-// only; those are interned (equal bindings get one number), and each
-// comparison is made once per segment and set of uncut stages it meets.
+// only; those are interned (bindings equal but for where they lie get one
+// number), and each comparison is made once per segment, or segment it was
+// moved from, and set of uncut stages it meets.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +49,10 @@ struct Segment {
   int64_t violations = 0;  // its own Verify
   RankEdges edges;
   int compared = -1;  // its first comparison in the table; -1: none
+  // The segment alike elsewhere in a stack whose comparisons it shares (a
+  // comparison reads the uncut stages as numbered without their layers);
+  // null: its own.
+  Segment* shape = nullptr;
   std::unique_ptr<const Plan> kept;  // the plan as bound, where asked for (the sweep's recheck)
 };
 // The steps a plan replays: what the sweep counts as checked.
@@ -54,13 +60,17 @@ int64_t StepsOf(const Plan& plan);
 // The segment of a bound (or rejected) plan, keeping the plan if `keep`.
 Segment SegmentOf(const Expected<Plan>& plan, bool keep);
 
-// Numbers for uncut stage bindings: equal bindings, equal numbers.
+// Numbers for uncut stage bindings: bindings equal but for where they lie
+// (stage index and layer), equal numbers. A segment's comparison with the
+// uncut stages on its layers reads nothing else of them, so a segment alike
+// elsewhere compares alike with stages numbered alike there.
 class UncutStages {
  public:
   int Number(Variant v, const StagePlan& s);
 
  private:
   struct Known {
+    Variant variant;
     StagePlan stage;
     int number;
   };
@@ -79,9 +89,11 @@ struct SegmentKey {
 };
 SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int last);
 // What a stack's segment is wherever it lies: its length, whether it starts
-// or ends the stack, the letters on it and beside it. The binder reads
-// layer numbers only as names, so segments with equal keys anywhere bind
-// alike but for those (sweep/cuts.cc checks that under a recheck).
+// or ends the stack, the letters on it and the one before it. The binder
+// reads layer numbers only as names, and the stage after a rank only to
+// refuse it (CheckRank), so segments with equal keys anywhere that CheckRank
+// accepts bind alike but for their layers (sweep/cuts.cc checks that under a
+// recheck).
 SegmentKey KeyAnywhereOf(const std::vector<uint8_t>& letters, int layers, int first, int last);
 // `alike`, found elsewhere in a stack, as the segment on layers from
 // `first`: its edges name its layers and stages there (a stack's layers
@@ -97,10 +109,11 @@ class SegmentTable {
   Segment* Find(const SegmentKey& key) { return Lookup(by_place_, key); }
   Segment& Insert(const SegmentKey& key, Segment segment);
   // A segment bound with this key anywhere (KeyAnywhereOf), if any; and
-  // making `s` the one.
-  const Segment* FindAnywhere(const SegmentKey& key) { return Lookup(by_shape_, key); }
+  // making `s` the one, in place of none or of one that was refused.
+  Segment* FindAnywhere(const SegmentKey& key) { return Lookup(by_shape_, key); }
   void IndexAnywhere(const SegmentKey& key, Segment& s);
-  // The comparison of `s` with the uncut stages numbered `uncut`, if made.
+  // The comparison of `s` (or of the segment whose comparisons it shares)
+  // with the uncut stages numbered `uncut`, if made.
   const Comparison* Compared(const Segment& s, std::span<const int> uncut) const;
   const Comparison& AddComparison(Segment& s, std::span<const int> uncut, int64_t violations,
                                   const CutCoverage& coverage);

@@ -1,5 +1,6 @@
 // Pipeline parallel: layer splits, neighbour declarations, the handoff rules
 // and the worked examples that cut a stack.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include "seam/bind.h"
 #include "seam/checked.h"
 #include "seam/pipeline.h"
+#include "seam/sweep.h"
+#include "seam/topology.h"
 #include "seam/verify.h"
 #include "testing.h"
 
@@ -172,6 +175,73 @@ TEST(NeighbourDeclarations, NoOpLayersAtTheCutAreSkippedToTheNearestStageThatCom
 
 // E2 with --pp 2 --pp-split 1+3: rank 0's fully-DP FFN writes at the handoff
 // and sends its slice of the residual; rank 1 gathers it and reads without adding.
+// The stack of `length` letters whose base-5 digits are `index`: the sweep's
+// A, M, F and E, and X, a MoE that --moe a2a refuses as a neighbour too.
+constexpr std::string_view kStackLetters = "AMFEX";
+std::string StackLetters(int index, int length) {
+  std::string out(static_cast<size_t>(length), 'A');
+  for (int i = length - 1; i >= 0; --i, index /= 5) out[static_cast<size_t>(i)] = kStackLetters[static_cast<size_t>(index % 5)];
+  return out;
+}
+
+int Power(int base, int exponent) { return exponent == 0 ? 1 : base * Power(base, exponent - 1); }
+
+// The sweep asks CheckRank of a rank it moves from where one alike lies
+// (the stage after a rank is read only to refuse it): it must refuse
+// exactly what Bind refuses, with Bind's error, and the stage after a rank
+// must indeed refuse some that bind before another stage.
+TEST(CheckRank, RefusesExactlyTheRanksBindRefusesWithItsError) {
+  int bound = 0;
+  int refused = 0;
+  int refused_for_the_stage_after = 0;
+  for (const SweepConfig& c : DefaultSweepConfigs()) {
+    for (int length = 2; length <= 4; ++length) {
+      for (int index = 0; index < Power(5, length); ++index) {
+        const std::string letters = StackLetters(index, length);
+        const Model m = StackOf(letters);
+        for (int cuts = 1; cuts < 1 << (length - 1); ++cuts) {  // a cut after layer i where bit i is set
+          ParallelConfig cfg = c.cfg;
+          cfg.pp_split.clear();
+          for (int layer = 0, first = 0; layer < length; ++layer) {
+            if (layer + 1 == length || (cuts >> layer & 1) != 0) {
+              cfg.pp_split.push_back(layer + 1 - first);
+              first = layer + 1;
+            }
+          }
+          cfg.pp = static_cast<int>(cfg.pp_split.size());
+          for (int rank = 0, first = 0; rank < cfg.pp; first += cfg.pp_split[static_cast<size_t>(rank)], ++rank) {
+            const Status checked = CheckRank(m, cfg, rank);
+            const Expected<Plan> plan = Bind(m, cfg, rank);
+            const std::string where = fmt::format("{} under {} at {} rank {}", letters, c.name, Describe(cfg), rank);
+            ASSERT_EQ(checked.ok(), plan.ok()) << where;
+            if (plan.ok()) {
+              ++bound;
+              continue;
+            }
+            ++refused;
+            EXPECT_EQ(checked.error().message, plan.error().message) << where;
+            EXPECT_EQ(checked.error().rule, plan.error().rule) << where;
+            EXPECT_EQ(checked.error().stage, plan.error().stage) << where;
+            const size_t after = static_cast<size_t>(first + cfg.pp_split[static_cast<size_t>(rank)]);
+            if (after == letters.size()) continue;
+            for (char other : kStackLetters) {
+              std::string changed = letters;
+              changed[after] = other;
+              if (CheckRank(StackOf(changed), cfg, rank).ok()) {
+                ++refused_for_the_stage_after;
+                break;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(bound, 0);
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(refused_for_the_stage_after, 0);
+}
+
 TEST(WorkedExampleE2, TheCutFfnWritesAtTheHandoffAndTheReceiverReadsWithoutAdding) {
   const Pipeline p = MustBindPipeline(DeepseekModel(4, 64, 3),
                                       Cut({.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}, {1, 3}));

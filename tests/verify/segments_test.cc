@@ -74,14 +74,16 @@ TEST(SegmentKey, IsEqualExactlyWhenTheLayersTheEndAndTheLettersOnAndBesideThemAr
   EXPECT_EQ(keys, static_cast<int>(seen.size()));
 }
 
-TEST(SegmentKey, AnywhereIsEqualExactlyWhenTheLengthTheEndsAndTheLettersOnAndBesideThemAre) {
-  // What a segment's binding reads but for where it lies.
+TEST(SegmentKey, AnywhereIsEqualExactlyWhenTheLengthTheEndsAndTheLettersOnAndBeforeThemAre) {
+  // What a segment's binding reads but for where it lies and for the stage
+  // after it, which only refuses (CheckRank, asked where one alike is found).
   using Anywhere = std::tuple<int, bool, bool, std::vector<uint8_t>>;
   std::map<std::pair<int, uint32_t>, Anywhere> seen;
   ForEverySegment([&](const std::vector<uint8_t>& letters, int first, int last, const ::testing::Message& where) {
     const int length = static_cast<int>(letters.size());
     const SegmentKey k = KeyAnywhereOf(letters, length, first, last);
-    const Anywhere reads{last - first, first == 0, last == length, std::get<3>(ReadsOf(letters, first, last))};
+    const Anywhere reads{last - first, first == 0, last == length,
+                         std::vector<uint8_t>(letters.begin() + std::max(first - 1, 0), letters.begin() + last)};
     EXPECT_EQ(seen.emplace(std::pair(k.place, k.letters), reads).first->second, reads) << where;
   });
   std::set<Anywhere> readings;
@@ -133,7 +135,7 @@ TEST(SegmentKey, OfACatalogueModelIsItsLayersAndEndAlone) {
   EXPECT_NE(a.place, KeyOf({}, 10, 3, 5).place);
 }
 
-TEST(UncutStages, NumbersEqualBindingsAlikeAndEveryDifferenceApart) {
+TEST(UncutStages, NumbersBindingsAlikeButForWhereTheyLieEquallyAndEveryOtherDifferenceApart) {
   const Plan plan = testing::MustBind(testing::StackOf("AF"), {.tp = 2});
   const LinePlan& line = plan.lines().front();
   ASSERT_GE(line.stages.size(), 2u);
@@ -142,6 +144,12 @@ TEST(UncutStages, NumbersEqualBindingsAlikeAndEveryDifferenceApart) {
   EXPECT_EQ(numbers.Number(Variant::kOrdinary, line.stages[0]), first);
   EXPECT_NE(numbers.Number(Variant::kOrdinary, line.stages[1]), first);
   EXPECT_NE(numbers.Number(Variant::kInputScattered, line.stages[0]), first);
+  // Where it lies is no difference: a segment compares alike wherever it
+  // lies with stages bound alike there.
+  StagePlan elsewhere = line.stages[0];
+  elsewhere.index += 3;
+  elsewhere.layer += 3;
+  EXPECT_EQ(numbers.Number(Variant::kOrdinary, elsewhere), first);
   // A difference anywhere in the binding: a step's width, the rows it
   // departs with, the rows it computes on.
   StagePlan wider = line.stages[0];
@@ -155,6 +163,30 @@ TEST(UncutStages, NumbersEqualBindingsAlikeAndEveryDifferenceApart) {
   input.input = Rows::FromAxes(true, true);
   EXPECT_NE(numbers.Number(Variant::kOrdinary, input), first);
   EXPECT_EQ(numbers.Number(Variant::kOrdinary, line.stages[0]), first);
+}
+
+// A rank refused only for the stage after it must not be moved from one
+// alike that binds. The sweep's letters are never refused as a neighbour,
+// so these stacks put X (a MoE without an all-to-all path, refused under
+// --moe a2a wherever it is read) in E's place: every stack of up to four of
+// A, M, F and X, each cut bound whole as well, finds what reuse finds.
+TEST(Sweep, ARankRefusedForTheStageAfterItIsNotMovedFromOneAlikeThatBinds) {
+  const SweepConfig config{"tp4 a2a", {.tp = 4, .moe = MoeMode::kA2a}};
+  SegmentTable table;
+  Resolved resolved;
+  Unit unit;
+  for (int length = 1; length <= 4; ++length) {
+    for (int index = 0; index < 1 << (2 * length); ++index) {
+      const std::vector<uint8_t> letters = Letters(index, length);
+      std::string names;
+      for (uint8_t l : letters) names += "AMFX"[l];
+      CheckCuts(config, {"stack " + names, testing::StackOf(names), letters}, 4, true, 10, table, resolved, unit);
+    }
+  }
+  for (const std::string& v : unit.violations) ADD_FAILURE() << v;
+  EXPECT_EQ(unit.counts.violations, 0);
+  EXPECT_GT(unit.counts.cuts_bound, 0);          // the stacks without X bind
+  EXPECT_GT(unit.counts.rejections_compared, 0);  // the ones with X are refused, cut or not
 }
 
 TEST(Resolved, ARankIsHandedToTheNextStackExactlyWhenItsBindingReadsTheSameThere) {

@@ -61,7 +61,7 @@ class Cursor {
   int WidthOf(Operand op) const;
   void Emit(Step s);
 
-  ParallelConfig cfg_;
+  const ParallelConfig& cfg_;  // Bind's, which outlives the cursor
   Widths widths_;
   std::optional<ValueFacts> value_;
   std::optional<Rows> residual_;

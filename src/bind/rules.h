@@ -9,8 +9,10 @@
 
 namespace seam::bind {
 
+// Bind's arguments outlive every Context and Cursor: they refer to its
+// configuration instead of copying it (and its split) once a line.
 struct Context {
-  ParallelConfig cfg;
+  const ParallelConfig& cfg;
   Variant variant = Variant::kOrdinary;
   Widths widths;
   bool fuse = true;

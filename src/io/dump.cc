@@ -19,8 +19,7 @@ namespace {
 StTensor Floats(const std::string& name, MatrixView t, StDtype dtype, bool one_d) {
   StTensor s{.name = name, .dtype = dtype};
   s.shape = one_d ? std::vector<int64_t>{t.cols()} : std::vector<int64_t>{t.rows(), t.cols()};
-  s.floats.resize(static_cast<size_t>(t.rows()) * static_cast<size_t>(t.cols()));
-  t.CopyTo(s.floats.data());
+  s.floats = t.Floats();
   return s;
 }
 

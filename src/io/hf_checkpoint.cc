@@ -33,9 +33,7 @@ int64_t SizeOf(const std::vector<int64_t>& shape) {
 // The values of HF tensor `t`, in its own row-major order.
 std::vector<float> Gather(const HfTensor& t, const Weights& w) {
   if (t.layout == HfLayout::kSame || t.layout == HfLayout::kZeroCentred) {
-    const MatrixView part = w.at(t.parts[0]);
-    std::vector<float> out(static_cast<size_t>(part.rows()) * static_cast<size_t>(part.cols()));
-    part.CopyTo(out.data());
+    std::vector<float> out = w.at(t.parts[0]).Floats();
     if (t.layout == HfLayout::kZeroCentred) {
       for (float& v : out) v -= 1.0f;  // exact for weights in [0.5, 2]
     }

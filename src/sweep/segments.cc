@@ -174,7 +174,7 @@ void SegmentTable::IndexAnywhere(const SegmentKey& key, Segment& s) {
 }
 
 const Comparison* SegmentTable::Compared(const Segment& s, std::span<const int> uncut) const {
-  for (int i = (s.shape != nullptr ? *s.shape : s).compared; i >= 0;) {
+  for (int i = ComparedBy(s).compared; i >= 0;) {
     const Comparison& c = comparisons_[static_cast<size_t>(i)];
     if (std::ranges::equal(std::span(keys_).subspan(c.uncut.at, c.uncut.size), uncut)) return &c;
     i = c.next;
@@ -184,7 +184,7 @@ const Comparison* SegmentTable::Compared(const Segment& s, std::span<const int> 
 
 const Comparison& SegmentTable::AddComparison(Segment& segment, std::span<const int> uncut, int64_t violations,
                                               const CutCoverage& coverage) {
-  Segment& s = segment.shape != nullptr ? *segment.shape : segment;
+  Segment& s = ComparedBy(segment);
   SEAM_CHECK(keys_.size() + uncut.size() <= UINT32_MAX && comparisons_.size() < INT32_MAX, "a table's comparisons fit");
   const RankEdges::Run key{static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(uncut.size())};
   keys_.insert(keys_.end(), uncut.begin(), uncut.end());

@@ -122,6 +122,12 @@ class SegmentTable {
  private:
   using Index = std::vector<std::vector<Segment*>>;  // by place, then letters
   static Segment* Lookup(const Index& index, const SegmentKey& key);
+  // The segment that keeps the comparisons of `s`: itself, or the one it
+  // was moved from.
+  template <class S>
+  static S& ComparedBy(S& s) {
+    return s.shape != nullptr ? *s.shape : s;
+  }
   static Segment*& Slot(Index& index, const SegmentKey& key);
   static constexpr size_t kBlock = 256;
   Index by_place_;

@@ -134,6 +134,12 @@ void MatrixView::CopyTo(float* out) const {
   for (int r = 0; r < rows_ && cols_ > 0; ++r) CopyRow(r, out + static_cast<size_t>(r) * static_cast<size_t>(cols_));
 }
 
+std::vector<float> MatrixView::Floats() const {
+  std::vector<float> out(static_cast<size_t>(rows_) * static_cast<size_t>(cols_));
+  CopyTo(out.data());
+  return out;
+}
+
 Tensor MatrixView::Copy() const {
   Tensor out = Tensor::Uninitialized(rows_, cols_);
   CopyTo(out.data());

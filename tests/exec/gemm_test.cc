@@ -353,6 +353,10 @@ TEST(MatrixView, AViewOfBf16HalvesShowsTheirValuesAndGivesNoFloatPointer) {
     for (int c = 0; c < 4; ++c) ASSERT_EQ(Bits(v.at(r, c)), Bits(w.floats.at(r + 1, c + 1))) << r << " " << c;
   }
   EXPECT_TRUE(v.Copy() == w.floats.RowRange(1, 3).ColRange(1, 5));
+  const Tensor window = w.floats.RowRange(1, 3).ColRange(1, 5);
+  const std::vector<float> floats = v.Floats();
+  ASSERT_EQ(floats.size(), window.size());
+  for (size_t i = 0; i < floats.size(); ++i) EXPECT_EQ(Bits(floats[i]), Bits(window.data()[i])) << i;
   EXPECT_TRUE(w.view() == MatrixView(w.floats));
   EXPECT_EQ(Bits(w.view().at(0, 1)), 0x80000000u);
   EXPECT_EQ(Bits(w.view().at(1, 1)), 0xff800000u);

@@ -139,8 +139,10 @@ class MatrixView {
   float at(int r, int c) const;
   // Row r as floats, into out[0, cols()).
   void CopyRow(int r, float* out) const;
-  // Every row as floats, one after another, into out[0, rows() * cols()).
+  // Every row as floats, one after another, into out[0, rows() * cols()),
+  // or into a vector of its own.
   void CopyTo(float* out) const;
+  std::vector<float> Floats() const;
   // Whether the rows follow each other with no gap (a span covers them).
   bool contiguous() const { return rows_ <= 1 || stride_ == static_cast<size_t>(cols_); }
   // Every element in order; only for a contiguous view of floats.

@@ -140,10 +140,11 @@ class Checker {
   }
 
   // A segment not yet in the table: bound (into `plan`) and verified, or,
-  // where one alike lies elsewhere in a stack, refused as CheckRank refuses
-  // it here (the stage after it may refuse it here and not there) or moved
-  // from there. An alike one that was refused is no model: this one is
-  // bound and, where it binds, stands for its key from then on.
+  // where one that binds lies alike elsewhere in a stack, refused as
+  // CheckRank refuses it here (the stage after it may refuse it here and not
+  // there) or moved from there. An alike one that was refused is no model:
+  // this one is bound (Bind refuses as CheckRank would) and, where it binds,
+  // stands for its key from then on.
   Segment& NewSegment(const SegmentKey& key, int first, int last, std::optional<Expected<Plan>>& plan) {
     if (subject_.letters.empty()) {  // a catalogue model's segments are its own
       plan.emplace(BindSegment(first, last));
@@ -151,15 +152,14 @@ class Checker {
     }
     const SegmentKey anywhere = KeyAnywhereOf(subject_.letters, layers_, first, last);
     Segment* alike = table_.FindAnywhere(anywhere);
-    if (alike != nullptr) {
+    if (alike != nullptr && alike->rejected == nullptr) {
       if (Status refused = CheckRank(model_, SegmentConfig(first, last), SegmentRank(first)); !refused.ok()) {
         return Settled(key, first, last, SegmentOf(Expected<Plan>(refused.error()), false), plan);
       }
-      if (alike->rejected == nullptr) {
-        Segment& s = Settled(key, first, last, MovedTo(*alike, first), plan);
-        s.shape = alike;
-        return s;
-      }
+      SEAM_CHECK(alike->shape == nullptr, "a segment that stands for its key anywhere was bound, not moved");
+      Segment& s = Settled(key, first, last, MovedTo(*alike, first), plan);
+      s.shape = alike;
+      return s;
     }
     plan.emplace(BindSegment(first, last));
     Segment& s = table_.Insert(key, SegmentOf(*plan, recheck_));

@@ -7,8 +7,9 @@
 
 FMT_BEGIN_NAMESPACE
 namespace detail {
-// The two templates seam's calls instantiate that fmt's headers leave to
-// its compiled library (the locale's separators, for `{:L}`-free output too).
+// The two templates fmt's headers declare but leave to its compiled
+// library (the locale's digit separator and decimal point): the formatting
+// code seam calls refers to them even where no `{:L}` asks for a locale.
 template auto thousands_sep_impl(locale_ref) -> thousands_sep_result<char>;
 template auto decimal_point_impl(locale_ref) -> char;
 }  // namespace detail

@@ -47,6 +47,13 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank =
 // the rank's layers, sharding and stages around it are accepted).
 Status CheckRank(const Model& model, const ParallelConfig& cfg, int pp_rank = 0, const BindOptions& options = {});
 
+// What a receiving rank's binding reads of the stage before its layers (its
+// sender's last): whether that stage writes the residual when a handoff
+// follows it, so the handoff carries the residual alone. Sender and receiver
+// both ask it of the stage at the cut. Nothing else of that stage enters the
+// binding; it can still refuse the rank, which CheckRank tells.
+bool WritesAtHandoff(const StageDecl& sender_last, const ParallelConfig& cfg);
+
 // Every rank's plan, in rank order.
 Expected<Pipeline> BindPipeline(const Model& model, const ParallelConfig& cfg, const BindOptions& options = {});
 

@@ -64,10 +64,6 @@ bool RunsOnItsSlice(const StageDecl& d, const ParallelConfig& cfg) {
   return d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg) == DenseWidth::kRank;
 }
 
-bool WritesAtHandoff(const StageDecl& d, const ParallelConfig& cfg) {
-  return RunsOnItsSlice(d, cfg) || d.update == UpdateKind::kHyperConnection;
-}
-
 std::vector<Downstream> DownstreamOf(std::span<const StageRef> stages, EndKind end) {
   std::vector<Downstream> out(stages.size());
   // What follows the stage being visited, scanning backwards.

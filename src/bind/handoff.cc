@@ -2,6 +2,7 @@
 // sender and sends one slice per attention-TP rank; from_pp receives the
 // slices and gathers them to the attention rows, declaring no sum.
 #include "bind/rules.h"
+#include "seam/bind.h"
 
 namespace seam::bind {
 
@@ -28,3 +29,13 @@ void BindReceive(Cursor& cur, const Context& ctx, const StageDecl& sender_last) 
 }
 
 }  // namespace seam::bind
+
+namespace seam {
+
+// A stage that runs on its own slice of rows, or updates hyper-connection
+// streams, writes the residual on the slice it sends.
+bool WritesAtHandoff(const StageDecl& d, const ParallelConfig& cfg) {
+  return bind::RunsOnItsSlice(d, cfg) || d.update == UpdateKind::kHyperConnection;
+}
+
+}  // namespace seam

@@ -42,10 +42,6 @@ Rows AddRows(const Context& ctx, const Contract& c, std::optional<Rows> residual
 // An FFN that runs on this rank's own slice of rows (a2a MoE, fully
 // data-parallel dense) and hands on its output complete there.
 bool RunsOnItsSlice(const StageDecl& d, const ParallelConfig& cfg);
-// A stage whose exit writes the residual when a pipeline handoff follows it,
-// so the handoff carries a written stream (the residual alone). Sender and
-// receiver both ask this of the stage at the cut.
-bool WritesAtHandoff(const StageDecl& d, const ParallelConfig& cfg);
 
 // What lies after a stage on this rank (no-op stages skipped).
 struct Downstream {

@@ -150,7 +150,7 @@ class Checker {
       plan.emplace(BindSegment(first, last));
       return table_.Insert(key, SegmentOf(*plan, recheck_));
     }
-    const SegmentKey anywhere = KeyAnywhereOf(subject_.letters, layers_, first, last);
+    const SegmentKey anywhere = KeyAnywhereOf(subject_.letters, layers_, first, last, BeforeWrites(first));
     Segment* alike = table_.FindAnywhere(anywhere);
     if (alike != nullptr && alike->rejected == nullptr) {
       if (Status refused = CheckRank(model_, SegmentConfig(first, last), SegmentRank(first)); !refused.ok()) {
@@ -165,6 +165,15 @@ class Checker {
     Segment& s = table_.Insert(key, SegmentOf(*plan, recheck_));
     if (alike == nullptr || s.rejected == nullptr) table_.IndexAnywhere(anywhere, s);
     return s;
+  }
+
+  // Whether the stage before layer `first` writes at the handoff: all a
+  // segment's binding reads of it. A stack's layers hold one stage each.
+  bool BeforeWrites(int first) const {
+    if (first == 0) return false;
+    const std::vector<StageDecl> before = model_.layer(first - 1);
+    SEAM_CHECK(before.size() == 1 && before.front().kind != StageKind::kNoOp, "a stack's layers hold one stage each");
+    return WritesAtHandoff(before.front(), config_.cfg);
   }
 
   // `found`, a segment known without binding it. Under a recheck it is

@@ -117,13 +117,16 @@ SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int
                      std::max(first - 1, 0), std::min(last + 1, layers));
 }
 
-SegmentKey KeyAnywhereOf(const std::vector<uint8_t>& letters, int layers, int first, int last) {
+SegmentKey KeyAnywhereOf(const std::vector<uint8_t>& letters, int layers, int first, int last, bool before_writes) {
   CheckRange(layers, first, last);
   SEAM_CHECK(!letters.empty(), "only a stack's segments are alike elsewhere");
-  const int place = (last - first) | static_cast<int>(first == 0) << 6 | static_cast<int>(last == layers) << 7;
-  // The letters on it and before it: the stage after it is read only by
-  // the rejections, which CheckRank tells apart.
-  return WithLetters(place, letters, layers, std::max(first - 1, 0), last);
+  SEAM_CHECK(first > 0 || !before_writes, "a segment that starts the stack has no stage before it");
+  const int place = (last - first) | static_cast<int>(first == 0) << 6 | static_cast<int>(last == layers) << 7 |
+                    static_cast<int>(before_writes) << 8;
+  // The letters on it; of the stage before it only what the binding reads,
+  // and the stage after it not at all: the rejections, which read both,
+  // CheckRank tells apart.
+  return WithLetters(place, letters, layers, first, last);
 }
 
 Segment MovedTo(const Segment& alike, int first) {

@@ -6,10 +6,12 @@
 // So a segment of a stack is the same plan in every cut and in every stack
 // that has the same letters on it and beside it at the same layers: it is
 // bound, verified and reduced to its edges once per configuration. One with
-// the same letters on it and before it elsewhere in a stack, starting the
-// stack or not and ending it or not alike, binds alike but for the layer
-// numbers, unless the stage after it refuses it (the binder reads that stage
-// only to refuse: CheckRank): it is moved there instead (MovedTo).
+// the same letters on it elsewhere in a stack, starting the stack or not and
+// ending it or not alike, after a stage that writes at the handoff alike,
+// binds alike but for the layer numbers, unless a stage beside it refuses it
+// (the binder reads the stage after only to refuse, and of the stage before
+// only whether it writes at the handoff: CheckRank tells the refusals): it
+// is moved there instead (MovedTo).
 // Comparing it with an uncut plan reads the uncut binding of its own stages
 // only; those are interned (bindings equal but for where they lie get one
 // number), and each comparison is made once per segment, or segment it was
@@ -89,12 +91,14 @@ struct SegmentKey {
 };
 SegmentKey KeyOf(const std::vector<uint8_t>& letters, int layers, int first, int last);
 // What a stack's segment is wherever it lies: its length, whether it starts
-// or ends the stack, the letters on it and the one before it. The binder
-// reads layer numbers only as names, and the stage after a rank only to
-// refuse it (CheckRank), so segments with equal keys anywhere that CheckRank
-// accepts bind alike but for their layers (sweep/cuts.cc checks that under a
-// recheck).
-SegmentKey KeyAnywhereOf(const std::vector<uint8_t>& letters, int layers, int first, int last);
+// or ends the stack, the letters on it and, where a stage lies before it,
+// whether that stage writes at the handoff (`before_writes`,
+// WritesAtHandoff). The binder reads layer numbers only as names, of the
+// stage before a rank only that, and of the stage after it nothing but to
+// refuse it (CheckRank, which reads both neighbours), so segments with equal
+// keys anywhere that CheckRank accepts bind alike but for their layers
+// (sweep/cuts.cc checks that under a recheck).
+SegmentKey KeyAnywhereOf(const std::vector<uint8_t>& letters, int layers, int first, int last, bool before_writes);
 // `alike`, found elsewhere in a stack, as the segment on layers from
 // `first`: its edges name its layers and stages there (a stack's layers
 // hold one stage each). Not for a rejected segment, whose error names where.

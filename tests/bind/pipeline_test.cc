@@ -243,6 +243,41 @@ TEST(CheckRank, RefusesExactlyTheRanksBindRefusesWithItsError) {
   EXPECT_GT(refused_for_the_stage_after, 0);
 }
 
+// The sweep finds a receiving rank's segment bound after another stage
+// that writes at the handoff alike (sweep/segments.h): a rank that binds
+// after either binds the same lines, and one after a stage that writes
+// otherwise binds other lines (what it receives differs).
+TEST(WritesAtHandoff, IsAllAReceivingRanksBindingReadsOfTheStageBeforeIt) {
+  const std::string senders = "AMFEXR";
+  int alike = 0;
+  int apart = 0;
+  for (const SweepConfig& c : DefaultSweepConfigs()) {
+    for (int length = 1; length <= 2; ++length) {
+      for (int index = 0; index < Power(5, length); ++index) {
+        const std::string rank = StackLetters(index, length);
+        ParallelConfig cfg = c.cfg;
+        cfg.pp = 2;
+        cfg.pp_split = {1, length};
+        for (char a : senders) {
+          for (char b : senders) {
+            if (a >= b) continue;
+            const Expected<Plan> after_a = Bind(StackOf(std::string(1, a) + rank), cfg, 1);
+            const Expected<Plan> after_b = Bind(StackOf(std::string(1, b) + rank), cfg, 1);
+            if (!after_a || !after_b) continue;
+            const bool writes_alike = WritesAtHandoff(StackOf(std::string(1, a)).layer(0)[0], cfg) ==
+                                      WritesAtHandoff(StackOf(std::string(1, b)).layer(0)[0], cfg);
+            EXPECT_EQ(after_a->lines() == after_b->lines(), writes_alike)
+                << rank << " after " << a << " and after " << b << " under " << c.name;
+            ++(writes_alike ? alike : apart);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(alike, 0);
+  EXPECT_GT(apart, 0);
+}
+
 TEST(WorkedExampleE2, TheCutFfnWritesAtTheHandoffAndTheReceiverReadsWithoutAdding) {
   const Pipeline p = MustBindPipeline(DeepseekModel(4, 64, 3),
                                       Cut({.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}, {1, 3}));

@@ -74,17 +74,21 @@ TEST(SegmentKey, IsEqualExactlyWhenTheLayersTheEndAndTheLettersOnAndBesideThemAr
   EXPECT_EQ(keys, static_cast<int>(seen.size()));
 }
 
-TEST(SegmentKey, AnywhereIsEqualExactlyWhenTheLengthTheEndsAndTheLettersOnAndBeforeThemAre) {
-  // What a segment's binding reads but for where it lies and for the stage
-  // after it, which only refuses (CheckRank, asked where one alike is found).
-  using Anywhere = std::tuple<int, bool, bool, std::vector<uint8_t>>;
+TEST(SegmentKey, AnywhereIsEqualExactlyWhenTheLengthTheEndsTheLettersOnItAndWhetherTheStageBeforeWritesAre) {
+  // What a segment's binding reads but for where it lies, for the stage
+  // before it but whether it writes at the handoff, and for the stage after
+  // it, which only refuses (CheckRank, asked where one alike is found).
+  using Anywhere = std::tuple<int, bool, bool, std::vector<uint8_t>, bool>;
   std::map<std::pair<int, uint32_t>, Anywhere> seen;
   ForEverySegment([&](const std::vector<uint8_t>& letters, int first, int last, const ::testing::Message& where) {
     const int length = static_cast<int>(letters.size());
-    const SegmentKey k = KeyAnywhereOf(letters, length, first, last);
-    const Anywhere reads{last - first, first == 0, last == length,
-                         std::vector<uint8_t>(letters.begin() + std::max(first - 1, 0), letters.begin() + last)};
-    EXPECT_EQ(seen.emplace(std::pair(k.place, k.letters), reads).first->second, reads) << where;
+    for (bool writes : {false, true}) {
+      if (first == 0 && writes) continue;  // no stage before it
+      const SegmentKey k = KeyAnywhereOf(letters, length, first, last, writes);
+      const Anywhere reads{last - first, first == 0, last == length,
+                           std::vector<uint8_t>(letters.begin() + first, letters.begin() + last), writes};
+      EXPECT_EQ(seen.emplace(std::pair(k.place, k.letters), reads).first->second, reads) << where;
+    }
   });
   std::set<Anywhere> readings;
   for (const auto& [key, reads] : seen) readings.insert(reads);

@@ -337,6 +337,27 @@ TEST(Gemm, AWeightOfBf16HalvesGivesTheBitsOfItsValuesAsFloats) {
   for (size_t b = 0; b < blocks.size(); ++b) EXPECT_TRUE(blocks[b] == float_blocks[b]) << b;
 }
 
+// One row of x takes a path of its own (whole rows of w at a time over the
+// whole K, no packing): every number of rows of w around its tiles (whole
+// tiles and every edge), K with and without a tail, w as floats and as
+// bf16 halves, whole or a window of a wider weight, on every code path.
+TEST(Gemm, OneRowGivesTheContractsBitsForEveryEdgeOfItsTilesAndEveryKTail) {
+  for (int k : {1, 7, 8, 9, 16, 515, 1031}) {
+    const HalvesOf wide = Halves(40, k + 5, 50 + static_cast<uint32_t>(k));
+    const Tensor x = Make(1, k, 51 + static_cast<uint32_t>(k));
+    for (int n = 1; n <= 25; ++n) {
+      for (const MatrixView w : {MatrixView(wide.floats).Rows(3, 3 + n).Cols(2, 2 + k), wide.view().Rows(3, 3 + n).Cols(2, 2 + k),
+                                 MatrixView(wide.floats).Rows(0, n).Cols(0, k)}) {
+        const Tensor want = ContractGemm(x, w.Copy());
+        for (Path p : Paths()) {
+          EXPECT_TRUE(GemmOn(p, x, w) == want) << Name(p) << " n " << n << " k " << k << (w.storage() == Dtype::kBf16 ? " bf16" : " f32");
+        }
+        EXPECT_TRUE(Gemm(x, w) == want) << n << " " << k;
+      }
+    }
+  }
+}
+
 TEST(MatrixView, AViewOfBf16HalvesShowsTheirValuesAndGivesNoFloatPointer) {
   HalvesOf w = Halves(4, 6, 43);
   // Values whose widening has to keep every bit: -0, an infinity, a NaN's

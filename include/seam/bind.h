@@ -49,9 +49,11 @@ Status CheckRank(const Model& model, const ParallelConfig& cfg, int pp_rank = 0,
 
 // What a receiving rank's binding reads of the stage before its layers (its
 // sender's last): whether that stage writes the residual when a handoff
-// follows it, so the handoff carries the residual alone. Sender and receiver
-// both ask it of the stage at the cut. Nothing else of that stage enters the
-// binding; it can still refuse the rank, which CheckRank tells.
+// follows it, so the handoff carries the residual alone. The receiver asks
+// it of the stage at the cut; the sender's exit writes exactly then, by the
+// exit rules of its kind (a handoff whose two sides disagree fails
+// VerifyPipeline). Nothing else of that stage enters the binding; it can
+// still refuse the rank, which CheckRank tells.
 bool WritesAtHandoff(const StageDecl& sender_last, const ParallelConfig& cfg);
 
 // Every rank's plan, in rank order.

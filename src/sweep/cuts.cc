@@ -168,7 +168,8 @@ class Checker {
   }
 
   // Whether the stage before layer `first` writes at the handoff: all a
-  // segment's binding reads of it. A stack's layers hold one stage each.
+  // segment's binding reads of it (the cut's split does not enter it, so the
+  // configuration's own is asked). A stack's layers hold one stage each.
   bool BeforeWrites(int first) const {
     if (first == 0) return false;
     const std::vector<StageDecl> before = model_.layer(first - 1);

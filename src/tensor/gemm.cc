@@ -483,6 +483,7 @@ SEAM_INLINE void OneRowEdge(int nr, const float* x, int k, const W* w, size_t ld
   OneRowTile<NR, W>(x, k, w, ldw, y);
 }
 
+// Every row of w: whole tiles of NR rows, then the rest in one tile.
 template <int NR, class W>
 SEAM_INLINE void OneRow(const Problem& p, const W* w) {
   int n = 0;

@@ -210,7 +210,9 @@ SEAM_INLINE void OneRow(const Problem& p, const W* w) {
   thread_local std::vector<float> packed_buffer;
   float* packed = Scratch(packed_buffer, static_cast<size_t>((p.k + 7) / 8) * 8);
   PackX(p.x, p.ldx, 1, p.k, 1, packed);
-  float lanes[NR * 8];
+  // Room for eight elements' lanes: ReduceLanes reads eight at a time where
+  // it has them, and GCC cannot always see that nr < 8 never does.
+  float lanes[std::max(NR, 8) * 8];
   for (int n = 0; n < p.n; n += NR) {
     const int nr = std::min(NR, p.n - n);
     EdgeTile<1, 1, NR, W>(1, nr, packed, 8, w + static_cast<size_t>(n) * p.ldw, p.ldw, p.k, true, lanes, NR * 8);

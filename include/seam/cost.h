@@ -58,6 +58,8 @@ struct PlanCost {
   // (what a token waits for when nothing overlaps).
   double pipeline_seconds = 0;
 };
+// Prices each rank's first line as it stands (a hand-edited plan too); a
+// rank with no line (a file's, unverified) prices as nothing.
 PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw, int replicas);
 
 struct MemoryOptions {

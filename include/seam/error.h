@@ -31,7 +31,12 @@ enum class ErrorCode {
 };
 
 struct Error {
-  ErrorCode code = ErrorCode::kInvalidArgument;
+  // No default: an error always says whose failure it is (a forgotten code
+  // would otherwise read as bad input).
+  Error() = delete;
+  Error(ErrorCode c, std::string m) : code(c), message(std::move(m)) {}
+
+  ErrorCode code;
   std::string message;
   // A binder rejection names the stage and the rule it breaks; a pipeline
   // cut must reject with the same two as the uncut stack.
@@ -43,6 +48,12 @@ struct Error {
 // check, 2 bad input (flags, sizes, files, what the binder rejects), 3 a
 // deadline exceeded, 4 an internal error. 0 is success.
 int ExitStatusOf(ErrorCode code);
+
+// Throws InternalError with file:line (SEAM_CHECK).
+[[noreturn]] void FailCheck(const char* condition, const char* file, int line,
+                            const std::string& detail);
+// Throws InternalError naming the error whose Expected's value was read.
+[[noreturn]] void ValueOfAnError(const Error& e);
 
 Error InvalidArgument(std::string message);
 Error Unsupported(std::string message);
@@ -60,9 +71,10 @@ class [[nodiscard]] Status {
   Status(Error error) : error_(std::move(error)) {}  // NOLINT: implicit by design
   static Status Ok() { return Status(); }
   bool ok() const { return !error_.has_value(); }
+  // Only of a failed status: asking a success for its error is a bug.
   const Error& error() const {
-    static const Error kNone;
-    return error_ ? *error_ : kNone;
+    if (!error_) FailCheck("!ok()", __FILE__, __LINE__, "the error of a successful Status was read");
+    return *error_;
   }
 
  private:
@@ -79,16 +91,34 @@ class [[nodiscard]] Expected {
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
-  const T& value() const& { return std::get<0>(v_); }
-  T& value() & { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
+  // Reading the value of an error, or the error of a value, is a bug in the
+  // caller: it is reported with the error it ignored, not as bad_variant_access.
+  const T& value() const& {
+    HoldsValue();
+    return std::get<0>(v_);
+  }
+  T& value() & {
+    HoldsValue();
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    HoldsValue();
+    return std::get<0>(std::move(v_));
+  }
   const T& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }
   const T* operator->() const { return &value(); }
-  const Error& error() const { return std::get<1>(v_); }
+  const Error& error() const {
+    if (ok()) FailCheck("!ok()", __FILE__, __LINE__, "the error of an Expected holding a value was read");
+    return std::get<1>(v_);
+  }
   Status status() const { return ok() ? Status::Ok() : Status(error()); }
 
  private:
+  void HoldsValue() const {
+    if (!ok()) ValueOfAnError(std::get<1>(v_));
+  }
+
   std::variant<T, Error> v_;
 };
 
@@ -110,8 +140,6 @@ class InternalError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-[[noreturn]] void FailCheck(const char* condition, const char* file, int line,
-                            const std::string& detail);
 
 }  // namespace seam
 

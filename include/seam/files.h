@@ -11,7 +11,7 @@ namespace seam {
 // The limits on what each kind of input file may hold, checked before a byte
 // of it is read.
 inline constexpr size_t kMaxConfigBytes = size_t{16} << 20;  // a config.json (NAS block lists: a few hundred KiB)
-inline constexpr size_t kMaxPlanBytes = size_t{256} << 20;   // a plan (JSON or text)
+inline constexpr size_t kMaxPlanBytes = size_t{64} << 20;    // a plan (JSON or text; Kimi-K2 at pp 4: 317 KiB)
 
 // The bytes of a regular file of at most `max_bytes`; an InvalidArgument
 // error names the path and why it could not be read (no such file, a loop of

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include <mutex>
+#include <optional>
+#include <new>
 #include <thread>
 
 #include "comm/world.h"
@@ -13,7 +15,7 @@ Status RunOnRanks(Backend backend, int size, const std::function<void(int rank, 
   comm::ThreadWorld world(size, timeout_seconds);
   std::mutex mu;
   int failed = -1;
-  Error failure;
+  std::optional<Error> failure;
   // The first rank to fail is reported, with its error's code (a deadline
   // is not a failed check); the others are ended.
   auto Record = [&](int rank, const Error& e) {
@@ -24,8 +26,18 @@ Status RunOnRanks(Backend backend, int size, const std::function<void(int rank, 
       failure = e;
     }
   };
+  // Exhaustive: a backend added to the enum must say what its ranks talk through.
+  const auto comm_for = [&](int rank) -> std::unique_ptr<Comm> {
+    switch (backend) {
+      case Backend::kThreads:
+        return world.CommFor(rank);
+      case Backend::kRecord:
+        return MakeRecordComm(rank);
+    }
+    SEAM_CHECK(false, "an unknown backend");
+  };
   auto body = [&](int rank) {
-    std::unique_ptr<Comm> c = backend == Backend::kThreads ? world.CommFor(rank) : MakeRecordComm(rank);
+    std::unique_ptr<Comm> c = comm_for(rank);
     try {
       fn(rank, *c);
     } catch (const comm::RankAborted&) {
@@ -34,6 +46,10 @@ Status RunOnRanks(Backend backend, int size, const std::function<void(int rank, 
       Record(rank, e.error());
     } catch (const InternalError& e) {
       Record(rank, Internal(e.what()));
+    } catch (const std::bad_alloc&) {
+      // Not a check that failed: the sizes asked for do not fit this machine.
+      Record(rank, InvalidArgument("ran out of memory; give fewer --tokens or --layers, or a lower --max-memory to be "
+                                   "told what fits"));
     } catch (const std::exception& e) {
       // A rank's runtime check: the plan or the run is not what it claims.
       Record(rank, FailedCheck(e.what()));
@@ -43,7 +59,7 @@ Status RunOnRanks(Backend backend, int size, const std::function<void(int rank, 
   threads.reserve(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) threads.emplace_back(body, r);
   for (std::thread& t : threads) t.join();
-  if (failed >= 0) return Error{failure.code, fmt::format("rank {} failed: {}", failed, failure.message)};
+  if (failure) return Error{failure->code, fmt::format("rank {} failed: {}", failed, failure->message)};
   return Status::Ok();
 }
 

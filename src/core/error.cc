@@ -29,4 +29,8 @@ void FailCheck(const char* condition, const char* file, int line, const std::str
   throw InternalError(fmt::format("internal error at {}:{}: {} ({})", file, line, condition, detail));
 }
 
+void ValueOfAnError(const Error& e) {
+  throw InternalError(fmt::format("internal error: the value of a failed Expected was read; its error: {}", e.message));
+}
+
 }  // namespace seam

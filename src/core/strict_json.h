@@ -6,16 +6,19 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "seam/error.h"
 
 namespace seam {
 
+// The most containers open at once (a plan needs 8, a config 5).
 inline constexpr int kMaxJsonDepth = 64;
 
 // Why a JSON text was refused.
@@ -31,37 +34,101 @@ struct StrictJson {
   std::optional<JsonError> error;
 };
 
+namespace strict_json_internal {
+
+// Builds the document from nlohmann's SAX events, refusing a repeated key or
+// a container past kMaxJsonDepth as it meets them. (nlohmann's own callback
+// parser rescans an array's earlier elements whenever an object in it ends,
+// so a plan of n stages cost n² steps; this costs one step an event.)
 template <class Json>
-StrictJson<Json> ParseStrictJson(std::string_view text) {
-  struct Stop {};
-  std::vector<std::set<std::string>> keys;
-  std::optional<JsonError> error;
-  auto callback = [&](int depth, typename Json::parse_event_t event, Json& parsed) {
-    using E = typename Json::parse_event_t;
-    if (depth > kMaxJsonDepth) {
-      error = JsonError{JsonProblem::kTooDeep, fmt::format("nested deeper than {} levels", kMaxJsonDepth)};
-      throw Stop{};
-    }
-    if (event == E::object_start) keys.emplace_back();
-    if (event == E::object_end && !keys.empty()) keys.pop_back();
-    if (event == E::key && !keys.empty() && !keys.back().insert(parsed.template get<std::string>()).second) {
-      error = JsonError{JsonProblem::kDuplicateKey,
-                        fmt::format("key \"{}\" appears twice in one object", parsed.template get<std::string>())};
-      throw Stop{};
-    }
+class Builder {
+ public:
+  using String = typename Json::string_t;
+
+  bool null() { return Put(Json(nullptr)) != nullptr; }
+  bool boolean(bool v) { return Put(Json(v)) != nullptr; }
+  bool number_integer(typename Json::number_integer_t v) { return Put(Json(v)) != nullptr; }
+  bool number_unsigned(typename Json::number_unsigned_t v) { return Put(Json(v)) != nullptr; }
+  bool number_float(typename Json::number_float_t v, const String& /*text*/) { return Put(Json(v)) != nullptr; }
+  bool string(String& v) { return Put(Json(std::move(v))) != nullptr; }
+  bool binary(typename Json::binary_t& v) { return Put(Json::binary(std::move(v))) != nullptr; }
+  bool start_object(std::size_t /*size*/) { return Open(Json::object(), true); }
+  bool start_array(std::size_t /*size*/) { return Open(Json::array(), false); }
+  bool end_object() {
+    keys_.pop_back();
+    open_.pop_back();
     return true;
-  };
-  try {
-    return {Json::parse(text, callback), std::nullopt};
-  } catch (const Stop&) {
-    return {Json(), error};
-  } catch (const typename Json::exception& e) {
+  }
+  bool end_array() {
+    open_.pop_back();
+    return true;
+  }
+  bool key(String& k) {
+    if (!keys_.back().insert(k).second) {
+      return Refuse(JsonProblem::kDuplicateKey, fmt::format("key \"{}\" appears twice in one object", k));
+    }
+    key_ = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const typename Json::exception& e) {
     std::string why = e.what();
     if (const size_t end = why.find("] "); why.starts_with("[json.exception.") && end != std::string::npos) {
       why = why.substr(end + 2);
     }
-    return {Json(), JsonError{JsonProblem::kSyntax, why}};
+    return Refuse(JsonProblem::kSyntax, why);
   }
+
+  StrictJson<Json> Take() && {
+    if (error_) return {Json(), std::move(error_)};
+    return {std::move(root_), std::nullopt};
+  }
+
+ private:
+  // Places v in the open container (or as the document) and returns where it
+  // now lives: an array's last element or an object's member stays put while
+  // it is open, as nothing else is added to its parent meanwhile.
+  Json* Put(Json v) {
+    if (open_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Json& parent = *open_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    return &(parent[key_] = std::move(v));
+  }
+
+  bool Open(Json container, bool object) {
+    if (open_.size() >= static_cast<size_t>(kMaxJsonDepth)) {
+      return Refuse(JsonProblem::kTooDeep, fmt::format("nested deeper than {} levels", kMaxJsonDepth));
+    }
+    open_.push_back(Put(std::move(container)));
+    if (object) keys_.emplace_back();
+    return true;
+  }
+
+  bool Refuse(JsonProblem problem, std::string message) {
+    error_ = JsonError{problem, std::move(message)};
+    return false;
+  }
+
+  Json root_;
+  std::vector<Json*> open_;
+  std::vector<std::set<String>> keys_;  // the keys of each open object
+  String key_;
+  std::optional<JsonError> error_;
+};
+
+}  // namespace strict_json_internal
+
+template <class Json>
+StrictJson<Json> ParseStrictJson(std::string_view text) {
+  strict_json_internal::Builder<Json> builder;
+  // strict: nothing but white space may follow the document.
+  Json::sax_parse(text, &builder, Json::input_format_t::json, /*strict=*/true);
+  return std::move(builder).Take();
 }
 
 }  // namespace seam

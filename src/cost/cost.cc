@@ -71,6 +71,7 @@ struct RankTotals {
 
 RankTotals Totals(const Plan& plan, const Crossings& c, double batch, double prefill, const Hardware& hw) {
   RankTotals t;
+  if (plan.lines().empty()) return t;  // a plan read from a file may hold no line (VerifyPipeline refuses it)
   ForEachStep(plan.lines().front(), [&](const Step& s) {
     if (!Priced(s)) return;
     const bool crosses = c.Of(s);
@@ -92,6 +93,7 @@ StepCost CostOfStep(const Step& s, const Plan& plan, int rank, double tokens, co
 
 PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw, int replicas) {
   PlanCost out;
+  if (ranks.empty()) return out;
   const ParallelConfig& cfg = ranks.front().config();
   const double batch = static_cast<double>(load.batch) / replicas;
   double busiest = -1;

@@ -17,7 +17,15 @@ constexpr auto kEngines = EnumNames<Engine>("engine", {{Engine::kSglang, "sglang
 }  // namespace
 
 std::string_view Name(Engine e) { return kEngines.Name(e); }
-std::string_view DisplayName(Engine e) { return e == Engine::kSglang ? "SGLang" : "vLLM"; }
+// Each dispatch on the engine below is an exhaustive switch: an engine added
+// to the enum is a compile warning (an error in CI) until each says what it does.
+std::string_view DisplayName(Engine e) {
+  switch (e) {
+    case Engine::kSglang: return "SGLang";
+    case Engine::kVllm: return "vLLM";
+  }
+  SEAM_CHECK(false, "an unknown engine");
+}
 Expected<Engine> ParseEngine(std::string_view text) {
   Expected<Engine> e = kEngines.Parse(text);
   if (!e) return InvalidArgument(e.error().message);
@@ -25,9 +33,13 @@ Expected<Engine> ParseEngine(std::string_view text) {
 }
 
 Expected<EngineLaunch> ParseEngineArgs(Engine engine, const std::vector<std::string>& args) {
-  if (engine == Engine::kSglang) return engine::ReadFlags(engine, engine::SglangFlags(), args);
-  // `vllm serve MODEL ...`: the model may come first, bare.
-  return engine::ReadFlags(engine, engine::VllmFlags(), args, engine::SetText(&EngineLaunch::model_path));
+  switch (engine) {
+    case Engine::kSglang: return engine::ReadFlags(engine, engine::SglangFlags(), args);
+    // `vllm serve MODEL ...`: the model may come first, bare.
+    case Engine::kVllm:
+      return engine::ReadFlags(engine, engine::VllmFlags(), args, engine::SetText(&EngineLaunch::model_path));
+  }
+  SEAM_CHECK(false, "an unknown engine");
 }
 
 Expected<std::string> ConfigPathOf(const EngineLaunch& l) {
@@ -42,7 +54,11 @@ Expected<std::string> ConfigPathOf(const EngineLaunch& l) {
 }
 
 Expected<EngineTranslation> Translate(const EngineLaunch& l, const Model& model) {
-  return l.engine == Engine::kSglang ? engine::TranslateSglang(l, model) : engine::TranslateVllm(l, model);
+  switch (l.engine) {
+    case Engine::kSglang: return engine::TranslateSglang(l, model);
+    case Engine::kVllm: return engine::TranslateVllm(l, model);
+  }
+  SEAM_CHECK(false, "an unknown engine");
 }
 
 Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::string>& args, int layers) {

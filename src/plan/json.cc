@@ -7,6 +7,7 @@
 #include "seam/plan_io.h"
 
 #include "core/strict_json.h"
+#include "plan/read_limits.h"
 #include "plan/json_writer.h"
 
 namespace seam {
@@ -182,15 +183,17 @@ class Node {
     if (it == j_.end()) throw ReadError{fmt::format("{}: missing field '{}'", Where(), key)};
     return Node(*it, path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key));
   }
-  std::vector<Node> Items() const {
+  // The elements of an array of at most `max` (plan_limits) `what`.
+  std::vector<Node> Items(size_t max, std::string_view what) const {
     if (!j_.is_array()) Fail("is not an array");
+    if (j_.size() > max) Fail(fmt::format("holds more than {} {}", max, what));
     std::vector<Node> out;
     for (size_t i = 0; i < j_.size(); ++i) out.emplace_back(j_[i], fmt::format("{}[{}]", path_, i));
     return out;
   }
   bool IsNull() const { return j_.is_null(); }
   // An integer in [lo, 1e9]; plans hold sizes, indices and widths.
-  int Int(int lo = 0, int hi = 1'000'000'000) const {
+  int Int(int lo = 0, int hi = plan_limits::kMaxNumber) const {
     if (!j_.is_number_integer()) Fail("is not an integer");
     if (j_.is_number_unsigned() && j_.get<unsigned long long>() > static_cast<unsigned long long>(hi)) {
       Fail(fmt::format("is out of range ({} to {})", lo, hi));
@@ -232,7 +235,7 @@ ParallelConfig ReadConfig(const Node& n) {
                    .input_scattered = n["input_scattered"].Bool(),
                    .reduction = n["reduction"].As(ParseReduction),
                    .pp = n["pp"].Int()};
-  for (const Node& v : n["pp_split"].Items()) c.pp_split.push_back(v.Int());
+  for (const Node& v : n["pp_split"].Items(plan_limits::kMaxSplit, "layer counts")) c.pp_split.push_back(v.Int());
   if (Status s = Validate(c); !s.ok() && s.error().code != ErrorCode::kUnsupported) n.Fail(s.error().message);
   return c;
 }
@@ -247,8 +250,8 @@ Rows ReadRows(const Node& n, const ParallelConfig& cfg) {
 }
 
 Step ReadStep(const Node& n, const ParallelConfig& cfg) {
-  const std::vector<Node> rows = n["rows"].Items();
-  const std::vector<Node> owes = n["owes"].Items();
+  const std::vector<Node> rows = n["rows"].Items(plan_limits::kMaxSteps, "entries");
+  const std::vector<Node> owes = n["owes"].Items(plan_limits::kMaxSteps, "entries");
   if (rows.size() != 2) n["rows"].Fail("needs [in, out]");
   if (owes.size() != 2) n["owes"].Fail("needs [before, after]");
   const Node group = n["group"];
@@ -264,7 +267,7 @@ Step ReadStep(const Node& n, const ParallelConfig& cfg) {
 
 std::vector<Step> ReadSteps(const Node& n, const ParallelConfig& cfg) {
   std::vector<Step> out;
-  for (const Node& s : n.Items()) out.push_back(ReadStep(s, cfg));
+  for (const Node& s : n.Items(plan_limits::kMaxSteps, "steps")) out.push_back(ReadStep(s, cfg));
   return out;
 }
 
@@ -306,7 +309,7 @@ StagePlan ReadStage(const Node& n, const ParallelConfig& cfg) {
 
 LinePlan ReadLine(const Node& n, const ParallelConfig& cfg) {
   LinePlan line{.variant = n["variant"].As(ParseVariant), .start = ReadSteps(n["start"], cfg)};
-  for (const Node& s : n["stages"].Items()) line.stages.push_back(ReadStage(s, cfg));
+  for (const Node& s : n["stages"].Items(plan_limits::kMaxStages, "stages")) line.stages.push_back(ReadStage(s, cfg));
   const Node end = n["end"];
   line.end = {end["kind"].As(ParseEndKind), ReadBoundary(end["arrives"], cfg), ReadSteps(end["steps"], cfg),
               ReadSteps(end["head"], cfg)};
@@ -315,7 +318,7 @@ LinePlan ReadLine(const Node& n, const ParallelConfig& cfg) {
 
 Plan ReadPlan(const Node& n) {
   if (n["seam_plan"].Int() != kFormatVersion) n["seam_plan"].Fail(fmt::format("expected format {}", kFormatVersion));
-  const std::vector<Node> layers = n["layers"].Items();
+  const std::vector<Node> layers = n["layers"].Items(plan_limits::kMaxSteps, "entries");
   if (layers.size() != 2) n["layers"].Fail("needs [first, last)");
   PlanHeader h{.model = n["model"].String(),
                .hidden = n["hidden"].Int(1),
@@ -327,7 +330,7 @@ Plan ReadPlan(const Node& n) {
                .first_layer = layers[0].Int(),
                .last_layer = layers[1].Int()};
   std::vector<LinePlan> lines;
-  for (const Node& l : n["lines"].Items()) {
+  for (const Node& l : n["lines"].Items(plan_limits::kMaxLines, "lines")) {
     lines.push_back(ReadLine(l, h.config));
     for (size_t i = 0; i + 1 < lines.size(); ++i) {
       if (lines[i].variant == lines.back().variant) l["variant"].Fail("the plan has this batch variant twice");
@@ -342,7 +345,7 @@ Pipeline ReadPipeline(const Node& n) {
     n["seam_pipeline"].Fail(fmt::format("expected format {}", kFormatVersion));
   }
   Pipeline ranks;
-  for (const Node& r : n["ranks"].Items()) ranks.push_back(ReadPlan(r));
+  for (const Node& r : n["ranks"].Items(plan_limits::kMaxRanks, "plans")) ranks.push_back(ReadPlan(r));
   if (ranks.empty()) n["ranks"].Fail("holds no plans");
   return ranks;
 }

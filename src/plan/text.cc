@@ -10,6 +10,8 @@
 
 #include "seam/plan_io.h"
 
+#include "plan/read_limits.h"
+
 namespace seam {
 namespace {
 
@@ -104,11 +106,11 @@ std::string HeaderText(const PlanHeader& h) {
 
 // ---- reading ----
 
-constexpr int kMaxNumber = 1'000'000'000;
-constexpr size_t kMaxSteps = 64;       // steps in one list
-constexpr size_t kMaxStages = 10'000;  // stages in one line
-constexpr size_t kMaxRanks = 1'024;    // plans in one pipeline
-constexpr size_t kMaxSplit = 1'024;    // layer counts in a split
+using plan_limits::kMaxNumber;
+using plan_limits::kMaxRanks;
+using plan_limits::kMaxSplit;
+using plan_limits::kMaxStages;
+using plan_limits::kMaxSteps;
 
 struct ReadError {
   std::string message;

@@ -1,9 +1,15 @@
 // The memory a run on threads needs, estimated before a byte is allocated.
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 #include "seam/runtime/exec.h"
 #include "seam/runtime/weights.h"
@@ -43,17 +49,17 @@ Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig&
   return e;
 }
 
-Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d, int64_t limit) {
+Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d, const MemoryLimit& limit) {
   Expected<MemoryEstimate> e = EstimateRunMemory(m, cfg, tokens, d);
   if (!e) return e.error();
-  if (e->total() <= limit) return Status::Ok();
+  if (e->total() <= limit.bytes) return Status::Ok();
   // The estimate grows with the layers kept: search the most that fit.
   int lo = 0, hi = m.num_layers;
   while (lo < hi) {
     Model cut = m;
     cut.num_layers = (lo + hi + 1) / 2;
     Expected<MemoryEstimate> c = EstimateRunMemory(cut, cfg, tokens, d);
-    if (c && c->total() <= limit) {
+    if (c && c->total() <= limit.bytes) {
       lo = cut.num_layers;
     } else {
       hi = cut.num_layers - 1;
@@ -62,9 +68,9 @@ Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dty
   const std::string fits = lo > 0 ? fmt::format("--layers {} fits", lo) : "no layer count fits";
   return InvalidArgument(fmt::format(
       "the run needs about {} (weights {}, working buffers {}, allocator {}) but the memory limit is {} "
-      "(--max-memory); {}, and --backend record counts the plan without weights",
-      SizeText(e->total()), SizeText(e->weights), SizeText(e->activations), SizeText(e->overhead()), SizeText(limit),
-      fits));
+      "({}); {}, and --backend record counts the plan without weights",
+      SizeText(e->total()), SizeText(e->weights), SizeText(e->activations), SizeText(e->overhead()),
+      SizeText(limit.bytes), limit.source, fits));
 }
 
 double AttentionFlops(const Model& m, const Batch& b) {
@@ -98,10 +104,51 @@ int64_t AvailableMemory() {
   return 0;
 }
 
-int64_t RunMemoryLimit(int64_t max_memory) {
-  if (max_memory > 0) return max_memory;
+namespace {
+
+// The first number a /proc or /sys file holds after `key` ("" for the
+// first word of the file), or nothing ("max", missing, unreadable).
+std::optional<int64_t> NumberIn(const char* path, std::string_view key, int64_t unit) {
+  std::ifstream in(path);
+  std::string word;
+  while (in >> word) {
+    if (!key.empty() && word != key) continue;
+    int64_t n = 0;
+    if (!key.empty() && !(in >> n)) return std::nullopt;
+    if (key.empty() && std::from_chars(word.data(), word.data() + word.size(), n).ec != std::errc()) return std::nullopt;
+    return n * unit;
+  }
+  return std::nullopt;
+}
+
+// What ulimit -v leaves this process: its limit less what it has mapped.
+std::optional<int64_t> AddressSpaceLeft() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  const int64_t mapped = NumberIn("/proc/self/status", "VmSize:", 1024).value_or(0);
+  return std::max<int64_t>(0, static_cast<int64_t>(std::min<rlim_t>(r.rlim_cur, INT64_MAX)) - mapped);
+}
+
+// What the cgroup this process runs in (v2) leaves it: memory.max less memory.current.
+std::optional<int64_t> CgroupLeft() {
+  const std::optional<int64_t> max = NumberIn("/sys/fs/cgroup/memory.max", "", 1);
+  if (!max) return std::nullopt;
+  return std::max<int64_t>(0, *max - NumberIn("/sys/fs/cgroup/memory.current", "", 1).value_or(0));
+}
+
+}  // namespace
+
+MemoryLimit RunMemoryLimit(int64_t max_memory) {
+  if (max_memory > 0) return {max_memory, "--max-memory"};
+  MemoryLimit out{std::numeric_limits<int64_t>::max(), "none could be told"};
+  const auto least = [&](std::optional<int64_t> bytes, const char* source) {
+    if (bytes && *bytes < out.bytes) out = {*bytes, fmt::format("{}; --max-memory sets another", source)};
+  };
   const int64_t available = AvailableMemory();
-  return available > 0 ? available : std::numeric_limits<int64_t>::max();
+  least(available > 0 ? std::optional(available) : std::nullopt, "the memory available now");
+  least(AddressSpaceLeft(), "what ulimit -v leaves this process");
+  least(CgroupLeft(), "what the cgroup's memory.max leaves this process");
+  return out;
 }
 
 }  // namespace seam

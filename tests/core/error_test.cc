@@ -2,6 +2,8 @@
 // an error up.
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "seam/error.h"
 
 namespace seam {
@@ -40,8 +42,6 @@ TEST(Errors, TheMacrosReturnTheFirstErrorAndOtherwiseTheValue) {
 TEST(Errors, AStatusIsOkExactlyWhenItHoldsNoErrorAndKeepsTheOneItHolds) {
   const Status ok = Status::Ok();
   EXPECT_TRUE(ok.ok());
-  EXPECT_EQ(ok.error().message, "");  // a success's error is the empty one
-  EXPECT_EQ(ok.error().stage, -1);
   const Status failed = Unsupported("no path");
   EXPECT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().code, ErrorCode::kUnsupported);
@@ -50,6 +50,23 @@ TEST(Errors, AStatusIsOkExactlyWhenItHoldsNoErrorAndKeepsTheOneItHolds) {
   EXPECT_EQ(copy.error().message, "no path");
   EXPECT_TRUE(Expected<int>(3).status().ok());
   EXPECT_EQ(Expected<int>(Malformed("x")).status().error().message, "x");
+}
+
+// Reading what is not there is a bug in the caller, reported with what it
+// ignored, never bad_variant_access or an empty error that reads as bad input.
+TEST(Errors, ReadingTheValueOfAnErrorReportsTheErrorAsAnInternalError) {
+  const Expected<int> failed = Malformed("config.json: missing field 'hidden_size'");
+  try {
+    (void)failed.value();
+    FAIL() << "value() of an error returned";
+  } catch (const InternalError& e) {
+    EXPECT_STREQ(e.what(), "internal error: the value of a failed Expected was read; its error: config.json: missing "
+                           "field 'hidden_size'");
+  }
+  EXPECT_THROW((void)*Expected<int>(Malformed("x")), InternalError);
+  EXPECT_THROW((void)Expected<int>(3).error(), InternalError);
+  EXPECT_THROW((void)Status::Ok().error(), InternalError);
+  static_assert(!std::is_default_constructible_v<Error>, "an Error always names its code");
 }
 
 TEST(Errors, AFailureCarriesItsError) {

@@ -1,6 +1,10 @@
 // Running plans: bit-identical to the unsharded reference, empty ranks,
 // the record backend, and the errors a run reports.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <fstream>
+#include <string>
 
 #include "exec_testing.h"
 #include "seam/runtime/exec.h"
@@ -146,14 +150,42 @@ TEST(RunMemory, ARunOverTheLimitIsRefusedNamingTheLayersThatFit) {
   const ParallelConfig cfg{.tp = 2};
   Model three = m;
   three.num_layers = 3;
-  const int64_t limit = EstimateRunMemory(three, cfg, 32, Dtype::kBf16)->total();
+  const MemoryLimit limit{EstimateRunMemory(three, cfg, 32, Dtype::kBf16)->total(), "--max-memory"};
   EXPECT_TRUE(CheckRunMemory(three, cfg, 32, Dtype::kBf16, limit).ok());
   const Status s = CheckRunMemory(m, cfg, 32, Dtype::kBf16, limit);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(s.error().message.find("; --layers 3 fits, and --backend record counts the plan without weights"),
+  EXPECT_NE(s.error().message.find("(--max-memory); --layers 3 fits, and --backend record counts the plan without "
+                                   "weights"),
             std::string::npos)
       << s.error().message;
+}
+
+// Under ulimit -v the default limit is what the address space leaves, so a
+// run too big for it is refused before it allocates, not ended by bad_alloc.
+TEST(RunMemory, TheDefaultLimitIsWhatTheAddressSpaceLimitLeaves) {
+  const auto mapped = [] {
+    std::ifstream in("/proc/self/status");
+    std::string key;
+    int64_t kib = 0;
+    while (in >> key) {
+      if (key == "VmSize:" && in >> kib) return kib * 1024;
+    }
+    return int64_t{0};
+  };
+  constexpr int64_t kHeadroom = int64_t{1} << 30;  // below this machine's available memory
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &before), 0);
+  rlimit tight = before;
+  tight.rlim_cur = static_cast<rlim_t>(mapped() + kHeadroom);
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
+  const MemoryLimit limited = RunMemoryLimit(0);
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &before), 0);
+  EXPECT_EQ(limited.source, "what ulimit -v leaves this process; --max-memory sets another");
+  EXPECT_LE(limited.bytes, kHeadroom);
+  EXPECT_GT(limited.bytes, kHeadroom - (int64_t{64} << 20)) << "less only what the test mapped meanwhile";
+  EXPECT_EQ(RunMemoryLimit(12345).bytes, 12345);
+  EXPECT_EQ(RunMemoryLimit(12345).source, "--max-memory");
 }
 
 TEST(Run, AConfigurationTheCanonicalReductionCannotServeIsRejected) {

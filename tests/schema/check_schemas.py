@@ -158,6 +158,10 @@ class Checker:
                "the table's estimate is the document's")
         equal = self.document("diff", ["diff", str(a), str(a), "--format", "json"])
         expect(equal["equal"] and equal["differences"] == [], "diff of equal plans is equal")
+        header_only = self.work / "header_only.txt"
+        header_only.write_text(self.run(["plan", "llama", "--format", "text"]).stdout.splitlines()[0] + "\n")
+        unpriced = self.document("diff", ["diff", str(header_only), str(a), "--format", "json"], code=1)
+        expect(unpriced["estimate"] is None, "a plan with a rank of no batch line is not priced")
         # A text plan against a JSON plan of the same pipeline.
         text = self.work / "a.txt"
         text.write_text(self.run(["plan"] + args + ["--format", "text"]).stdout)

@@ -243,6 +243,9 @@ std::string TimeLeft(std::chrono::steady_clock::time_point start, int64_t done, 
 
 // Prints the error to stderr and returns its exit code.
 int Fail(const Error& e);
+// Flushes standard output: a command whose output could not be written
+// (a full disk, a closed stdout, /dev/full) says so and exits 2, not 0.
+int CheckOutput(int code);
 int ExitCodeOf(const Error& e);
 
 }  // namespace seam::cli

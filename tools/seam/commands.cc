@@ -1,5 +1,9 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -31,6 +35,20 @@ Expected<Pipeline> LoadPlans(const std::string& path) {
   return plans;
 }
 
+// The first violations a plan breaks, and how many more: a hand-edited plan
+// can break thousands, one per stage, and the first say what went wrong.
+std::string FirstViolations(const std::vector<Violation>& violations) {
+  constexpr size_t kShown = 20;
+  if (violations.size() <= kShown) return Describe(violations);
+  const std::vector<Violation> first(violations.begin(), violations.begin() + kShown);
+  return Describe(first) + fmt::format("... and {} more\n", violations.size() - kShown);
+}
+
+// Whether CostOf can price the pipeline: some rank, each with a line.
+bool Priceable(const Pipeline& plans) {
+  return !plans.empty() && std::all_of(plans.begin(), plans.end(), [](const Plan& p) { return !p.lines().empty(); });
+}
+
 int Print(const Pipeline& plans, PlanFormat format) {
   const Expected<std::string> text = Format(plans, format);
   if (!text) return Fail(text.error());
@@ -41,6 +59,17 @@ int Print(const Pipeline& plans, PlanFormat format) {
 }  // namespace
 
 int ExitCodeOf(const Error& e) { return ExitStatusOf(e.code); }
+
+int CheckOutput(int code) {
+  errno = 0;
+  std::cout.flush();
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return code;
+  const int why = errno;
+  std::cerr << "seam: cannot write the output: " << (why != 0 ? std::strerror(why) : "standard output failed") << "\n";
+  // A command that failed already keeps its own status; one that succeeded,
+  // or found plans differ, did not deliver what it found.
+  return code == kOk || code == kFailedCheck ? kBadInput : code;
+}
 
 int Fail(const Error& e) {
   std::cerr << "seam: " << e.message << "\n";
@@ -91,7 +120,7 @@ int RunShow(const FileArgs& a) {
   Expected<Pipeline> plans = LoadPlans(a.first);
   if (!plans) return Fail(plans.error());
   const std::vector<Violation> violations = VerifyPipeline(*plans);
-  if (!violations.empty()) return Fail(FailedCheck(a.first + " breaks its invariants:\n" + Describe(violations)));
+  if (!violations.empty()) return Fail(FailedCheck(a.first + " breaks its invariants:\n" + FirstViolations(violations)));
   const std::vector<std::string> diff = CompareWithBinder(*plans);
   if (!diff.empty()) {
     return Fail(FailedCheck(fmt::format("{} is not the plan seam binds for its stages and configuration (plan != "
@@ -113,18 +142,26 @@ int RunDiff(const FileArgs& a) {
   const std::vector<std::string> diff = Diff(*first, *second);
   Expected<Hardware> hw = LoadHardware(a.hardware);
   if (!hw) return Fail(hw.error());
+  // A hand-edited plan is priced as it stands (what would this step cost?),
+  // but a rank with no batch line has nothing to price: no estimate then.
+  const bool first_priced = Priceable(*first);
+  const bool priced = first_priced && Priceable(*second);
+  const std::string& unpriced = first_priced ? a.second : a.first;
   // Each plan's collectives priced as one replica on the hardware's nodes
   // (seam/cost.h), at the default decode batch and prefill length.
   const Workload load;
-  const PlanCost one = CostOf(*first, load, *hw, 1), two = CostOf(*second, load, *hw, 1);
+  const PlanCost one = priced ? CostOf(*first, load, *hw, 1) : PlanCost{};
+  const PlanCost two = priced ? CostOf(*second, load, *hw, 1) : PlanCost{};
   if (a.json) {
+    Json estimate = nullptr;
+    if (priced) {
+      estimate = {{"hardware", hw->name},
+                  {"batch", load.batch},
+                  {"decode_seconds", {one.decode_seconds, two.decode_seconds}},
+                  {"prefill_seconds_per_token", {one.prefill_seconds_per_token, two.prefill_seconds_per_token}}};
+    }
     PrintJson({{"seam_diff", 1}, {"first", a.first}, {"second", a.second}, {"equal", diff.empty()},
-               {"differences", diff},
-               {"estimate",
-                {{"hardware", hw->name},
-                 {"batch", load.batch},
-                 {"decode_seconds", {one.decode_seconds, two.decode_seconds}},
-                 {"prefill_seconds_per_token", {one.prefill_seconds_per_token, two.prefill_seconds_per_token}}}}});
+               {"differences", diff}, {"estimate", estimate}});
     return diff.empty() ? kOk : kFailedCheck;
   }
   if (diff.empty()) {
@@ -132,6 +169,12 @@ int RunDiff(const FileArgs& a) {
     return kOk;
   }
   for (const std::string& d : diff) std::cout << d << "\n";
+  if (!priced) {
+    std::cout << fmt::format("no estimate: {} has a rank with no batch line to price (seam show {} says what "
+                             "else it breaks)\n",
+                             unpriced, unpriced);
+    return kFailedCheck;
+  }
   std::cout << fmt::format("estimated on {} (batch {}): decode step {:.1f} -> {:.1f} us ({:+.1f}), prefill {:.2f} -> "
                            "{:.2f} ns a token ({:+.2f})\n",
                            hw->name, load.batch, one.decode_seconds * 1e6, two.decode_seconds * 1e6,

@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,9 @@
 
 int main(int argc, char** argv) {
   using namespace seam::cli;
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG instead of
+  // killing the process, so a dump cleans up and says why.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"seam: plans, checks and runs the communication at the seams of a transformer"};
   // An engine's own flags follow -- (--engine); CLI11 never sees them.
   EngineFlags engine_args;
@@ -159,7 +164,7 @@ int main(int argc, char** argv) {
     std::cerr << "seam: " << e.what() << "\n";  // a flag's value: the message names the flag
     return kBadInput;
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (e.get_exit_code() == 0) return CheckOutput(app.exit(e));  // --help, --version
     std::cerr << "seam: " << e.what() << "\nRun with --help for more information.\n";
     return kBadInput;
   }
@@ -170,7 +175,7 @@ int main(int argc, char** argv) {
     std::cerr << "seam: only plan, run and compare read an engine's flags after --\n";
     return kBadInput;
   }
-  try {
+  const auto command = [&] {
     if (models_cmd->parsed()) return RunModels(models_json);
     if (plan_cmd->parsed()) return RunPlan(plan);
     if (show_cmd->parsed()) return RunShow(show);
@@ -178,8 +183,16 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) return RunRun(run);
     if (compare_cmd->parsed()) return RunCompare(compare);
     return RunDiff(diff);
+  };
+  try {
+    return CheckOutput(command());
   } catch (const seam::InternalError& e) {
     std::cerr << "seam: " << e.what() << "\n";
     return kInternalError;
+  } catch (const std::bad_alloc&) {
+    // A size the estimates let through but this machine could not hold.
+    std::cerr << "seam: ran out of memory; give fewer --tokens or --layers, or a lower --max-memory to be told "
+                 "what fits\n";
+    return kBadInput;
   }
 }

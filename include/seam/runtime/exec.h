@@ -44,16 +44,22 @@ struct MemoryEstimate {
   int64_t total() const { return weights + activations + overhead(); }
 };
 Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d);
-// Refuses (bad input) a run whose estimate exceeds `limit` bytes, with the
+// The bytes a run may take, and what sets them (named in a refusal).
+struct MemoryLimit {
+  int64_t bytes = 0;
+  std::string source;  // "--max-memory", "the memory available now", ...
+};
+// Refuses (bad input) a run whose estimate exceeds the limit, with the
 // estimate, the most leading layers of the model that would fit, and the
 // record backend as the way to count the plan at any size.
-Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d, int64_t limit);
+Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d, const MemoryLimit& limit);
 // The memory the system could give this process now (MemAvailable), or 0
 // when it cannot tell.
 int64_t AvailableMemory();
-// The bytes a run may take: `max_memory` when above 0, else what the system
-// has available, else (it cannot tell) no limit.
-int64_t RunMemoryLimit(int64_t max_memory);
+// `max_memory` when above 0; else the least of what the system has
+// available, what the address-space limit (ulimit -v) leaves this process
+// and what its cgroup's memory.max leaves it; else (none can be told) no limit.
+MemoryLimit RunMemoryLimit(int64_t max_memory);
 
 // Attention's cost grows with the square of each request's length: the
 // multiply-adds of every attention stage's scores and weighted values over

@@ -15,9 +15,6 @@
 namespace seam::sweep {
 namespace {
 
-// Two rejections are the same when they name the same stage and rule.
-bool SameRule(const Error& a, const Error& b) { return a.code == b.code && a.stage == b.stage && a.rule == b.rule; }
-
 std::string Where(std::span<const LayerRange> split) {
   std::vector<int> counts;
   for (const LayerRange& r : split) counts.push_back(r.last - r.first);
@@ -261,7 +258,7 @@ class Checker {
   // added to `coverage`.
   int64_t Found(std::span<const LayerRange> split, CutCoverage& coverage) const {
     const std::span<const RankEdges* const> edges(edges_.data(), split.size());
-    int64_t found = static_cast<int64_t>(VerifyEdges(edges, split).size() + CompareStageCounts(*uncut_, edges).size());
+    auto found = static_cast<int64_t>(CheckAcrossCut(*uncut_, edges, split).size());
     for (size_t r = 0; r < split.size(); ++r) {
       coverage += ranks_[r]->coverage;
       found += ranks_[r]->violations;
@@ -377,6 +374,15 @@ class Checker {
 };
 
 }  // namespace
+
+bool SameRule(const Error& a, const Error& b) { return a.code == b.code && a.stage == b.stage && a.rule == b.rule; }
+
+std::vector<Violation> CheckAcrossCut(const Plan& uncut, std::span<const RankEdges* const> ranks,
+                                      std::span<const LayerRange> split) {
+  std::vector<Violation> out = VerifyEdges(ranks, split);
+  for (Violation& v : CompareStageCounts(uncut, ranks)) out.push_back(std::move(v));
+  return out;
+}
 
 bool ResolvesAlike(int last, int layers, int letters_alike, int stages_alike, int last_stage) {
   return std::min(last + 1, layers) <= letters_alike && last_stage < stages_alike;

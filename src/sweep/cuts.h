@@ -17,11 +17,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "seam/model.h"
 #include "seam/sweep.h"
+#include "seam/verify.h"
 #include "sweep/segments.h"
 
 namespace seam::sweep {
@@ -72,6 +74,18 @@ struct Resolved {
 // before its end), and its stages, the highest `last_stage`, in the stages
 // alike (the same comparison).
 bool ResolvesAlike(int last, int layers, int letters_alike, int stages_alike, int last_stage);
+
+// Invariant 5's comparison of two rejections: the same when they name the
+// same stage and rule (and so the same code), whatever else their messages say.
+bool SameRule(const Error& a, const Error& b);
+
+// What a cut's checks across its ranks find, read from the ranks' edges in
+// order: that their layers tile the stack as `split` gives them, that stage
+// indices run on, that each handoff's sends and receives pair up
+// (VerifyEdges), and that the ranks hold every stage of the uncut plan
+// (CompareStageCounts). Each rank's own checks are its segment's.
+std::vector<Violation> CheckAcrossCut(const Plan& uncut, std::span<const RankEdges* const> ranks,
+                                      std::span<const LayerRange> split);
 
 // Adds what the checks found to `out`, keeping at most `keep` violations in
 // full. `table` holds the segments of `config`: a stack's shared with the

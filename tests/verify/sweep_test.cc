@@ -3,6 +3,8 @@
 
 #include "seam/model.h"
 #include "seam/sweep.h"
+#include "sweep/cuts.h"
+#include "testing.h"
 #include "verify/sweep_testing.h"
 
 namespace seam {
@@ -69,6 +71,115 @@ TEST(Sweep, LeavesTheCatalogueOutWhenAsked) {
 // suite) goes to four and the catalogue.
 TEST(Sweep, ReusingRankSegmentsOfSmallStacksFindsWhatBindingEveryCutWholeFinds) {
   testing::ExpectReuseFindsWhatBindingWholeFinds({.max_stages = 3, .max_pp = 3, .jobs = 2, .catalogue = false});
+}
+
+// ---- the sweep's oracle, piece by piece, on constructed inputs ----
+
+// Invariant 5: a cut that rejects must name the uncut stack's stage and
+// rule; the same code alone is another rejection.
+TEST(SweepOracle, TwoRejectionsAreTheSameOnlyWhenTheyNameTheSameStageAndRule) {
+  Error uncut = Unsupported("stage 3 cannot run so");
+  uncut.stage = 3;
+  uncut.rule = "a2a-needs-dispatch";
+  Error reworded = uncut;
+  reworded.message = "the same rule in other words";
+  EXPECT_TRUE(sweep::SameRule(uncut, reworded));
+  Error other_stage = uncut;
+  other_stage.stage = 4;
+  EXPECT_FALSE(sweep::SameRule(uncut, other_stage));
+  Error other_rule = uncut;
+  other_rule.rule = "input-scattered-needs-gather";
+  EXPECT_FALSE(sweep::SameRule(uncut, other_rule));
+  Error other_code = uncut;
+  other_code.code = ErrorCode::kInvalidArgument;
+  EXPECT_FALSE(sweep::SameRule(uncut, other_code));
+}
+
+// A rank's edges as a cut reads them: its layers, one ordinary line of
+// `stages` stages from `first_stage`, what it receives and what it sends.
+RankEdges Edges(LayerRange layers, int first_stage, size_t stages, const std::vector<Transport>& receives,
+                const std::vector<Transport>& sends) {
+  RankEdges e{.layers = layers};
+  e.transports = receives;
+  e.transports.insert(e.transports.end(), sends.begin(), sends.end());
+  e.lines.push_back({.variant = Variant::kOrdinary, .first_stage = first_stage,
+                     .last_stage = first_stage + static_cast<int>(stages) - 1, .stages = stages,
+                     .receives = {0, static_cast<uint32_t>(receives.size())},
+                     .sends = {static_cast<uint32_t>(receives.size()), static_cast<uint32_t>(sends.size())}});
+  return e;
+}
+
+struct TwoRanks {
+  Plan uncut = testing::MustBind(LlamaModel(2), {.tp = 2});  // stages 0..3 in layers 0 and 1
+  Transport value{Operand::kValue, Rows::Slice(uncut.config()), 64};
+  Transport residual{Operand::kResidual, Rows::Slice(uncut.config()), 64};
+  std::vector<LayerRange> split{{0, 1}, {1, 2}};
+  RankEdges first = Edges(split[0], 0, 2, {}, {value, residual});
+  RankEdges second = Edges(split[1], 2, 2, {value, residual}, {});
+
+  std::string Found() const {
+    const std::vector<const RankEdges*> ranks{&first, &second};
+    return Describe(sweep::CheckAcrossCut(uncut, ranks, split));
+  }
+};
+
+TEST(SweepOracle, ACutWhoseEdgesAgreeFindsNothing) { EXPECT_EQ(TwoRanks().Found(), ""); }
+
+// Invariant 3 across a cut: the receiver takes what the sender sends, in
+// order, operand, rows and width alike.
+TEST(SweepOracle, ACutCountsAHandoffWhoseReceiverTakesItsTransportsInAnotherOrder) {
+  TwoRanks c;
+  c.second = Edges(c.split[1], 2, 2, {c.residual, c.value}, {});
+  EXPECT_EQ(c.Found(),
+            "rank 1 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): rank 0 "
+            "sends value on slice x64, residual on slice x64 but rank 1 receives residual on slice x64, value on "
+            "slice x64\n");
+}
+
+TEST(SweepOracle, ACutCountsAHandoffWhoseReceiverTakesAnotherWidth) {
+  TwoRanks c;
+  Transport narrow = c.value;
+  narrow.width = 32;
+  c.second = Edges(c.split[1], 2, 2, {narrow, c.residual}, {});
+  EXPECT_EQ(c.Found(),
+            "rank 1 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): rank 0 "
+            "sends value on slice x64, residual on slice x64 but rank 1 receives value on slice x32, residual on "
+            "slice x64\n");
+}
+
+TEST(SweepOracle, ACutCountsRanksWhoseLayersAreNotItsSplit) {
+  TwoRanks c;
+  c.second.layers = {1, 3};
+  EXPECT_EQ(c.Found(),
+            "rank 1 ordinary header: invariant 8 (the plan agrees with itself, its model and its configuration): the "
+            "rank holds layers 1..2 but the configuration's split of 3 layers gives it 1..1\n");
+}
+
+TEST(SweepOracle, ACutCountsStageIndicesThatDoNotRunOn) {
+  TwoRanks c;
+  c.second = Edges(c.split[1], 3, 1, {c.value, c.residual}, {});
+  EXPECT_EQ(c.Found(),
+            "rank 1 ordinary stage 3 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the rank starts at stage 3 but the previous rank ended with stage 1\n"
+            "rank 0 ordinary header: invariant 4 (stages away from a cut bind as they do uncut): the cut plans hold "
+            "3 stages, the uncut plan 4\n");
+}
+
+// Invariant 4: the ranks hold every stage of the uncut plan, no fewer and no more.
+TEST(SweepOracle, ACutCountsRanksThatHoldFewerStagesThanUncut) {
+  TwoRanks c;
+  c.second = Edges(c.split[1], 2, 1, {c.value, c.residual}, {});
+  EXPECT_EQ(c.Found(),
+            "rank 0 ordinary header: invariant 4 (stages away from a cut bind as they do uncut): the cut plans hold "
+            "3 stages, the uncut plan 4\n");
+}
+
+TEST(SweepOracle, ACutCountsRanksThatHoldMoreStagesThanUncut) {
+  TwoRanks c;
+  c.second = Edges(c.split[1], 2, 3, {c.value, c.residual}, {});
+  EXPECT_EQ(c.Found(),
+            "rank 0 ordinary header: invariant 4 (stages away from a cut bind as they do uncut): the cut plans hold "
+            "5 stages, the uncut plan 4\n");
 }
 
 TEST(Sweep, RejectsBadOptions) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <utility>
 
 #include "seam/bind.h"
 #include "seam/verify.h"
@@ -69,6 +70,17 @@ TEST(Verify, CatchesAResidualSlicedASecondTime) {
   });
   const std::vector<Violation> v = Verify(broken);
   EXPECT_TRUE(Reports(v, Invariant::kResidualRowsAgree, 3, "entry")) << Describe(v);
+}
+
+// Invariant 1 at a stage's entry: the stage runs with the residual where
+// its entry leaves it; nothing else of the plan changes.
+TEST(Verify, CatchesAStageThatRecordsItsResidualOnOtherRowsThanItsEntryLeavesIt) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  ASSERT_EQ(testing::StageOf(p, Variant::kOrdinary, 1).residual, Rows::Full());
+  const Plan broken = WithStage(p, 1, [&](StagePlan& s) { s.residual = Rows::Slice(p.config()); });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 1 entry: invariant 1 (both sides of a boundary agree on the residual's rows): the "
+            "entry leaves the residual on full but the stage runs with it on slice\n");
 }
 
 // Invariant 2: every owed sum completes once, over its own group, before any read.
@@ -185,6 +197,63 @@ TEST(VerifyPipeline, CatchesSendsAndReceivesThatDoNotPairUp) {
   EXPECT_TRUE(pairing) << Describe(v);
 }
 
+// The handoff's violations, one per line: what invariant 3 reports of a pipeline.
+std::string HandoffOf(const std::vector<Violation>& v) {
+  std::vector<Violation> out;
+  for (const Violation& x : v) {
+    if (x.invariant == Invariant::kHandoff) out.push_back(x);
+  }
+  return Describe(out);
+}
+
+// A Nemotron-H pipeline whose rank 0 sends the value's slice, then the residual's.
+Pipeline ValueAndResidualHandoff() {
+  Pipeline p = MustBindPipeline(NemotronHModel("M-*-", 128).value(), Cut({.tp = 4}, {3, 1}));
+  EXPECT_EQ(ShortString(p[1].lines()[0].start),
+            "recv(pp) value slice; recv(pp) residual slice; ag(attn_tp) value slice->full; ag(attn_tp) residual "
+            "slice->full");
+  return p;
+}
+
+TEST(VerifyPipeline, ReceiverTakingTransportsInAnotherOrderIsRejected) {
+  Pipeline p = ValueAndResidualHandoff();
+  p[1] = EditedRank(p[1], [](LinePlan& l) { std::swap(l.start[0], l.start[1]); });
+  EXPECT_EQ(HandoffOf(VerifyPipeline(p)),
+            "rank 1 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): rank 0 "
+            "sends value on slice x128, residual on slice x128 but rank 1 receives residual on slice x128, value on "
+            "slice x128\n");
+}
+
+TEST(VerifyPipeline, ReceiverTakingATransportOfAnotherOperandIsRejected) {
+  Pipeline p = ValueAndResidualHandoff();
+  p[1] = EditedRank(p[1], [](LinePlan& l) { l.start[0].operand = Operand::kResidual; });
+  const std::string handoff = HandoffOf(VerifyPipeline(p));
+  EXPECT_NE(handoff.find("rank 0 sends value on slice x128, residual on slice x128 but rank 1 receives residual on "
+                         "slice x128, residual on slice x128"),
+            std::string::npos)
+      << handoff;
+}
+
+TEST(VerifyPipeline, ReceiverTakingATransportOfOtherRowsIsRejected) {
+  Pipeline p = ValueAndResidualHandoff();
+  p[1] = EditedRank(p[1], [](LinePlan& l) { l.start[1].rows_in = Rows::Full(); });
+  const std::string handoff = HandoffOf(VerifyPipeline(p));
+  EXPECT_NE(handoff.find("rank 0 sends value on slice x128, residual on slice x128 but rank 1 receives value on "
+                         "slice x128, residual on full x128"),
+            std::string::npos)
+      << handoff;
+}
+
+TEST(VerifyPipeline, ReceiverTakingATransportOfAnotherWidthIsRejected) {
+  Pipeline p = ValueAndResidualHandoff();
+  p[1] = EditedRank(p[1], [](LinePlan& l) { l.start[0].width = 64; });
+  const std::string handoff = HandoffOf(VerifyPipeline(p));
+  EXPECT_NE(handoff.find("rank 0 sends value on slice x128, residual on slice x128 but rank 1 receives value on "
+                         "slice x64, residual on slice x128"),
+            std::string::npos)
+      << handoff;
+}
+
 TEST(VerifyPipeline, CatchesAHandoffThatDoesNotSendTheResidual) {
   Pipeline p = MustBindPipeline(DeepseekModel(4, 64, 3), kCutCfg);
   p[0] = EditedRank(p[0], [](LinePlan& l) { l.end.steps.clear(); });
@@ -226,6 +295,25 @@ TEST(CompareWithUncut, CatchesAStageAwayFromTheCutThatBindsDifferently) {
             "rank 1 ordinary stage 7 binding: invariant 4 (stages away from a cut bind as they do uncut): binds "
             "differently than uncut: exit '' departing written, residual attn vs uncut 'add slice; ag(attn_tp) "
             "residual slice->attn' departing written, residual attn");
+}
+
+// The ranks together hold every stage of the uncut plan: no more, no fewer.
+TEST(CompareWithUncut, CatchesACutThatHoldsFewerStagesThanUncut) {
+  const Plan uncut = testing::MustBind(LlamaModel(2), {.tp = 2});
+  Pipeline cut = MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}));
+  cut[1] = EditedRank(cut[1], [](LinePlan& l) { l.stages.pop_back(); });
+  EXPECT_EQ(Describe(CompareStageCounts(uncut, cut)),
+            "rank 0 ordinary header: invariant 4 (stages away from a cut bind as they do uncut): the cut plans hold "
+            "3 stages, the uncut plan 4\n");
+}
+
+TEST(CompareWithUncut, CatchesACutThatHoldsMoreStagesThanUncut) {
+  const Plan uncut = testing::MustBind(LlamaModel(2), {.tp = 2});
+  Pipeline cut = MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}));
+  cut[1] = EditedRank(cut[1], [](LinePlan& l) { l.stages.push_back(l.stages.back()); });
+  EXPECT_EQ(Describe(CompareStageCounts(uncut, cut)),
+            "rank 0 ordinary header: invariant 4 (stages away from a cut bind as they do uncut): the cut plans hold "
+            "5 stages, the uncut plan 4\n");
 }
 
 // A tp-2 llama cut after its first layer: the sender's FFN completes its

@@ -207,6 +207,22 @@ TEST(Policy, CatchesAnFfnSumLeftToAReduceScatterUnderAr) {
             "reduce-scatter for it\n");
 }
 
+// The policy holds for every FFN: a dense model's plan bound under rs, its
+// header rewritten to ar, breaks it where its dense FFN leaves its sum to a
+// reduce-scatter.
+TEST(Policy, CatchesADenseFfnSumLeftToAReduceScatterUnderAr) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 4, .attn_dp = 2, .reduction = Reduction::kRs});
+  ASSERT_EQ(ShortString(testing::StageOf(p, kOrd, 1).exit), "rs(tp) value full->slice; ag(attn_tp) value slice->attn");
+  const Plan broken = WithHeader(p, [](PlanHeader& h) { h.config.reduction = Reduction::kAr; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kPolicy),
+            "rank 0 ordinary stage 1 exit[0]: invariant 9 (an FFN's sum completes only by collectives the boundary "
+            "reduction allows): rs completes an FFN's sum under --reduction ar, which allows no fixed-size "
+            "reduce-scatter for it\n"
+            "rank 0 ordinary stage 3 exit[0]: invariant 9 (an FFN's sum completes only by collectives the boundary "
+            "reduction allows): rs completes an FFN's sum under --reduction ar, which allows no fixed-size "
+            "reduce-scatter for it\n");
+}
+
 TEST(Policy, CatchesAReduceScatterVThePolicyDoesNotAllow) {
   const Plan p = MustBind(StackOf("A E A"), {.tp = 4, .attn_dp = 4, .reduction = Reduction::kRsv});
   const Plan broken = WithHeader(p, [](PlanHeader& h) { h.config.reduction = Reduction::kRs; });

@@ -82,7 +82,11 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m)
         "--data-parallel-size {} of a model without MoE: {} replicas, each planned alone", l.dp, l.dp));
     t.replicas = l.dp;
   }
-  if (moe && l.expert_parallel && DispatchesA2a(backend)) {
+  // vLLM reads --all2all-backend only where it runs its all-to-all kernels:
+  // with expert parallelism on, across data-parallel ranks
+  // (FusedMoEParallelConfig.use_all2all_kernels: use_ep and dp_size > 1).
+  const bool all2all = moe && l.expert_parallel && l.dp > 1;
+  if (all2all && DispatchesA2a(backend)) {
     c.moe = MoeMode::kA2a;
   } else if (moe) {
     if (l.expert_parallel) {
@@ -95,6 +99,10 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m)
   }
   if (!l.expert_parallel && DispatchesA2a(backend)) {
     t.notes.push_back(fmt::format("--all2all-backend {} without --enable-expert-parallel: vLLM dispatches nothing",
+                                  backend));
+  } else if (moe && !all2all && DispatchesA2a(backend)) {
+    t.notes.push_back(fmt::format("--all2all-backend {} without --data-parallel-size > 1: vLLM runs its all-to-all "
+                                  "only across data-parallel ranks and dispatches nothing",
                                   backend));
   }
   SEAM_RETURN_IF_ERROR(Validate(c));

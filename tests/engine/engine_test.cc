@@ -113,9 +113,59 @@ TEST(VllmDoor, TensorParallelIsPerDataParallelRankForMoeModels) {
             "--tp 8 --attn-dp 4 --dense-tp 2 --moe a2a --dp-lm-head --pp 2");
   EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4"}), "--tp 8 --attn-dp 4 --dense-tp 2 --dp-lm-head --reduction rsv");
   EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4", "--all2all-backend", "naive"}), "--tp 8 --attn-dp 4 --dense-tp 2 --dp-lm-head");
-  EXPECT_EQ(Vllm({"-tp", "8", "--enable-expert-parallel", "--all2all-backend", "pplx"}), "--tp 8 --moe a2a");
+  EXPECT_EQ(Vllm({"-tp", "4", "-dp", "2", "--enable-expert-parallel", "--all2all-backend", "pplx"}),
+            "--tp 8 --attn-dp 2 --dense-tp 4 --moe a2a --dp-lm-head");
   EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4"}, "llama-3.1-8b.json"), "--tp 2");
   EXPECT_EQ(Vllm({"-tp", "8", "--dtype", "float32"}, "llama-3.1-8b.json"), "--tp 8 --act-dtype fp32");
+}
+
+// vLLM reads --all2all-backend only where it runs its all-to-all kernels:
+// with --enable-expert-parallel, across data-parallel ranks. The backend
+// alone leaves every MoE a TP-MoE, and says so.
+TEST(VllmDoor, AnAllToAllBackendAloneDoesNotTurnOnTheAllToAll) {
+  Expected<EngineLaunch> l = ParseEngineArgs(
+      Engine::kVllm, {kConfigs + "/deepseek-v2-lite.json", "--tensor-parallel-size", "4", "--all2all-backend",
+                      "deepep_low_latency"});
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  Expected<EngineTranslation> t = Translate(*l, Load("deepseek-v2-lite.json"));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->seam_flags, "--tp 4");
+  EXPECT_EQ(t->config.moe, MoeMode::kTp);
+  EXPECT_NE(std::find(t->notes.begin(), t->notes.end(),
+                      "--all2all-backend deepep_low_latency without --enable-expert-parallel: vLLM dispatches nothing"),
+            t->notes.end());
+  for (const char* backend : {"pplx", "deepep_high_throughput", "deepep_low_latency", "flashinfer_all2allv"}) {
+    EXPECT_EQ(Vllm({"-tp", "4", "--all2all-backend", backend}), "--tp 4") << backend;
+    EXPECT_EQ(Vllm({"-tp", "2", "-dp", "2", "--all2all-backend", backend}), "--tp 4 --attn-dp 2 --dense-tp 2 --dp-lm-head")
+        << backend;
+  }
+}
+
+TEST(VllmDoor, ExpertParallelTurnsOnTheAllToAllAcrossDataParallelRanks) {
+  for (const char* backend : {"pplx", "deepep_high_throughput", "deepep_low_latency", "flashinfer_all2allv"}) {
+    EXPECT_EQ(Vllm({"-tp", "2", "-dp", "2", "--enable-expert-parallel", "--all2all-backend", backend}),
+              "--tp 4 --attn-dp 2 --dense-tp 2 --moe a2a --dp-lm-head")
+        << backend;
+  }
+  // Over a backend that dispatches nothing, the experts spread and the MoE keeps the TP-MoE's boundaries.
+  EXPECT_EQ(Vllm({"-tp", "2", "-dp", "2", "--enable-expert-parallel", "--all2all-backend", "naive"}),
+            "--tp 4 --attn-dp 2 --dense-tp 2 --dp-lm-head");
+}
+
+// Without data parallelism vLLM runs no all-to-all kernel, expert parallel
+// or not: each rank's experts see every row and the MoE all-reduces.
+TEST(VllmDoor, ExpertParallelWithoutDataParallelismDispatchesNothing) {
+  Expected<EngineLaunch> l =
+      ParseEngineArgs(Engine::kVllm, {kConfigs + "/deepseek-v2-lite.json", "--tensor-parallel-size", "4",
+                                      "--enable-expert-parallel", "--all2all-backend", "deepep_low_latency"});
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  Expected<EngineTranslation> t = Translate(*l, Load("deepseek-v2-lite.json"));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->seam_flags, "--tp 4");
+  EXPECT_NE(std::find(t->notes.begin(), t->notes.end(),
+                      "--all2all-backend deepep_low_latency without --data-parallel-size > 1: vLLM runs its all-to-all "
+                      "only across data-parallel ranks and dispatches nothing"),
+            t->notes.end());
 }
 
 TEST(VllmDoor, TakesTheModelAsServeDoesOrAsAFlag) {

@@ -144,6 +144,37 @@ TEST(PlanCost, TheBusiestPipelineRankSetsTheDecodeStep) {
   EXPECT_LT(halves.decode_seconds, c.decode_seconds);
 }
 
+// A pipeline rank costs what its slowest TP rank pays. Twelve GPUs on two
+// nodes of six: pipeline rank 0 holds GPUs 0..3 and sends to 4..7, so GPUs
+// 0 and 1 send on their node and GPUs 2 and 3 across; its sends are priced
+// on the network, as where every send crosses (a node per pipeline rank).
+TEST(PlanCost, APipelineRankWhoseTpRanksCrossNodesUnevenlyPaysForTheCrossingSends) {
+  const Pipeline p = Bound(testing::StackOf("A F A F A F"), {.tp = 4, .pp = 3});
+  const Workload load{.batch = 64, .prefill = 1024, .context = 1024};
+  const auto on = [&](int gpus_per_node) {
+    Hardware hw = H100();
+    hw.gpus_per_node = gpus_per_node;
+    return CostOf(p, load, hw, 1);
+  };
+  const PlanCost uneven = on(6), every_send_crosses = on(4), nothing_crosses = on(12);
+  ASSERT_EQ(uneven.decode_per_pp_rank.size(), 3U);
+  EXPECT_DOUBLE_EQ(uneven.decode_per_pp_rank[0], every_send_crosses.decode_per_pp_rank[0]);
+  // By hand: what rank 0 pays beyond the same plan on one node is its sends' network price over NVLink's.
+  double sends_across = 0;
+  int sends = 0;
+  for (const Step& s : p.front().lines().front().end.steps) {
+    if (s.kind != StepKind::kSend) continue;
+    ++sends;
+    sends_across += CostOfStep(s, p.front(), 2, 64, H100(), {.gpus_per_node = 6}).seconds -
+                    CostOfStep(s, p.front(), 0, 64, H100(), {.gpus_per_node = 6}).seconds;
+    EXPECT_TRUE(CostOfStep(s, p.front(), 2, 64, H100(), {.gpus_per_node = 6}).crosses_nodes);
+    EXPECT_FALSE(CostOfStep(s, p.front(), 0, 64, H100(), {.gpus_per_node = 6}).crosses_nodes);
+  }
+  ASSERT_GT(sends, 0);
+  EXPECT_GT(sends_across, 0);
+  EXPECT_NEAR(uneven.decode_per_pp_rank[0] - nothing_crosses.decode_per_pp_rank[0], sends_across, 1e-12);
+}
+
 // Llama 3.1 8B holds 8,030,261,248 parameters (embedding and LM head untied).
 TEST(Memory, Llama8bAtTp1HoldsItsPublishedParameterCount) {
   const Model m = Config("llama-3.1-8b.json");

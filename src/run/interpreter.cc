@@ -143,14 +143,9 @@ class RankRunner {
 
   // ---- the LM head ----
 
-  // The vocabulary split over the head's group: member i holds columns
-  // [i * chunk, (i + 1) * chunk), the last one padded (as engines pad the
-  // vocabulary) so every member's share is the same width.
+  // This rank's columns of the vocabulary split over the head's group.
   RowSpan VocabColumns(const RankGroup& g) const {
-    const int vocab = ctx_.weights.at(kLmHeadName).rows();
-    const int chunk = (vocab + g.size() - 1) / g.size();
-    const int first = std::min(vocab, g.IndexOf(comm_.rank()) * chunk);
-    return {first, std::min(vocab, first + chunk)};
+    return exec::VocabColumns(ctx_.weights.at(kLmHeadName).rows(), g.size(), g.IndexOf(comm_.rank()));
   }
 
   void LmHead(const Step& s) {
@@ -416,6 +411,12 @@ class RankRunner {
 };
 
 }  // namespace
+
+RowSpan VocabColumns(int vocab, int members, int member) {
+  const int chunk = (vocab + members - 1) / members;
+  const int first = std::min(vocab, member * chunk);
+  return {first, std::min(vocab, first + chunk)};
+}
 
 std::optional<FinalRows> RunRank(const RunContext& ctx, const Plan& plan, Comm& comm) {
   const LinePlan* line = plan.line(ctx.variant);

@@ -28,6 +28,12 @@ struct FinalRows {
   std::optional<Tensor> logits;
 };
 
+// The vocabulary split over the LM head's group: member i of n holds columns
+// [i * chunk, (i + 1) * chunk) with chunk = ceil(vocab / n), cut to the
+// vocabulary; the last shares are padded (as engines pad the vocabulary) so
+// every member's is `chunk` wide.
+RowSpan VocabColumns(int vocab, int members, int member);
+
 // Runs the rank's line of `plan`.
 std::optional<FinalRows> RunRank(const RunContext& ctx, const Plan& plan, Comm& comm);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "exec_testing.h"
+#include "run/interpreter.h"
 #include "seam/runtime/exec.h"
 #include "seam/verify.h"
 
@@ -96,6 +97,67 @@ TEST(LmHead, LogitsAreBitIdenticalToTheReferenceInEveryForm) {
     ASSERT_EQ(logits.cols(), m.dims->vocab);
     EXPECT_EQ(run->logits, logits) << Describe(cfg);
   }
+}
+
+// Member i of n holds columns [i * ceil(V/n), (i + 1) * ceil(V/n)) of the
+// vocabulary, cut to it: every column once, in order, no share wider than
+// the ceiling (the width the gather lays the shares out by).
+TEST(LmHead, EachMemberHoldsItsCeilingShareOfTheVocabularyColumns) {
+  using exec::VocabColumns;
+  EXPECT_EQ(VocabColumns(250, 4, 0), (RowSpan{0, 63}));
+  EXPECT_EQ(VocabColumns(250, 4, 1), (RowSpan{63, 126}));
+  EXPECT_EQ(VocabColumns(250, 4, 2), (RowSpan{126, 189}));
+  EXPECT_EQ(VocabColumns(250, 4, 3), (RowSpan{189, 250}));
+  EXPECT_EQ(VocabColumns(128, 4, 3), (RowSpan{96, 128}));
+  EXPECT_EQ(VocabColumns(250, 1, 0), (RowSpan{0, 250}));
+  // Five columns over four members: shares of two, the last one empty.
+  EXPECT_EQ(VocabColumns(5, 4, 2), (RowSpan{4, 5}));
+  EXPECT_EQ(VocabColumns(5, 4, 3), (RowSpan{5, 5}));
+  for (const int vocab : {1, 5, 7, 250, 251, 256, 1000}) {
+    for (const int n : {1, 2, 3, 4, 8}) {
+      const int chunk = (vocab + n - 1) / n;
+      int next = 0;
+      for (int i = 0; i < n; ++i) {
+        const RowSpan cols = VocabColumns(vocab, n, i);
+        EXPECT_EQ(cols.begin, std::min(vocab, i * chunk)) << vocab << " over " << n << ", member " << i;
+        EXPECT_EQ(cols.begin, next) << vocab << " over " << n << ", member " << i;
+        EXPECT_LE(cols.rows(), chunk) << vocab << " over " << n << ", member " << i;
+        next = cols.end;
+      }
+      EXPECT_EQ(next, vocab) << vocab << " over " << n;
+    }
+  }
+}
+
+// A vocabulary that does not divide the head's group (engines pad it):
+// every catalogue model's logits are still the reference's, bit for bit.
+TEST(LmHead, EveryCatalogueModelsLogitsAreBitIdenticalWhenTheVocabularyDoesNotDivideTheGroup) {
+  const std::vector<ParallelConfig> configs = {
+      {.tp = 4},
+      {.tp = 8, .attn_dp = 2, .dp_lm_head = true},
+  };
+  const Batch b = MustBatch(12, 2);
+  int models = 0;
+  for (const CatalogueEntry& e : Catalogue()) {
+    Model m = e.make();
+    ASSERT_TRUE(m.dims.has_value()) << e.name;
+    if (m.dims->vocab == 0) continue;
+    m.dims->vocab = 250;
+    ++models;
+    const Weights w = MustWeights(m, Dtype::kF32);
+    for (ParallelConfig cfg : configs) {
+      Expected<Pipeline> plans = BindPipelineChecked(m, cfg);
+      ASSERT_TRUE(plans.ok()) << e.name << " " << Describe(cfg) << ": " << plans.error().message;
+      Expected<RunOutput> run = RunPlans(m, *plans, w, b, {.dtype = Dtype::kF32});
+      ASSERT_TRUE(run.ok()) << e.name << ": " << run.error().message;
+      const Tensor hidden = MustReference(m, cfg, w, b, Dtype::kF32);
+      EXPECT_EQ(run->hidden, hidden) << e.name << " " << Describe(cfg);
+      const Tensor logits = ReferenceLogits(hidden, w, Dtype::kF32);
+      ASSERT_EQ(logits.cols(), 250);
+      EXPECT_EQ(run->logits, logits) << e.name << " " << Describe(cfg);
+    }
+  }
+  EXPECT_EQ(models, static_cast<int>(Catalogue().size()));
 }
 
 }  // namespace

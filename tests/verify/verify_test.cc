@@ -372,3 +372,476 @@ TEST(CompareWithUncut, CatchesAnEntryThatDiffersWhereItsArrivalDoesNot) {
 
 }  // namespace
 }  // namespace seam
+
+// Each check of the walker and of the replay, on a bound plan broken one
+// way, with its exact report: a check weakened or dropped fails its test.
+namespace seam {
+namespace {
+
+// The violations of one invariant, one per line.
+std::string OfInvariant(const std::vector<Violation>& v, Invariant inv) {
+  std::vector<Violation> out;
+  for (const Violation& x : v) {
+    if (x.invariant == inv) out.push_back(x);
+  }
+  return Describe(out);
+}
+
+Step Local(StepKind kind, Operand op, Rows from, Rows to, int width = 64) {
+  return {kind, op, std::nullopt, from, to, Owed::kNothing, Owed::kNothing, width};
+}
+
+const ParallelConfig kTp2{.tp = 2};
+const ParallelConfig kTp2Cut = Cut({.tp = 2}, {1, 1});
+
+// ---- a rank's start ----
+
+TEST(VerifyStart, CatchesAFirstRankThatDoesMoreThanEmbed) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = EditedRank(p, [](LinePlan& l) {
+    l.start.push_back(Local(StepKind::kSlice, Operand::kValue, Rows::Full(), Rows::Full()));
+  });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kHandoff),
+            "rank 0 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): "
+            "the first pipeline rank starts with its embedding alone\n");
+}
+
+TEST(VerifyStart, CatchesALaterRankThatReceivesNothing) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  p[1] = EditedRank(p[1], [](LinePlan& l) { l.start.clear(); });
+  EXPECT_EQ(OfInvariant(Verify(p[1]), Invariant::kHandoff),
+            "rank 1 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): "
+            "a later pipeline rank receives nothing\n"
+            "rank 1 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): "
+            "the received slices are not gathered back to the attention rows\n");
+}
+
+TEST(VerifyStart, CatchesALaterRankThatEmbedsTokens) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  const Step embed = p[0].lines()[0].start[0];
+  p[1] = EditedRank(p[1], [&](LinePlan& l) { l.start.insert(l.start.begin(), embed); });
+  EXPECT_EQ(OfInvariant(Verify(p[1]), Invariant::kHandoff),
+            "rank 1 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): "
+            "a later pipeline rank embeds tokens\n");
+}
+
+TEST(VerifyStart, CatchesAReceiverThatSumsWhatItReceives) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  p[1] = EditedRank(p[1], [](LinePlan& l) {
+    l.start[0].owed_after = Owed::kAttnTp;
+    l.start[2] = Step{StepKind::kAllReduce, Operand::kValue, Group::kAttnTp, l.start[2].rows_in, l.start[2].rows_in,
+                      Owed::kAttnTp, Owed::kNothing, 64};
+  });
+  EXPECT_EQ(OfInvariant(Verify(p[1]), Invariant::kHandoff),
+            "rank 1 ordinary start[0]: invariant 3 (a handoff carries the attention rows with every sum "
+            "complete): the receiver declares a sum over attn_tp on what it receives\n"
+            "rank 1 ordinary start[2]: invariant 3 (a handoff carries the attention rows with every sum "
+            "complete): the receiver sums what it receives\n"
+            "rank 1 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): "
+            "the received slices are not gathered back to the attention rows\n");
+}
+
+TEST(VerifyStart, CatchesReceivedSlicesThatAreNotGatheredBack) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  p[1] = EditedRank(p[1], [](LinePlan& l) { l.start.pop_back(); });
+  EXPECT_EQ(OfInvariant(Verify(p[1]), Invariant::kHandoff),
+            "rank 1 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): "
+            "the received slices are not gathered back to the attention rows\n");
+}
+
+// ---- a stage ----
+
+TEST(VerifyStage, CatchesAnEntryThatHandsComputeOtherRowsThanTheStageRecords) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 1, [&](StagePlan& s) { s.input = Rows::Slice(p.config()); });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 1 entry: invariant 6 (each stage receives the rows it declared): the entry "
+            "hands compute full rows but the stage records slice\n");
+}
+
+TEST(VerifyStage, CatchesAnArrivalOwingAnotherSumThanWasHandedOn) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) { s.arrives.value->owed = Owed::kTp; });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kSumOnce),
+            "rank 0 ordinary stage 1 arrival: invariant 2 (every owed sum completes once, over its group, before "
+            "any read): the value owes attn_tp but the stage was bound for one owing tp\n"
+            "rank 0 ordinary stage 1 entry[0]: invariant 2 (every owed sum completes once, over its group, "
+            "before any read): ar+add+norm expects the value to owe attn_tp but it owes tp\n");
+}
+
+TEST(VerifyStage, CatchesAnArrivalOnOtherRowsThanWereHandedOn) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 1, [&](StagePlan& s) { s.arrives.value->rows = Rows::Slice(p.config()); });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kStageRows),
+            "rank 0 ordinary stage 1 arrival: invariant 6 (each stage receives the rows it declared): the value "
+            "on full owing attn_tp but the stage was bound for a value on slice owing attn_tp\n"
+            "rank 0 ordinary stage 1 entry[0]: invariant 6 (each stage receives the rows it declared): "
+            "ar+add+norm expects the value on full rows but it is on slice\n");
+}
+
+TEST(VerifyStage, CatchesANoOpStageThatRunsSteps) {
+  const Model m = CatalogueModel("nemotron-nas").value();
+  const Plan p = MustBind(m, kTp2);
+  int noop = -1;
+  for (const StagePlan& s : p.lines()[0].stages) {
+    if (noop < 0 && s.decl.kind == StageKind::kNoOp) noop = s.index;
+  }
+  ASSERT_GE(noop, 0);
+  const Plan broken = WithStage(p, noop, [](StagePlan& s) { s.input = Rows::Full(); });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 4 arrival: invariant 6 (each stage receives the rows it declared): a no-op "
+            "stage runs steps or records rows\n");
+}
+
+// ---- a rank's end ----
+
+TEST(VerifyEnd, CatchesAHandoffThatLeavesTheResidualUnsent) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  p[0] = EditedRank(p[0], [](LinePlan& l) { l.end.steps.pop_back(); });
+  EXPECT_EQ(OfInvariant(Verify(p[0]), Invariant::kHandoff),
+            "rank 0 ordinary send: invariant 3 (a handoff carries the attention rows with every sum complete): "
+            "the handoff leaves the value or the residual unsent\n"
+            "rank 0 ordinary send: invariant 3 (a handoff carries the attention rows with every sum complete): "
+            "the handoff does not send the residual\n");
+}
+
+TEST(VerifyEnd, CatchesARankThatSendsAndRunsAnLmHead) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  const std::vector<Step> head = p[1].lines()[0].end.head;
+  p[0] = EditedRank(p[0], [&](LinePlan& l) { l.end.head = head; });
+  EXPECT_EQ(OfInvariant(Verify(p[0]), Invariant::kHandoff),
+            "rank 0 ordinary send: invariant 3 (a handoff carries the attention rows with every sum complete): a "
+            "rank that sends runs an LM head\n");
+}
+
+TEST(VerifyEnd, CatchesAStackThatEndsWithAValueNeverAdded) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithFinal(p, [](EndPlan& f) {
+    f.steps = {Step{StepKind::kAllReduce, Operand::kValue, Group::kTp, Rows::Full(), Rows::Full(), Owed::kTp,
+                    Owed::kNothing, 64},
+               Local(StepKind::kNorm, Operand::kResidual, Rows::Full(), Rows::Full())};
+  });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kSumOnce),
+            "rank 0 ordinary final[1]: invariant 2 (every owed sum completes once, over its group, before any "
+            "read): reads the residual while a value is still pending\n"
+            "rank 0 ordinary final: invariant 2 (every owed sum completes once, over its group, before any "
+            "read): the stack ends with a value on full owing - never added\n");
+}
+
+TEST(VerifyEnd, CatchesAFinalNormThatReadsTheResidualOffTheAttentionRows) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithFinal(p, [&](EndPlan& f) {
+    f.steps.push_back(Local(StepKind::kSlice, Operand::kResidual, Rows::Full(), Rows::Slice(p.config())));
+  });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary final: invariant 1 (both sides of a boundary agree on the residual's rows): the "
+            "final norm does not read the residual on the attention rows\n");
+}
+
+TEST(VerifyEnd, CatchesAFinalNormThatReadsOtherRowsThanTheAttentionRows) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithFinal(p, [&](EndPlan& f) {
+    f.steps.push_back(Local(StepKind::kSlice, Operand::kInput, Rows::Full(), Rows::Slice(p.config())));
+  });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kStageRows),
+            "rank 0 ordinary final: invariant 6 (each stage receives the rows it declared): the final norm does "
+            "not read the attention rows\n"
+            "rank 0 ordinary lm-head[0]: invariant 6 (each stage receives the rows it declared): lm-head expects "
+            "the input on full rows but it is on slice\n");
+}
+
+TEST(VerifyEnd, CatchesAnLmHeadThatComputesNoLogits) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithFinal(p, [](EndPlan& f) { f.head.erase(f.head.begin()); });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kStageRows),
+            "rank 0 ordinary lm-head[0]: invariant 6 (each stage receives the rows it declared): ag-vocab has no "
+            "logits to act on\n"
+            "rank 0 ordinary lm-head: invariant 6 (each stage receives the rows it declared): the LM head's "
+            "steps compute no logits\n"
+            "rank 0 ordinary lm-head: invariant 6 (each stage receives the rows it declared): the LM head does "
+            "not leave its logits on the attention rows\n");
+}
+
+TEST(VerifyEnd, CatchesAnLmHeadThatLeavesItsLogitsOffTheAttentionRows) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithFinal(p, [&](EndPlan& f) {
+    f.head.push_back(Local(StepKind::kSlice, Operand::kLogits, Rows::Full(), Rows::Slice(p.config()), 256));
+  });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary lm-head: invariant 6 (each stage receives the rows it declared): the LM head does "
+            "not leave its logits on the attention rows\n");
+}
+
+// ---- the replay of each step ----
+
+TEST(VerifyStep, CatchesAStepThatExpectsItsOperandOnOtherRows) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 1, [&](StagePlan& s) {
+    s.exit[0].rows_in = s.exit[0].rows_out = Rows::Slice(p.config());
+  });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kStageRows),
+            "rank 0 ordinary stage 1 exit[0]: invariant 6 (each stage receives the rows it declared): leave "
+            "expects the value on slice rows but it is on full\n");
+}
+
+TEST(VerifyStep, CatchesALocalStepThatNamesAGroup) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 0, [](StagePlan& s) { s.entry[2].group = Group::kTp; });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 0 entry[2]: invariant 7 (collectives name the right group for their rows): "
+            "norm is local but names a group\n");
+}
+
+TEST(VerifyStep, CatchesACollectiveWithoutAGroupExactly) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithFinal(p, [](EndPlan& f) { f.steps[0].group.reset(); });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kGroupFitsRows),
+            "rank 0 ordinary final[0]: invariant 7 (collectives name the right group for their rows): "
+            "ar+add+norm is a collective without a group\n");
+}
+
+TEST(VerifyStep, CatchesASumOverAnotherGroupThanTheOneOwed) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kDeepseekCfg);
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) { s.entry[0].group = Group::kTp; });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 1 entry[0]: invariant 2 (every owed sum completes once, over its group, "
+            "before any read): the value owes a sum over attn_tp but rs completes it over tp\n"
+            "rank 0 ordinary stage 1 entry[0]: invariant 7 (collectives name the right group for their rows): "
+            "rs(tp) on attn rows: the ranks of tp hold different rows\n"
+            "rank 0 ordinary stage 1 entry[0]: invariant 10 (the plan moves no more bytes than its stages need): "
+            "the seam from here to the next compute moves 48 bytes per token (rs(tp) value attn->slice 48) but "
+            "its stages need 32\n");
+}
+
+TEST(VerifyStep, CatchesAReduceScatterThatLandsOnOtherRowsThanItsGroupGives) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kDeepseekCfg);
+  ASSERT_EQ(ShortString(testing::StageOf(p, Variant::kOrdinary, 1).entry[0]), "rs(attn_tp) value attn->slice");
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) { s.entry[0].group = Group::kDp; });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kGroupFitsRows),
+            "rank 0 ordinary stage 1 entry[0]: invariant 7 (collectives name the right group for their rows): "
+            "rs(dp) on attn rows: the ranks of dp hold different rows\n"
+            "rank 0 ordinary stage 1 entry[0]: invariant 7 (collectives name the right group for their rows): "
+            "rs(dp) from attn rows lands on attn, not slice\n");
+}
+
+TEST(VerifyStep, CatchesAGatherThatCannotTakeItsRowsThere) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kDeepseekCfg);
+  const Plan broken = WithStage(p, 2, [](StagePlan& s) { s.entry.back().group = Group::kDp; });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 2 entry[2]: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): ag(dp) input slice->attn: an all-gather takes its rows back over its group's axes\n"
+            "rank 0 ordinary stage 2 entry[2]: invariant 7 (collectives name the right group for their rows): "
+            "ag(dp) cannot take slice rows to attn (it gathers the attn axes)\n");
+}
+
+TEST(VerifyStep, CatchesAGatherOfAValueThatStillOwesASum) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Rows slice = Rows::Slice(p.config());
+  const Plan broken = WithStage(p, 1, [&](StagePlan& s) {
+    s.exit = {Local(StepKind::kSlice, Operand::kValue, Rows::Full(), slice),
+              Step{StepKind::kAllGather, Operand::kValue, Group::kAttnTp, slice, Rows::Full(), Owed::kTp, Owed::kTp,
+                   64},
+              s.exit[0]};
+    s.exit[0].owed_before = s.exit[0].owed_after = Owed::kTp;
+  });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kSumOnce),
+            "rank 0 ordinary stage 1 exit[1]: invariant 2 (every owed sum completes once, over its group, before "
+            "any read): gathers a value that still owes a sum over tp\n");
+}
+
+TEST(VerifyStep, CatchesAnAddWithNoValuePending) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 0, [](StagePlan& s) {
+    s.entry.insert(s.entry.begin() + 2, Local(StepKind::kAdd, Operand::kResidual, Rows::Full(), Rows::Full()));
+  });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 0 entry[2]: invariant 2 (every owed sum completes once, over its group, "
+            "before any read): add with no value pending\n");
+}
+
+TEST(VerifyStep, CatchesAnAddIntoAResidualOnOtherRows) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  // The receiver adds the value it gathered into the residual's slice.
+  p[1] = EditedRank(p[1], [](LinePlan& l) {
+    std::swap(l.start[3], l.start.back());
+    l.start.pop_back();
+    l.stages[0].arrives.residual = l.start[1].rows_out;
+    l.stages[0].entry.insert(l.stages[0].entry.begin() + 1, Step{StepKind::kAllGather, Operand::kResidual,
+                                                                 Group::kAttnTp, l.start[1].rows_out, Rows::Full(),
+                                                                 Owed::kNothing, Owed::kNothing, 64});
+  });
+  EXPECT_EQ(Describe(Verify(p[1])),
+            "rank 1 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): "
+            "the received slices are not gathered back to the attention rows\n"
+            "rank 1 ordinary stage 2 entry[0]: invariant 1 (both sides of a boundary agree on the residual's "
+            "rows): add expects the residual on full rows but it is on slice\n"
+            "rank 1 ordinary stage 2 entry[0]: invariant 1 (both sides of a boundary agree on the residual's "
+            "rows): adds a value on full rows into a residual on slice\n");
+}
+
+TEST(VerifyStep, CatchesAReadWithNoResidual) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 0, [](StagePlan& s) {
+    s.entry.insert(s.entry.begin() + 2, Local(StepKind::kNorm, Operand::kResidual, Rows::Full(), Rows::Full()));
+    std::swap(s.entry[1], s.entry[2]);
+  });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 0 entry[1]: invariant 1 (both sides of a boundary agree on the residual's "
+            "rows): norm has no residual to act on\n"
+            "rank 0 ordinary stage 0 entry[1]: invariant 1 (both sides of a boundary agree on the residual's "
+            "rows): reads with no residual\n");
+}
+
+TEST(VerifyStep, CatchesAComputeOutsideAStage) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Step compute = testing::StageOf(p, Variant::kOrdinary, 1).compute[0];
+  const Plan broken = WithFinal(p, [&](EndPlan& f) { f.steps.push_back(compute); });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kStageRows),
+            "rank 0 ordinary final[1]: invariant 6 (each stage receives the rows it declared): compute outside a "
+            "stage\n"
+            "rank 0 ordinary final: invariant 6 (each stage receives the rows it declared): the final norm does "
+            "not read the attention rows\n"
+            "rank 0 ordinary lm-head[0]: invariant 6 (each stage receives the rows it declared): lm-head has no "
+            "input to act on\n");
+}
+
+TEST(VerifyStep, CatchesAStageThatComputesOnOtherRowsThanItDeclaresExactly) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kDeepseekCfg);
+  const Plan broken = WithStage(p, 2, [](StagePlan& s) {
+    s.entry.pop_back();
+    s.input = s.residual;
+    s.compute[0].rows_in = *s.residual;
+  });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kStageRows),
+            "rank 0 ordinary stage 2 compute[0]: invariant 6 (each stage receives the rows it declared): the "
+            "attention receives slice rows but declares attn\n");
+}
+
+TEST(VerifyStep, CatchesAStageThatProducesOtherRowsOrSumsThanItDeclares) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) { s.compute[0].owed_after = Owed::kAttnTp; });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kSumOnce),
+            "rank 0 ordinary stage 1 compute[0]: invariant 2 (every owed sum completes once, over its group, "
+            "before any read): the dense-ffn produces full owing attn_tp, not full owing tp\n"
+            "rank 0 ordinary stage 1 exit[0]: invariant 2 (every owed sum completes once, over its group, before "
+            "any read): leave expects the value to owe tp but it owes attn_tp\n"
+            "rank 0 ordinary stage 1 exit: invariant 2 (every owed sum completes once, over its group, before "
+            "any read): the value owes attn_tp but the exit records one owing tp\n");
+}
+
+TEST(VerifyStep, CatchesATransportOutsideThePipelineGroup) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  p[0] = EditedRank(p[0], [](LinePlan& l) { l.end.steps[2].group = Group::kTp; });
+  EXPECT_EQ(OfInvariant(Verify(p[0]), Invariant::kHandoff),
+            "rank 0 ordinary send[2]: invariant 3 (a handoff carries the attention rows with every sum "
+            "complete): send runs between pipeline neighbours\n");
+}
+
+TEST(VerifyStep, CatchesASendOfAValueThatStillOwesASum) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  p[0] = EditedRank(p[0], [](LinePlan& l) {
+    l.stages.back().exit.clear();
+    l.stages.back().departs.value->owed = Owed::kTp;
+    l.end.arrives = l.stages.back().departs;
+    for (Step& s : l.end.steps) {
+      if (s.operand == Operand::kValue) s.owed_before = s.owed_after = Owed::kTp;
+    }
+  });
+  EXPECT_EQ(OfInvariant(Verify(p[0]), Invariant::kHandoff),
+            "rank 0 ordinary send[2]: invariant 3 (a handoff carries the attention rows with every sum "
+            "complete): sends a value that still owes a sum over tp\n");
+}
+
+TEST(VerifyStep, CatchesAReceiverThatDeclaresASumOnWhatItReceives) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  p[1] = EditedRank(p[1], [](LinePlan& l) { l.start[0].owed_after = Owed::kAttnTp; });
+  EXPECT_EQ(OfInvariant(Verify(p[1]), Invariant::kHandoff),
+            "rank 1 ordinary start[0]: invariant 3 (a handoff carries the attention rows with every sum "
+            "complete): the receiver declares a sum over attn_tp on what it receives\n");
+}
+
+TEST(VerifyStep, CatchesAReceiveOfANormedInput) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  p[1] = EditedRank(p[1], [](LinePlan& l) {
+    Step in = l.start[0];
+    in.operand = Operand::kInput;
+    l.start.push_back(in);
+  });
+  EXPECT_EQ(OfInvariant(Verify(p[1]), Invariant::kHandoff),
+            "rank 1 ordinary start[4]: invariant 3 (a handoff carries the attention rows with every sum "
+            "complete): receives a normed input\n");
+}
+
+TEST(VerifyStep, CatchesAnEmbeddingAfterTheLineStarted) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = EditedRank(p, [](LinePlan& l) { l.stages[0].entry.insert(l.stages[0].entry.begin() + 1, l.start[0]); });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kHandoff),
+            "rank 0 ordinary stage 0 entry[1]: invariant 3 (a handoff carries the attention rows with every sum "
+            "complete): the embedding runs after the line started\n");
+}
+
+TEST(VerifyStep, CatchesAnEmbeddingOnOtherRowsThanItsTableSplitGives) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = EditedRank(p, [](LinePlan& l) { l.start[0].owed_after = Owed::kNothing; });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kStageRows),
+            "rank 0 ordinary start[0]: invariant 6 (each stage receives the rows it declared): the embedding "
+            "lands on full owing -; its table's split gives full owing tp\n");
+}
+
+TEST(VerifyStep, CatchesAStepThatExpectsTheValueToOweAnotherSum) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) { s.exit[0].owed_before = Owed::kAttnTp; });
+  EXPECT_EQ(Describe(Verify(broken)),
+            "rank 0 ordinary stage 1 exit[0]: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): leave(tp) value full: a leave hands an owed sum on\n"
+            "rank 0 ordinary stage 1 exit[0]: invariant 2 (every owed sum completes once, over its group, before "
+            "any read): leave expects the value to owe attn_tp but it owes tp\n");
+}
+
+TEST(VerifyStep, CatchesALocalSliceThatWidensItsRows) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
+  p[0] = EditedRank(p[0], [](LinePlan& l) { std::swap(l.end.steps[0].rows_in, l.end.steps[0].rows_out); });
+  EXPECT_EQ(OfInvariant(Verify(p[0]), Invariant::kStageRows),
+            "rank 0 ordinary send[0]: invariant 6 (each stage receives the rows it declared): slice expects the "
+            "value on slice rows but it is on full\n"
+            "rank 0 ordinary send[0]: invariant 6 (each stage receives the rows it declared): a local slice "
+            "cannot take slice rows to full\n"
+            "rank 0 ordinary send[2]: invariant 6 (each stage receives the rows it declared): send expects the "
+            "value on slice rows but it is on full\n");
+}
+
+TEST(VerifyStep, CatchesAResidualStartedTwice) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 0, [](StagePlan& s) { s.entry.insert(s.entry.begin() + 1, s.entry[1]); });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kResidualRowsAgree),
+            "rank 0 ordinary stage 0 entry[2]: invariant 1 (both sides of a boundary agree on the residual's "
+            "rows): starts a residual that already exists\n");
+}
+
+TEST(VerifyStep, CatchesAResidualStartedFromAValueThatOwesASum) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 0, [](StagePlan& s) { s.entry.erase(s.entry.begin()); });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kSumOnce),
+            "rank 0 ordinary stage 0 entry[0]: invariant 2 (every owed sum completes once, over its group, "
+            "before any read): start-residual expects the value to owe - but it owes tp\n"
+            "rank 0 ordinary stage 0 entry[0]: invariant 2 (every owed sum completes once, over its group, "
+            "before any read): starts the residual from an input that is missing or owes a sum\n");
+}
+
+TEST(VerifyStep, CatchesASumLeftToTheNextReaderWhenNothingIsOwed) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) {
+    s.exit.insert(s.exit.begin(), Step{StepKind::kAllReduce, Operand::kValue, Group::kTp, Rows::Full(), Rows::Full(),
+                                       Owed::kTp, Owed::kNothing, 64});
+    s.exit[1].owed_before = s.exit[1].owed_after = Owed::kNothing;
+    s.departs.value->owed = Owed::kNothing;
+  });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kSumOnce),
+            "rank 0 ordinary stage 1 exit[1]: invariant 2 (every owed sum completes once, over its group, before "
+            "any read): leaves a sum to the next reader, but the value owes nothing\n"
+            "rank 0 ordinary stage 2 arrival: invariant 2 (every owed sum completes once, over its group, before "
+            "any read): the value owes - but the stage was bound for one owing tp\n");
+}
+
+}  // namespace
+}  // namespace seam

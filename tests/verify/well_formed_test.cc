@@ -193,6 +193,196 @@ TEST(WellFormed, CatchesStageIndicesThatDoNotRunOnAcrossRanks) {
             "configuration): the rank starts at stage 5 but the previous rank ended with stage 3\n");
 }
 
+TEST(WellFormed, CatchesALineWithoutStages) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { l[0].stages.clear(); });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary header: invariant 8 (the plan agrees with itself, its model and its configuration): "
+            "the line has no stages\n");
+}
+
+TEST(WellFormed, CatchesAFirstRankThatStartsAfterStageZero) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) {
+    for (StagePlan& s : l[0].stages) s.index += 2;
+  });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 2 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the first pipeline rank starts at stage 2, not 0\n");
+}
+
+TEST(WellFormed, CatchesAFirstStageOutsideTheHeadersFirstLayer) {
+  const Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2}, {2, 2}));
+  const Plan broken = WithHeader(p[1], [](PlanHeader& h) { h.first_layer = 1; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 1 ordinary stage 4 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the first stage is in layer 2 but the header starts at layer 1\n");
+}
+
+TEST(WellFormed, CatchesAnInputScatteredLineThatHoldsOtherStages) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2, .input_scattered = true});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { l[1].stages.back().layer = 0; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 input-scattered stage 3 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): stage 3 is in layer 0 after a stage in layer 1: layers run on without a gap\n"
+            "rank 0 input-scattered stage 3 header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the last stage is in layer 0 but the header ends with layer 1\n"
+            "rank 0 input-scattered header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the input-scattered line holds other stages than the ordinary line\n");
+}
+
+// A configuration with attention DP validates only without input-scattered
+// batches: a plan that holds their line anyway is refused for both.
+TEST(WellFormed, CatchesAnInputScatteredLineUnderAttentionDp) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 4, .attn_dp = 2});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) {
+    l.push_back(l[0]);
+    l[1].variant = Variant::kInputScattered;
+  });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary header: invariant 8 (the plan agrees with itself, its model and its configuration): "
+            "the configuration asks for ordinary batches but the plan has lines for ordinary, input-scattered\n"
+            "rank 0 input-scattered header: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): input-scattered batches need tp > 1 and attn_dp = 1\n"
+            "rank 0 input-scattered stage 0 compute: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the attention computes 'compute input' but its declaration and configuration "
+            "require 'ag input; compute input'\n"
+            "rank 0 input-scattered stage 2 compute: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the attention computes 'compute input' but its declaration and configuration "
+            "require 'ag input; compute input'\n");
+}
+
+TEST(WellFormed, CatchesAStageThatCannotRunOnInputScatteredBatches) {
+  // Nemotron-H's mixers cannot: its plan bound without input-scattered
+  // batches, given one's line and configuration.
+  const Plan p = MustBind(NemotronHModel("M-*-", 128).value(), {.tp = 2});
+  const Plan broken = Edited(WithHeader(p, [](PlanHeader& h) { h.config.input_scattered = true; }),
+                             [](std::vector<LinePlan>& l) {
+                               l.push_back(l[0]);
+                               l[1].variant = Variant::kInputScattered;
+                             });
+  EXPECT_NE(Of(Verify(broken), Invariant::kWellFormed)
+                .find("rank 0 input-scattered stage 0 header: invariant 8 (the plan agrees with itself, its model and "
+                      "its configuration): a mixer of this declaration cannot run on input-scattered batches under "),
+            std::string::npos)
+      << Of(Verify(broken), Invariant::kWellFormed);
+}
+
+TEST(WellFormed, CatchesAComputeStepOutsideAStagesCompute) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) {
+    StagePlan& s = StageAt(l, 1);
+    s.exit.insert(s.exit.begin(), s.compute[0]);
+    s.compute.clear();
+  });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 1 compute: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the dense-ffn computes 'nothing' but its declaration and configuration require "
+            "'compute input'\n"
+            "rank 0 ordinary stage 1 exit[0]: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): compute belongs to a stage's compute, not its exit\n");
+}
+
+TEST(WellFormed, CatchesAnLmHeadOnARankThatSends) {
+  Pipeline p = MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}));
+  const std::vector<Step> head = p[1].lines()[0].end.head;
+  const Plan broken = Edited(p[0], [&](std::vector<LinePlan>& l) { l[0].end.head = head; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary lm-head: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): an LM head where the plan names no vocabulary or the rank sends\n");
+}
+
+TEST(WellFormed, CatchesALastRankWithoutItsLmHead) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { l[0].end.head.clear(); });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary lm-head: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the last rank of a model with a vocabulary of 256 has no LM head\n");
+}
+
+TEST(WellFormed, CatchesAnLmHeadStepOfAnotherWidthThanTheVocabulary) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { l[0].end.head.back().width = 64; });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary lm-head[1]: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): ag-vocab logits is 64 wide but the head makes it 256\n");
+}
+
+TEST(WellFormed, CatchesAStepThatHasNoPlaceInAnLmHead) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) {
+    l[0].end.head.insert(l[0].end.head.begin(), Step{StepKind::kNorm, Operand::kResidual, std::nullopt, Rows::Full(),
+                                                      Rows::Full(), Owed::kNothing, Owed::kNothing, 64});
+  });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary lm-head[0]: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): norm residual has no place in an LM head\n");
+}
+
+TEST(WellFormed, CatchesRanksThatAreNotOnePipeline) {
+  Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2}, {2, 2}));
+  p[1] = WithHeader(p[1], [](PlanHeader& h) { h.model = "other"; });
+  EXPECT_EQ(Describe(VerifyAcrossRanks(p)),
+            "rank 1 ordinary header: invariant 3 (a handoff carries the attention rows with every sum complete): "
+            "the ranks' plans are not one pipeline of the same model and configuration\n");
+}
+
+TEST(WellFormed, CatchesARankThatDoesNotStartWhereThePreviousOneEnded) {
+  Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2}, {2, 2}));
+  p[1] = WithHeader(p[1], [](PlanHeader& h) { h.first_layer = 3; });
+  EXPECT_NE(Describe(VerifyAcrossRanks(p))
+                .find("rank 1 ordinary header: invariant 3 (a handoff carries the attention rows with every sum "
+                      "complete): the rank starts at layer 3 but the previous one ended before layer 2\n"),
+            std::string::npos)
+      << Describe(VerifyAcrossRanks(p));
+}
+
+TEST(WellFormed, CatchesAReceiverWithoutTheSendersBatchVariant) {
+  Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2, .input_scattered = true}, {2, 2}));
+  p[1] = Edited(p[1], [](std::vector<LinePlan>& l) { l.pop_back(); });
+  EXPECT_EQ(Of(VerifyAcrossRanks(p), Invariant::kHandoff),
+            "rank 1 input-scattered start: invariant 3 (a handoff carries the attention rows with every sum "
+            "complete): rank 1 has no input-scattered batches to receive\n");
+}
+
+TEST(WellFormed, CatchesLayersThatTheConfigurationCannotSplit) {
+  Pipeline p = MustBindPipeline(LlamaModel(4), Cut({.tp = 2}, {2, 2}));
+  for (Plan& r : p) r = WithHeader(r, [](PlanHeader& h) { h.config.pp_split = {1, 1}; });
+  EXPECT_EQ(Of(VerifyAcrossRanks(p), Invariant::kWellFormed),
+            "rank 0 ordinary header: invariant 8 (the plan agrees with itself, its model and its configuration): "
+            "the 4 layers cannot be split so: the layer split 1+1 covers 2 layers but the model has 4; the "
+            "counts must add up to the model's layers\n");
+}
+
+// ---- invariant 4: the cut plans against the uncut one ----
+
+TEST(CompareWithUncut, CatchesACutRankWithAStageTheUncutPlanLacks) {
+  const Plan uncut = MustBind(LlamaModel(2), {.tp = 2});
+  Pipeline cut = MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}));
+  cut[1] = Edited(cut[1], [](std::vector<LinePlan>& l) { l[0].stages.back().index = 9; });
+  EXPECT_EQ(Describe(CompareRankWithUncut(uncut, cut[1])),
+            "rank 1 ordinary stage 9 binding: invariant 4 (stages away from a cut bind as they do uncut): binds "
+            "differently than uncut: the uncut plan has no such stage\n");
+}
+
+TEST(CompareWithUncut, CatchesACutStageThatDeclaresAnotherStage) {
+  const Plan uncut = MustBind(LlamaModel(2), {.tp = 2});
+  Pipeline cut = MustBindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}));
+  cut[1] = Edited(cut[1], [](std::vector<LinePlan>& l) { l[0].stages.back().layer = 0; });
+  EXPECT_EQ(Describe(CompareRankWithUncut(uncut, cut[1])),
+            "rank 1 ordinary stage 3 binding: invariant 4 (stages away from a cut bind as they do uncut): binds "
+            "differently than uncut: declares another stage than uncut\n");
+}
+
+TEST(CompareWithUncut, CatchesACutPlanWithoutALineOfTheUncutPlan) {
+  const Plan uncut = MustBind(LlamaModel(2), {.tp = 2, .input_scattered = true});
+  Pipeline cut = MustBindPipeline(LlamaModel(2), Cut({.tp = 2, .input_scattered = true}, {1, 1}));
+  cut[1] = Edited(cut[1], [](std::vector<LinePlan>& l) { l.pop_back(); });
+  EXPECT_EQ(Describe(CompareRankWithUncut(uncut, cut[1])),
+            "rank 1 input-scattered header: invariant 4 (stages away from a cut bind as they do uncut): the cut "
+            "plan has no input-scattered line\n");
+}
+
 // ---- invariant 9: the boundary-reduction policy ----
 
 TEST(Policy, CatchesAnFfnSumLeftToAReduceScatterUnderAr) {

@@ -649,6 +649,53 @@ TEST(VerifyStep, CatchesAGatherOfAValueThatStillOwesASum) {
             "any read): gathers a value that still owes a sum over tp\n");
 }
 
+TEST(VerifyStep, CatchesASumTakenTwiceExactly) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) {
+    s.entry.insert(s.entry.begin(), Step{StepKind::kAllReduce, Operand::kValue, Group::kAttnTp, Rows::Full(),
+                                         Rows::Full(), Owed::kAttnTp, Owed::kNothing, 64});
+  });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kSumOnce),
+            "rank 0 ordinary stage 1 entry[1]: invariant 2 (every owed sum completes once, over its group, "
+            "before any read): ar+add+norm expects the value to owe attn_tp but it owes -\n"
+            "rank 0 ordinary stage 1 entry[1]: invariant 2 (every owed sum completes once, over its group, "
+            "before any read): ar+add+norm(attn_tp) sums a value that owes nothing: the sum is taken twice\n");
+}
+
+TEST(VerifyStep, CatchesAReduceScatterVUnderAttentionTp) {
+  // rsv returns whole DP groups: bound at attn_tp 1, read at attn_tp 2.
+  const Plan p = MustBind(StackOf("A E A"), {.tp = 4, .attn_dp = 4, .reduction = Reduction::kRsv});
+  ASSERT_EQ(ShortString(testing::StageOf(p, Variant::kOrdinary, 1).exit[0]).substr(0, 3), "rsv");
+  PlanHeader h = p.header();
+  h.config.attn_dp = 2;
+  const std::string report = OfInvariant(Verify(Plan(h, p.lines())), Invariant::kGroupFitsRows);
+  EXPECT_NE(report.find("rank 0 ordinary stage 1 exit[0]: invariant 7 (collectives name the right group for their "
+                        "rows): reduce-scatterv returns whole DP groups only with attn_tp=1\n"),
+            std::string::npos)
+      << report;
+}
+
+TEST(VerifyStep, CatchesAnAddWithNoResidual) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 0, [](StagePlan& s) {
+    s.entry.insert(s.entry.begin() + 1, Local(StepKind::kAdd, Operand::kResidual, Rows::Full(), Rows::Full()));
+  });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kResidualRowsAgree),
+            "rank 0 ordinary stage 0 entry[1]: invariant 1 (both sides of a boundary agree on the residual's "
+            "rows): add has no residual to act on\n"
+            "rank 0 ordinary stage 0 entry[1]: invariant 1 (both sides of a boundary agree on the residual's "
+            "rows): add with no residual\n");
+}
+
+TEST(VerifyStep, CatchesAReadOfEveryRowOnTheSlice) {
+  const Plan p = MustBind(DeepseekModel(3, 64, 3), kDeepseekCfg);
+  ASSERT_EQ(testing::StageOf(p, Variant::kOrdinary, 3).input, Rows::Slice(p.config()));
+  const Plan broken = WithStage(p, 3, [](StagePlan& s) { s.decl.read = ReadKind::kAllRows; });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kStageRows),
+            "rank 0 ordinary stage 3 entry[2]: invariant 6 (each stage receives the rows it declared): a read of "
+            "every row runs on the slice\n");
+}
+
 TEST(VerifyStep, CatchesAnAddWithNoValuePending) {
   const Plan p = MustBind(LlamaModel(2), kTp2);
   const Plan broken = WithStage(p, 0, [](StagePlan& s) {

@@ -1,6 +1,9 @@
 // The cut sweep over small stacks finds no violation, and counts what it did.
 #include <gtest/gtest.h>
 
+#include <utility>
+
+#include "seam/bind.h"
 #include "seam/model.h"
 #include "seam/sweep.h"
 #include "sweep/cuts.h"
@@ -180,6 +183,35 @@ TEST(SweepOracle, ACutCountsRanksThatHoldMoreStagesThanUncut) {
   EXPECT_EQ(c.Found(),
             "rank 0 ordinary header: invariant 4 (stages away from a cut bind as they do uncut): the cut plans hold "
             "5 stages, the uncut plan 4\n");
+}
+
+// The sweep counts what a cut's checks across ranks find, read from its
+// segments' edges: a receiving segment whose edges take the handoff in
+// another order than the sender sends it makes the one cut that holds it a
+// violation (its own plan, bound again to describe it, is sound).
+TEST(SweepOracle, TheSweepCountsWhatACutsEdgesFind) {
+  const Model m = LlamaModel(2);
+  const sweep::Subject subject{"model llama", m, {}};
+  const SweepConfig config{"tp2", {.tp = 2}};
+  const auto counts = [&](bool reordered) {
+    sweep::SegmentTable table;
+    sweep::Resolved resolved;
+    sweep::Unit unit;
+    // Layer 1 as the receiving rank of the cut 1+1, in the table before the sweep asks for it.
+    sweep::Segment s = sweep::SegmentOf(Bind(m, testing::Cut({.tp = 2}, {1, 1}), 1), false);
+    const RankEdges::Run receives = s.edges.lines.at(0).receives;
+    EXPECT_EQ(receives.size, 2U);
+    if (reordered) std::swap(s.edges.transports[receives.at], s.edges.transports[receives.at + 1]);
+    table.Insert(sweep::KeyOf({}, 2, 1, 2), std::move(s));
+    sweep::CheckCuts(config, subject, 2, false, 10, table, resolved, unit);
+    return unit.counts;
+  };
+  const SweepCounts sound = counts(false);
+  EXPECT_EQ(sound.cuts_bound, 1);
+  EXPECT_EQ(sound.violations, 0);
+  const SweepCounts reordered = counts(true);
+  EXPECT_EQ(reordered.cuts_bound, 1);
+  EXPECT_EQ(reordered.violations, 1);
 }
 
 TEST(Sweep, RejectsBadOptions) {

@@ -20,6 +20,7 @@
 #include "numerics/mamba2.h"
 #include "numerics/mixer.h"
 #include "numerics/stages.h"
+#include "numerics/streams.h"
 #include "seam/weight_specs.h"
 
 namespace seam::exec {
@@ -238,6 +239,28 @@ TEST(Bf16RoundingPoints, ALinearStageHandsOnItsOutputInBf16) {
     const LinearKernel k(ref, s.weights, kBf16);
     EXPECT_EQ(NotBf16(k.Run(Input(kRows, s.model.hidden))), "") << Where(s, ref, "the linear output");
   });
+  EXPECT_GT(stages, 0);
+}
+
+// Hyper-connections: the streams a stack starts with, the mix a stage reads
+// and the streams it writes back.
+TEST(Bf16RoundingPoints, HyperConnectionStreamsAreExpandedReadAndWrittenInBf16) {
+  int stages = 0;
+  for (const StageKind kind : {StageKind::kAttention, StageKind::kMixer, StageKind::kDenseFfn, StageKind::kSparseFfn}) {
+    ForEachStage(kind, [&](const Subject& s, const StageRef& ref) {
+      if (ref.decl.update != UpdateKind::kHyperConnection) return;
+      ++stages;
+      const int n = s.model.residual_streams, hidden = s.model.hidden;
+      const StreamKernel k(s.weights, StagePrefix(ref), false, n, hidden, *s.model.dims, kBf16);
+      const Tensor streams = StreamKernel::Expand(Input(kRows, hidden), n, Dtype::kBf16);
+      EXPECT_EQ(NotBf16(streams), "") << Where(s, ref, "the expanded streams");
+      StreamMix mix;
+      EXPECT_EQ(NotBf16(k.Read(streams, &mix)), "") << Where(s, ref, "the mix the stage reads");
+      const Tensor written = k.Write(streams, Input(kRows, hidden, 1), mix);
+      EXPECT_EQ(NotBf16(written), "") << Where(s, ref, "the streams the stage writes");
+      EXPECT_EQ(NotBf16(k.Read(written, &mix)), "") << Where(s, ref, "the next read");
+    });
+  }
   EXPECT_GT(stages, 0);
 }
 

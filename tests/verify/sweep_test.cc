@@ -214,6 +214,90 @@ TEST(SweepOracle, TheSweepCountsWhatACutsEdgesFind) {
   EXPECT_EQ(reordered.violations, 1);
 }
 
+// Invariant 5 through the sweep: a cut must bind exactly where the uncut
+// stack binds, and where both reject, name its stage and rule. Each case
+// seeds the sweep's table with the segment a cut reads.
+struct SeededSweep {
+  Model model;
+  SweepConfig config;
+  sweep::SegmentTable table;
+
+  // Rank [first, last) of the cuts, as the sweep would find it in the table.
+  void Seed(int first, int last, sweep::Segment s) {
+    table.Insert(sweep::KeyOf({}, model.num_layers, first, last), std::move(s));
+  }
+  sweep::Segment Bound(const ParallelConfig& cfg, int first, int last) const {
+    std::vector<int> split;
+    if (first > 0) split.push_back(first);
+    split.push_back(last - first);
+    if (last < model.num_layers) split.push_back(model.num_layers - last);
+    return sweep::SegmentOf(Bind(model, testing::Cut(cfg, split), first > 0 ? 1 : 0), false);
+  }
+  static sweep::Segment Refused(int stage, const std::string& rule) {
+    Error e = Unsupported("refused at stage " + std::to_string(stage));
+    e.stage = stage;
+    e.rule = rule;
+    return sweep::SegmentOf(Expected<Plan>(e), false);
+  }
+  sweep::Unit Run() {
+    sweep::Resolved resolved;
+    sweep::Unit unit;
+    sweep::CheckCuts(config, {"model " + model.name, model, {}}, 2, false, 10, table, resolved, unit);
+    return unit;
+  }
+};
+
+std::string Lines(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += s + "\n";
+  return out;
+}
+
+TEST(SweepOracle, ACutThatRejectsWhatTheUncutStackBindsIsAViolation) {
+  SeededSweep s{LlamaModel(2), {"tp2", {.tp = 2}}};
+  s.Seed(1, 2, SeededSweep::Refused(2, "a rule"));
+  const sweep::Unit unit = s.Run();
+  EXPECT_EQ(unit.counts.violations, 1);
+  EXPECT_EQ(Lines(unit.violations),
+            "model llama under tp2 cut 1+1: invariant 5 (a cut rejects only what the uncut stack rejects): the "
+            "cut rejects: refused at stage 2\n");
+}
+
+TEST(SweepOracle, ACutThatBindsWhatTheUncutStackRejectsIsAViolation) {
+  const Model m = CatalogueModel("gpt-oss").value();
+  SeededSweep s{m, {"tp2 a2a", {.tp = 2, .moe = MoeMode::kA2a}}};
+  ASSERT_FALSE(Bind(m, s.config.cfg, 0).ok());
+  // Every rank of the cut 1+3 found bound (as it binds under TP-MoE).
+  s.Seed(0, 1, s.Bound({.tp = 2}, 0, 1));
+  s.Seed(1, 4, s.Bound({.tp = 2}, 1, 4));
+  const sweep::Unit unit = s.Run();
+  EXPECT_EQ(unit.counts.violations, 1);
+  EXPECT_EQ(Lines(unit.violations),
+            "model gpt-oss under tp2 a2a cut 1+3: invariant 5 (a cut rejects only what the uncut stack rejects): "
+            "the cut binds what the uncut stack rejects: stage 1 (sparse-ffn, layer 0): this MoE has no "
+            "all-to-all dispatch path (rule: a2a MoE needs a dispatch/combine in the model); use --moe tp\n");
+}
+
+TEST(SweepOracle, ACutThatRejectsByAnotherStageOrRuleThanTheUncutStackIsAViolation) {
+  const Model m = CatalogueModel("gpt-oss").value();
+  SeededSweep s{m, {"tp2 a2a", {.tp = 2, .moe = MoeMode::kA2a}}};
+  const Expected<Plan> uncut = Bind(m, s.config.cfg, 0);
+  ASSERT_FALSE(uncut.ok());
+  s.Seed(0, 1, SeededSweep::Refused(uncut.error().stage, uncut.error().rule + " elsewhere"));
+  s.Seed(0, 2, SeededSweep::Refused(uncut.error().stage + 1, uncut.error().rule));
+  s.Seed(0, 3, SeededSweep::Refused(uncut.error().stage, uncut.error().rule));
+  const sweep::Unit unit = s.Run();
+  EXPECT_EQ(unit.counts.rejections_compared, 3);
+  EXPECT_EQ(unit.counts.violations, 2);
+  EXPECT_EQ(Lines(unit.violations),
+            "model gpt-oss under tp2 a2a cut 1+3: invariant 5 (a cut rejects only what the uncut stack rejects): "
+            "the cut rejects stage 1 (rule: a2a MoE needs a dispatch/combine in the model elsewhere) but the "
+            "uncut stack stage 1 (rule: a2a MoE needs a dispatch/combine in the model)\n"
+            "model gpt-oss under tp2 a2a cut 2+2: invariant 5 (a cut rejects only what the uncut stack rejects): "
+            "the cut rejects stage 2 (rule: a2a MoE needs a dispatch/combine in the model) but the uncut stack "
+            "stage 1 (rule: a2a MoE needs a dispatch/combine in the model)\n");
+}
+
 TEST(Sweep, RejectsBadOptions) {
   EXPECT_EQ(Sweep({.max_stages = 0}).error().message, "--max-stages 0 must be between 1 and 8");
   EXPECT_EQ(Sweep({.jobs = 0}).error().message, "--jobs 0 must be at least 1");

@@ -1,6 +1,7 @@
 #include "seam/runtime/dump.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -57,6 +58,17 @@ Status CheckDumpTarget(const std::string& dir, bool force) {
     return InvalidArgument(fmt::format("--dump {} is a symbolic link; give the directory itself", dir));
   }
   if (!S_ISDIR(st.st_mode)) return InvalidArgument(fmt::format("--dump {} exists and is not a directory", dir));
+  // Judged by owner and mode, not by access(): root may write anywhere, but
+  // a dump never lands in another user's or a read-only directory.
+  if (st.st_uid != geteuid()) {
+    return InvalidArgument(fmt::format("--dump {} belongs to another user (uid {}); seam dumps only into a directory "
+                                       "of its own user's",
+                                       dir, st.st_uid));
+  }
+  if ((st.st_mode & S_IWUSR) == 0) {
+    return InvalidArgument(fmt::format("--dump {} is read-only (mode {:o}); give a writable directory", dir,
+                                       st.st_mode & 07777));
+  }
   std::error_code ec;
   const bool empty = std::filesystem::is_empty(dir, ec);
   if (ec) return InvalidArgument(fmt::format("--dump {}: {}", dir, ec.message()));
@@ -64,6 +76,7 @@ Status CheckDumpTarget(const std::string& dir, bool force) {
     return InvalidArgument(fmt::format("--dump {} is not empty; --force replaces the files of an earlier dump in it",
                                        dir));
   }
+  bool earlier = false;
   for (const std::string& name : DumpFileNames()) {
     const std::string path = dir + "/" + name;
     if (lstat(path.c_str(), &st) != 0) continue;
@@ -71,6 +84,17 @@ Status CheckDumpTarget(const std::string& dir, bool force) {
       return InvalidArgument(fmt::format("--dump {}: {} is not a regular file; seam replaces only its own files", dir,
                                          path));
     }
+    if (st.st_uid != geteuid()) {
+      return InvalidArgument(fmt::format("--dump {}: {} belongs to another user (uid {}); seam replaces only its own "
+                                         "files",
+                                         dir, path, st.st_uid));
+    }
+    earlier = true;
+  }
+  if (!empty && !earlier) {
+    return InvalidArgument(fmt::format("--dump {} holds no earlier dump (none of {}); --force replaces only an earlier "
+                                       "dump's files",
+                                       dir, fmt::join(DumpFileNames(), ", ")));
   }
   return Status::Ok();
 }
@@ -97,9 +121,10 @@ Status WriteAll(const std::string& tmp, const Model& m, const Weights& w, Dtype 
 
 // Moves the written files into `dir`: the whole directory when `dir` does
 // not exist, else file by file (removing an earlier dump's other files).
-Status MoveIntoPlace(const std::string& tmp, const std::string& dir) {
-  if (rename(tmp.c_str(), dir.c_str()) == 0) return Status::Ok();
-  if (errno != EEXIST && errno != ENOTEMPTY) {
+Status MoveFiles(const std::string& tmp, const std::string& dir) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) {
+    if (rename(tmp.c_str(), dir.c_str()) == 0) return Status::Ok();
     return InvalidArgument(fmt::format("cannot move the dump into {}: {}", dir, std::strerror(errno)));
   }
   for (const std::string& name : DumpFileNames()) {
@@ -112,8 +137,15 @@ Status MoveIntoPlace(const std::string& tmp, const std::string& dir) {
       unlink(to.c_str());  // an earlier dump's file this one does not write
     }
   }
-  rmdir(tmp.c_str());
   return Status::Ok();
+}
+
+// MoveFiles, and whatever it leaves of the temporary directory removed.
+Status MoveIntoPlace(const std::string& tmp, const std::string& dir) {
+  Status moved = MoveFiles(tmp, dir);
+  std::error_code ec;
+  std::filesystem::remove_all(tmp, ec);  // nothing once the whole directory moved
+  return moved;
 }
 
 }  // namespace

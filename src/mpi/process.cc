@@ -4,8 +4,11 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <string>
 #include <thread>
 
 #include "mpi/bytes.h"
@@ -14,7 +17,50 @@
 
 namespace seam {
 
-MpiProcess::MpiProcess(int* argc, char*** argv) {
+namespace {
+
+// Ends the process when MPI_Init has not returned within the timeout. Exit
+// status 3 (a deadline) reaches mpirun, which then ends the job's other
+// processes.
+class JoinWatchdog {
+ public:
+  explicit JoinWatchdog(double seconds) {
+    if (seconds <= 0) return;
+    thread_ = std::thread([this, seconds] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (done_cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return joined_; })) return;
+      const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+      const std::string line = fmt::format(
+          "seam: rank {}: not every process of the job started MPI within --timeout {:g} s (one is not seam, or is "
+          "stopped); ending the job\n",
+          rank != nullptr ? rank : "?", seconds);
+      std::fwrite(line.data(), 1, line.size(), stderr);
+      std::fflush(stderr);
+      std::_Exit(ExitStatusOf(ErrorCode::kDeadlineExceeded));
+    });
+  }
+  ~JoinWatchdog() {
+    if (!thread_.joinable()) return;
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      joined_ = true;
+    }
+    done_cv_.notify_one();
+    thread_.join();
+  }
+  JoinWatchdog(const JoinWatchdog&) = delete;
+  JoinWatchdog& operator=(const JoinWatchdog&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  bool joined_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+MpiProcess::MpiProcess(int* argc, char*** argv, double join_timeout_seconds) {
   // A rank asks for buffers of the same sizes step after step (a layer's
   // activations, each collective's output). glibc would map the big ones
   // fresh every time and return them to the system on free, paying a page
@@ -24,6 +70,7 @@ MpiProcess::MpiProcess(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    const JoinWatchdog watchdog(join_timeout_seconds);
     int provided = 0;
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   }

@@ -96,6 +96,22 @@ def main():
                           check=True).stdout
     write(p("plan.txt"), text)
     write(p("plan_garbage.txt"), text.replace("start-residual", "start-gossip", 1))
+    # Plans a reader takes but the verifier refuses: ranks with no lines, a
+    # header given twice, a stage turned into a no-op, stages past the bound.
+    cut = subprocess.run([seam, "plan", "llama", "--tp", "2", "--pp", "2", "--format", "text"], capture_output=True,
+                         text=True, check=True).stdout
+    write(p("plan_header_only.txt"), cut.splitlines()[0] + "\n")
+    write(p("plan_header_twice.txt"), (cut.splitlines()[0] + "\n") * 2)
+    j = json.loads(plan)
+    j["ranks"][0]["lines"] = []
+    write(p("plan_no_lines.json"), json.dumps(j))
+    j = json.loads(plan)
+    next(s for s in j["ranks"][0]["lines"][0]["stages"] if s["decl"]["kind"] == "dense-ffn")["decl"]["kind"] = "no-op"
+    write(p("plan_noop.json"), json.dumps(j))
+    j = json.loads(plan)
+    stages = j["ranks"][0]["lines"][0]["stages"]
+    j["ranks"][0]["lines"][0]["stages"] = stages * (10000 // len(stages) + 1)
+    write(p("plan_many_stages.json"), json.dumps(j))
 
     # ---- checkpoints ----
     ck = p("ck")

@@ -175,6 +175,27 @@ TEST_F(Mpi, RanksStartedWithDifferentSeedsAreBadInputNamingTheRank) {
   EXPECT_EQ(r.out, "");
 }
 
+// Rank 1 alone given a flag: a rank bound unfused runs other steps, and a
+// dump one rank asked for would be written by rank 0 or not at all.
+TEST_F(Mpi, RanksStartedWithDifferentUnfusedOrDumpFlagsAreBadInput) {
+  const std::string dir = ::testing::TempDir() + "/seam_mixed_dump";
+  std::filesystem::remove_all(dir);
+  for (const std::string& extra : {std::string("--unfused"), "--dump " + dir}) {
+    const std::string script = ::testing::TempDir() + "/seam_mixed_flags.sh";
+    std::ofstream(script) << "#!/bin/sh\nextra=\n[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && extra='" << extra
+                          << "'\nexec '" << SEAM_CLI << "' run llama --tp 2 --backend mpi $extra\n";
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    const Result r = MpirunOf(2, script, {});
+    EXPECT_EQ(r.code, 2) << extra;
+    EXPECT_NE(r.err.find("seam: the ranks disagree on the run: rank 1 has 'llama (4 layers, hidden 64) tp=2"),
+              std::string::npos)
+        << r.err;
+    const std::string theirs = extra == "--unfused" ? "unfused=yes dump=-'" : "unfused=no dump=" + dir + "'";
+    EXPECT_NE(r.err.find(theirs + " but rank 0 has"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing is dumped by a run that did not run";
+  }
+}
+
 // A fault that could never fire tests nothing: bad input, not a clean run.
 TEST_F(Mpi, AFaultOnARankTheJobDoesNotHaveIsBadInput) {
   const Result r = Mpirun(2, {"run", "llama", "--tp", "2", "--backend", "mpi", "--fault", "99:kill"});

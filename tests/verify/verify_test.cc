@@ -493,6 +493,16 @@ TEST(VerifyStage, CatchesANoOpStageThatRunsSteps) {
             "stage runs steps or records rows\n");
 }
 
+// A hand-edited plan that turns a stage with steps into a no-op is bad
+// input the verifier names, not an internal error where its shape is asked.
+TEST(VerifyStage, CatchesAStageDeclaredANoOpThatStillRunsItsSteps) {
+  const Plan p = MustBind(LlamaModel(2), kTp2);
+  const Plan broken = WithStage(p, 1, [](StagePlan& s) { s.decl.kind = StageKind::kNoOp; });
+  EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kStageRows),
+            "rank 0 ordinary stage 1 arrival: invariant 6 (each stage receives the rows it declared): a no-op "
+            "stage runs steps or records rows\n");
+}
+
 // ---- a rank's end ----
 
 TEST(VerifyEnd, CatchesAHandoffThatLeavesTheResidualUnsent) {

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -64,7 +66,10 @@ int CheckOutput(int code) {
   errno = 0;
   std::cout.flush();
   if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return code;
-  const int why = errno;
+  int why = errno;
+  // The write that failed may lie further back, its errno since overwritten:
+  // one more byte onto an output already broken finds the reason again.
+  if (why == 0 && write(STDOUT_FILENO, "\n", 1) < 0) why = errno;
   std::cerr << "seam: cannot write the output: " << (why != 0 ? std::strerror(why) : "standard output failed") << "\n";
   // A command that failed already keeps its own status; one that succeeded,
   // or found plans differ, did not deliver what it found.

@@ -73,16 +73,19 @@ std::string Digest(const RunArgs& a, const ParallelConfig& cfg, const PreparedRu
   for (const auto& r : p.batch.requests) {
     for (int id : r) batch = batch * 1000003u + static_cast<size_t>(id) + 1;
   }
+  // Every flag that changes what a rank does or what the run leaves behind:
+  // rank 0 alone writes a dump, but a rank bound unfused runs other steps.
   return fmt::format("'{} ({} layers, hidden {}) {} dtype={} seed={} {} tokens in {} requests (batch hash {:x}) "
-                     "mpi-mode={} timeout={:g}'",
+                     "mpi-mode={} timeout={:g} unfused={} dump={}{}'",
                      m.name, m.num_layers, m.hidden, Describe(cfg), Name(p.dtype), a.seed, p.batch.tokens(),
-                     p.batch.requests.size(), batch, Name(a.mpi_mode.value_or(MpiMode::kCanonical)), a.timeout);
+                     p.batch.requests.size(), batch, Name(a.mpi_mode.value_or(MpiMode::kCanonical)), a.timeout,
+                     a.unfused ? "yes" : "no", a.dump.empty() ? "-" : a.dump, a.force ? " --force" : "");
 }
 
 }  // namespace
 
 int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg) {
-  const MpiProcess mpi(nullptr, nullptr);
+  const MpiProcess mpi(nullptr, nullptr, a.timeout > 0 ? a.timeout : 0);
   // Only rank 0 prints what every rank finds; an error of some ranks only
   // names the first of them.
   const auto fail = [&](const Error& e) { return mpi.root() ? Fail(e) : ExitCodeOf(e); };

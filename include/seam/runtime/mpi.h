@@ -29,7 +29,10 @@ namespace seam {
 // This process's place in the MPI job: MPI is initialised while it lives.
 class MpiProcess {
  public:
-  MpiProcess(int* argc, char*** argv);
+  // With `join_timeout_seconds` above 0, a job one of whose processes never
+  // starts MPI (not seam, or stopped) ends within it, exit 3, instead of
+  // waiting in MPI_Init for as long as that process lives.
+  MpiProcess(int* argc, char*** argv, double join_timeout_seconds = 0);
   ~MpiProcess();
   MpiProcess(const MpiProcess&) = delete;
   MpiProcess& operator=(const MpiProcess&) = delete;

@@ -273,8 +273,8 @@ void NemotronH(ordered_json& j, const Model& m) {
     j["n_shared_experts"] = 1;
     j["routed_scaling_factor"] = d.routed_scaling;
     j["norm_topk_prob"] = d.renormalize;
-    j["n_group"] = 1;
-    j["topk_group"] = 1;
+    j["n_group"] = d.expert_groups.count;
+    j["topk_group"] = d.expert_groups.keep;
   }
 }
 

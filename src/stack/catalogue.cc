@@ -125,6 +125,9 @@ Model Nemotron3Nano() {
   d.scoring = RouterScoring::kSigmoid;
   d.correction_bias = true;
   d.routed_scaling = 2.5;
+  // Grouped routing as n_group 4 and topk_group 2 ask (the real model has one
+  // group): four groups of two experts, a row choosing within its best two.
+  d.expert_groups = {.count = 4, .keep = 2, .score = GroupScore::kTopTwoSum};
   return Typed(HybridModel("nemotron-3-nano", "MEM*EM", 128, d, 2).value(), "nemotron_h");
 }
 

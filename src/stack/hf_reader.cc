@@ -204,6 +204,26 @@ RouterScoring ReadScoring(const Reader& r, const std::string& fallback, bool sqr
                      sqrt_softplus ? ", sqrtsoftplus" : ""));
 }
 
+ExpertGroups ReadExpertGroups(const Reader& r, const ModelDims& d, int top_k, int groups_default, int keep_default,
+                              GroupScore score) {
+  ExpertGroups g{.score = score};
+  g.count = r.IntOr("n_group", groups_default, 1, d.experts);
+  const int size = d.experts / g.count;
+  if (d.experts % g.count != 0) {
+    r.Fail(fmt::format("n_routed_experts {} is not divisible by n_group {}", d.experts, g.count));
+  }
+  if (score == GroupScore::kTopTwoSum && size < 2) {
+    r.Fail(fmt::format("n_group {} leaves {} expert per group; a group is scored by its best two", g.count, size));
+  }
+  g.keep = r.IntOr("topk_group", keep_default, 1, g.count);
+  if (top_k > g.keep * size) {
+    r.Fail(fmt::format("num_experts_per_tok {} is more than the {} experts a row chooses from (topk_group {} groups "
+                       "of {})",
+                       top_k, g.keep * size, g.keep, size));
+  }
+  return g;
+}
+
 int SharedWidth(const Reader& r, int shared_experts, int width) {
   const int64_t w = int64_t{shared_experts} * width;
   if (w > kMaxSize) {

@@ -157,6 +157,11 @@ Common ReadGqaDecoder(const Reader& r, double eps_default, double theta_default 
 // Routed experts; returns top_k.
 int ReadExperts(const Reader& r, ModelDims& d, const char* experts_key, const char* top_k_key, const char* width_key);
 RouterScoring ReadScoring(const Reader& r, const std::string& fallback, bool sqrt_softplus);
+// n_group and topk_group (defaults as the family's config class has them):
+// the experts in n_group equal groups, a row choosing among the experts of
+// its best topk_group, each group scored as `score` says.
+ExpertGroups ReadExpertGroups(const Reader& r, const ModelDims& d, int top_k, int groups_default, int keep_default,
+                              GroupScore score);
 int SharedWidth(const Reader& r, int shared_experts, int width);
 // layer_types, when given: one string per layer (empty when absent).
 std::vector<std::string> LayerTypes(const Reader& r, int layers);

@@ -23,28 +23,6 @@ std::string OneOf(const Reader& r, const char* key, const std::string& family,
                      fmt::join(supported, ", ")));
 }
 
-// n_group and topk_group: the experts in n_group equal groups, a row choosing
-// among the experts of its best topk_group.
-ExpertGroups ReadGroups(const Reader& r, const ModelDims& d, int top_k, int groups_default, int keep_default,
-                        GroupScore score) {
-  ExpertGroups g{.score = score};
-  g.count = r.IntOr("n_group", groups_default, 1, d.experts);
-  const int size = d.experts / g.count;
-  if (d.experts % g.count != 0) {
-    r.Fail(fmt::format("n_routed_experts {} is not divisible by n_group {}", d.experts, g.count));
-  }
-  if (score == GroupScore::kTopTwoSum && size < 2) {
-    r.Fail(fmt::format("n_group {} leaves {} expert per group; a group is scored by its best two", g.count, size));
-  }
-  g.keep = r.IntOr("topk_group", keep_default, 1, g.count);
-  if (top_k > g.keep * size) {
-    r.Fail(fmt::format("num_experts_per_tok {} is more than the {} experts a row chooses from (topk_group {} groups "
-                       "of {})",
-                       top_k, g.keep * size, g.keep, size));
-  }
-  return g;
-}
-
 // DeepSeek-V3 and Kimi-K2 route as Hugging Face's DeepseekV3TopkRouter:
 // sigmoid scores, chosen with the correction bias within the best groups
 // (each scored by its best two), weighed unbiased, renormalised with 1e-20
@@ -54,7 +32,7 @@ void ReadV3Routing(const Reader& r, const std::string& family, int top_k, ModelD
   OneOf(r, "topk_method", family, {"noaux_tc"});
   d.scoring = RouterScoring::kSigmoid;
   d.correction_bias = true;
-  d.expert_groups = ReadGroups(r, d, top_k, 8, 4, GroupScore::kTopTwoSum);
+  d.expert_groups = ReadExpertGroups(r, d, top_k, 8, 4, GroupScore::kTopTwoSum);
   d.renormalize = r.BoolOr("norm_topk_prob", true);
   d.renormalize_eps = 1e-20;
   d.routed_scaling = r.NumberOr("routed_scaling_factor", 2.5, 0, 1e6);
@@ -78,7 +56,7 @@ void ReadV2Routing(const Reader& r, const std::string& family, int top_k, ModelD
                            r.Path(key)));
       }
     }
-    d.expert_groups = ReadGroups(r, d, top_k, 1, 1, GroupScore::kMax);
+    d.expert_groups = ReadExpertGroups(r, d, top_k, 1, 1, GroupScore::kMax);
   }
   (void)top_k;
   d.renormalize = false;

@@ -117,6 +117,9 @@ Model NemotronH(const Reader& r) {
     d.renormalize = r.BoolOr("norm_topk_prob", true);
     d.scoring = RouterScoring::kSigmoid;
     d.correction_bias = true;
+    // NemotronHTopkRouter is DeepSeek-V3's router: groups scored by their
+    // best two experts (n_group and topk_group default to 1, one group).
+    d.expert_groups = ReadExpertGroups(r, d, top_k, 1, 1, GroupScore::kTopTwoSum);
   }
   Expected<Model> m = HybridModel(has('E') ? "nemotron-3" : "nemotron-h", pattern, c.hidden, d, top_k, widths);
   if (!m) r.Fail(m.error().message);

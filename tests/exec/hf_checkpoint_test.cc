@@ -151,6 +151,14 @@ json ParsePython(std::string text) {
   return json::parse(text);
 }
 
+// Nemotron-H routes as DeepSeek-V3 does: its expert groups are written.
+TEST(HfConfig, NemotronHWritesItsExpertGroups) {
+  std::ifstream in(MustWrite("nano_groups", Catalogued("nemotron-3-nano")) + "/config.json");
+  const json nano = ParsePython(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  EXPECT_EQ(nano["n_group"], 4);
+  EXPECT_EQ(nano["topk_group"], 2);
+}
+
 // Every real config in configs/ cut to two layers writes a config that reads
 // back as the same model and keeps every key of the source.
 TEST(HfConfig, EveryRealConfigKeepsItsKeysAndReadsBackAsItself) {

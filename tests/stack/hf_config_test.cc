@@ -482,6 +482,25 @@ TEST(HfConfig, Nemotron3NanoIsNamedForItsExpertsAndRoutesBySigmoidWithABias) {
   EXPECT_EQ(m.layer(1), std::vector{SparseFfnStage({.top_k = 6})});
 }
 
+// NemotronHTopkRouter is DeepSeek-V3's: n_group and topk_group group the
+// experts, each group scored by its best two; without them, one group.
+TEST(HfConfig, NemotronHRoutesWithinItsBestGroupsByTheirTopTwoSum) {
+  json j = DataJson("nemotron-3-nano-30b-a3b.json");
+  j["n_group"] = 4;
+  j["topk_group"] = 2;
+  EXPECT_EQ(MustImport(j).dims->expert_groups, (ExpertGroups{.count = 4, .keep = 2, .score = GroupScore::kTopTwoSum}));
+  j.erase("n_group");
+  j.erase("topk_group");
+  EXPECT_EQ(MustImport(j).dims->expert_groups, (ExpertGroups{.count = 1, .keep = 1, .score = GroupScore::kTopTwoSum}));
+  j["n_group"] = 5;
+  EXPECT_EQ(ImportError(j), "test.json: n_routed_experts 128 is not divisible by n_group 5");
+  j["n_group"] = 64;  // groups of 2
+  j["topk_group"] = 2;
+  EXPECT_EQ(ImportError(j),
+            "test.json: num_experts_per_tok 6 is more than the 4 experts a row chooses from (topk_group 2 groups of "
+            "2)");
+}
+
 TEST(HfConfig, Qwen3Next80BHasFullAttentionOnEveryFourthLayerAndAMoeInEach) {
   const Model m = MustLoad("qwen3-next-80b-a3b.json");
   EXPECT_EQ(m.name, "qwen3-next");

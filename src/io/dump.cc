@@ -103,10 +103,10 @@ namespace {
 
 // Writes every file of the dump into `tmp`.
 Status WriteAll(const std::string& tmp, const Model& m, const Weights& w, Dtype dtype, const Batch& b,
-                const Tensor& hidden, const Tensor& reference, std::string_view source_config) {
+                const Tensor& hidden, const Tensor& reference) {
   const StDtype weight_dtype = dtype == Dtype::kBf16 ? StDtype::kBf16 : StDtype::kF32;
   if (HasHfForm(m)) {
-    SEAM_RETURN_IF_ERROR(WriteHfCheckpoint(tmp, m, w, dtype, source_config));
+    SEAM_RETURN_IF_ERROR(WriteHfCheckpoint(tmp, m, w, dtype));
   } else {
     std::vector<StTensor> tensors;
     for (const auto& [name, t] : w.all()) tensors.push_back(Floats(name, t.view(), weight_dtype, t.rows() == 1));
@@ -164,7 +164,7 @@ Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype d
   if (mkdtemp(tmp.data()) == nullptr) {
     return InvalidArgument(fmt::format("cannot create a directory beside {}: {}", dir, std::strerror(errno)));
   }
-  Status written = WriteAll(tmp, m, w, dtype, b, hidden, reference, options.source_config);
+  Status written = WriteAll(tmp, m, w, dtype, b, hidden, reference);
   if (!written.ok()) {
     std::filesystem::remove_all(tmp, ec);
     return Error{written.error().code, fmt::format("{}; nothing was written to {}", written.error().message, dir)};

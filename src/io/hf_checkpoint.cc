@@ -138,9 +138,8 @@ Status CheckLayerCount(const Model& m, const CheckpointTensors& tensors, const s
 
 }  // namespace
 
-Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& w, Dtype dtype,
-                         std::string_view source_config) {
-  Expected<std::string> config = HfConfigText(m, dtype, source_config);
+Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& w, Dtype dtype) {
+  Expected<std::string> config = HfConfigText(m, dtype);
   if (!config) return config.error();
   Expected<std::vector<HfTensor>> layout = HfTensorsOf(m);
   if (!layout) return layout.error();

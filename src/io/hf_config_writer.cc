@@ -83,8 +83,7 @@ void Gqa(ordered_json& j, const ModelDims& d) {
 }
 
 // Experts per token, from the model's MoE stages; a model cut before its
-// first MoE does not say, and any valid count describes it (a source
-// config's own count replaces this one).
+// first MoE does not say, and any valid count describes it.
 int TopK(const Model& m) {
   for (const auto& layer : Layers(m)) {
     for (const StageDecl& s : layer) {
@@ -93,10 +92,6 @@ int TopK(const Model& m) {
   }
   return 1;
 }
-
-bool HasMoe(const Model& m) { return HasStageKind(m, StageKind::kSparseFfn); }
-
-constexpr const char* kTopKKeys[] = {"num_experts_per_tok", "experts_per_token", "moe_router_topk"};
 
 // ---- one writer per model_type ----
 
@@ -309,15 +304,24 @@ void Qwen3Next(ordered_json& j, const Model& m) {
   j["layer_types"] = types;
 }
 
+// The code of a Nemotron-NAS checkpoint is its own (DeciLM, loaded with
+// trust_remote_code): the dump names the published checkpoint's, which reads
+// block_configs with ffn_mult as written here.
+constexpr const char* kDeciLmRepo = "nvidia/Llama-3_3-Nemotron-Super-49B-v1";
+
 void NemotronNas(ordered_json& j, const Model& m) {
   const ModelDims& d = *m.dims;
   Common(j, m, "DeciLMForCausalLM", "rms_norm_eps");
+  j["auto_map"] = {{"AutoConfig", fmt::format("{}--configuration_decilm.DeciLMConfig", kDeciLmRepo)},
+                   {"AutoModelForCausalLM", fmt::format("{}--modeling_decilm.DeciLMForCausalLM", kDeciLmRepo)}};
   j["num_attention_heads"] = d.heads;
-  j["num_key_value_heads"] = d.kv_heads;
-  j["head_dim"] = d.head_dim;
+  // DeciLM's heads are hidden_size / num_attention_heads wide (head_dim is
+  // not read); its KV heads and FFN widths are per block only.
+  if (d.head_dim * d.heads != m.hidden) {
+    Cannot(m, fmt::format("its head width {} is not hidden_size / num_attention_heads", d.head_dim));
+  }
   Rope(j, d);
   j["hidden_act"] = "silu";
-  if (d.intermediate > 0) j["intermediate_size"] = d.intermediate;
   ordered_json blocks = ordered_json::array();
   for (const auto& layer : Layers(m)) {
     auto part = [](const StageDecl& s) {
@@ -370,13 +374,6 @@ const std::vector<Writer>& Writers() {
   return writers;
 }
 
-// Keys a source config.json may hold per layer or per block: the model's own
-// statement of them replaces the source's, which may describe more layers.
-bool PerLayerKey(const std::string& key) {
-  return key == "layer_types" || key == "block_configs" || key == "hybrid_override_pattern" ||
-         key == "mlp_only_layers" || key == "intermediate_size";
-}
-
 // Where the imported model differs from the one that ran; empty when none.
 std::string Mismatch(const Model& ran, const Model& read) {
   if (ran.hidden != read.hidden || ran.num_layers != read.num_layers ||
@@ -402,7 +399,7 @@ bool HasHfForm(const Model& m) {
   return false;
 }
 
-Expected<std::string> HfConfigText(const Model& m, Dtype dtype, std::string_view source_config) {
+Expected<std::string> HfConfigText(const Model& m, Dtype dtype) {
   if (!m.dims) return InvalidArgument(fmt::format("model '{}' has no sizes to write", m.name));
   const Writer* writer = nullptr;
   for (const Writer& w : Writers()) {
@@ -418,17 +415,6 @@ Expected<std::string> HfConfigText(const Model& m, Dtype dtype, std::string_view
     return e.error();
   }
   j["torch_dtype"] = dtype == Dtype::kBf16 ? "bfloat16" : "float32";
-  // Keys of the source config that seam does not read are kept as they were.
-  if (!source_config.empty()) {
-    Expected<nlohmann::json> source = hf::ParseConfigJson(source_config, "the source config");
-    if (!source) return source.error();
-    for (const auto& [key, value] : source->items()) {
-      if ((!j.contains(key) || key == "max_position_embeddings") && !PerLayerKey(key)) j[key] = value;
-    }
-    for (const char* key : kTopKKeys) {
-      if (!HasMoe(m) && j.contains(key) && source->contains(key)) j[key] = (*source)[key];
-    }
-  }
   std::string text = QuoteInfinity(j.dump(2)) + "\n";
   // The file must describe the model that ran: read it back and compare.
   Expected<Model> back = ModelFromHfConfig(text, "the written config.json");

@@ -153,6 +153,9 @@ Model Qwen3Next() {
 
 Model NemotronNas() {
   ModelDims d = Base(1e-5);
+  // The model's own KV heads and FFN width are its first block's, as DeciLM
+  // has none of its own.
+  d.kv_heads = 4;
   d.intermediate = 256;
   using P = NasBlock::Part;
   // Block configs: n_heads_in_group 2, 2, -, 4, linear, -; ffn_mult 2.625,

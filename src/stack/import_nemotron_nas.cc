@@ -38,21 +38,23 @@ Model NemotronNas(const Reader& r) {
   Common c = ReadCommon(r, "rms_norm_eps", 1e-5);
   ModelDims& d = c.dims;
   d.heads = r.Int("num_attention_heads", 1, kMaxSize);
-  d.kv_heads = r.IntOr("num_key_value_heads", 0, 1, kMaxSize);  // null: per block
-  if (d.kv_heads > 0 && d.heads % d.kv_heads != 0) {
-    r.Fail(fmt::format("num_attention_heads {} is not divisible by num_key_value_heads {}", d.heads, d.kv_heads));
+  // DeciLM's heads are hidden_size / num_attention_heads wide. Super-49B's
+  // DeciLM never reads head_dim and later ones do: a head_dim that differs
+  // would run differently under each, so it is refused.
+  if (c.hidden % d.heads != 0) {
+    r.Fail(fmt::format("hidden_size {} is not divisible by num_attention_heads {}", c.hidden, d.heads));
   }
+  d.head_dim = c.hidden / d.heads;
   if (r.Given("head_dim") != nullptr) {
-    d.head_dim = r.Int("head_dim", 1, kMaxSize);
-  } else if (c.hidden % d.heads != 0) {
-    r.Fail(fmt::format("head_dim is not given and hidden_size {} is not divisible by num_attention_heads {}",
-                       c.hidden, d.heads));
-  } else {
-    d.head_dim = c.hidden / d.heads;
+    if (const int given = r.Int("head_dim", 1, kMaxSize); given != d.head_dim) {
+      r.Fail(fmt::format("head_dim is {}; seam models only hidden_size / num_attention_heads = {} (DeciLM "
+                         "versions differ on reading it)",
+                         given, d.head_dim));
+    }
   }
-  CheckProduct(r, "num_attention_heads * head_dim", d.heads, d.head_dim);
   ReadRope(r, d);
-  d.intermediate = r.IntOr("intermediate_size", 0, 1, kMaxSize);  // null: per block
+  // num_key_value_heads and intermediate_size are DeciLM's per block
+  // (n_heads_in_group, ffn_mult): the model's own are its first block's.
   const json& configs = r.List("block_configs");
   if (configs.size() != static_cast<size_t>(c.layers)) {
     r.Fail(fmt::format("block_configs has {} entries but num_hidden_layers is {}", configs.size(), c.layers));
@@ -70,11 +72,11 @@ Model NemotronNas(const Reader& r) {
                            d.heads));
       }
       b.kv_heads = d.heads / group;
-      if (d.kv_heads == 0) d.kv_heads = b.kv_heads;  // the model's: the first attention's
+      if (d.kv_heads == 0) d.kv_heads = b.kv_heads;
     }
     if (b.ffn == NasBlock::Part::kPresent) {
       b.ffn_width = NasFfnWidth(r, ffn.Path("ffn_mult"), ffn.Number("ffn_mult", 0, 1e6), c.hidden);
-      if (d.intermediate == 0) d.intermediate = b.ffn_width;  // the model's: the first FFN's
+      if (d.intermediate == 0) d.intermediate = b.ffn_width;
     }
     blocks.push_back(b);
   }

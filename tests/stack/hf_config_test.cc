@@ -585,6 +585,26 @@ TEST(HfConfig, NasBlocksMayBeLinearOrNoOpAndGroupHeadsPerLayer) {
   EXPECT_EQ(m.dims->kv_heads, 16);
 }
 
+// DeciLM has no model-wide KV heads or FFN width (its config sets both to
+// None): they are the first block's whatever the keys say. Its heads are
+// hidden_size / num_attention_heads wide; DeciLM versions differ on reading
+// head_dim, so only that width is taken.
+TEST(HfConfig, NasTakesItsKvHeadsAndFfnWidthFromItsBlocksAndOneHeadWidth) {
+  json j = DataJson("nemotron-super-49b.json");
+  const Model base = MustImport(j);
+  EXPECT_EQ(base.dims->kv_heads, 8);
+  EXPECT_EQ(base.dims->intermediate, 14336);
+  EXPECT_EQ(base.dims->head_dim, 128);
+  j["num_key_value_heads"] = 2;
+  j["intermediate_size"] = 1024;
+  j["head_dim"] = 128;
+  EXPECT_TRUE(*MustImport(j).dims == *base.dims);
+  j["head_dim"] = 64;
+  EXPECT_EQ(ImportError(j),
+            "test.json: head_dim is 64; seam models only hidden_size / num_attention_heads = 128 (DeciLM versions "
+            "differ on reading it)");
+}
+
 TEST(HfConfig, DeepseekV4FlashHasFourHyperConnectionStreamsAndSqrtSoftplusRouting) {
   const Model m = MustLoad("deepseek-v4-flash.json");
   EXPECT_EQ(m.name, "deepseek-v4");

@@ -133,14 +133,7 @@ Json RunJson(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p, 
 
 // --dump: the run's checkpoint, inputs and outputs.
 Status Dump(const RunArgs& a, const PreparedRun& p, const RunOutput& out, const Tensor& ref) {
-  std::string source;  // the imported config.json, whose other keys the dump keeps
-  if (!a.hf_config.empty()) {
-    Expected<std::string> text = ReadFileAtMost(a.hf_config, kMaxConfigBytes);
-    if (!text) return text.error();
-    source = *std::move(text);
-  }
-  return DumpRun(a.dump, p.loaded.model, p.loaded.weights, p.dtype, p.batch, out.hidden, ref,
-                 {.source_config = source, .force = a.force});
+  return DumpRun(a.dump, p.loaded.model, p.loaded.weights, p.dtype, p.batch, out.hidden, ref, {.force = a.force});
 }
 
 void PrintRanks(const RunOutput& out) {

@@ -26,9 +26,6 @@
 namespace seam {
 
 struct DumpOptions {
-  // The config.json the model was imported from (empty for a catalogue
-  // model): its keys seam does not read are kept in the dump's.
-  std::string_view source_config;
   // Replace the files of an earlier dump in a non-empty directory (only
   // seam's own file names; anything else there is left alone).
   bool force = false;

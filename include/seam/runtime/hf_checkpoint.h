@@ -29,15 +29,15 @@ namespace seam {
 // (model.hf_type names one it knows).
 bool HasHfForm(const Model& m);
 
-// The config.json of a model. Keys of `source_config` (the config.json the
-// model was imported from, if any) that seam does not read are kept.
-Expected<std::string> HfConfigText(const Model& m, Dtype dtype, std::string_view source_config = {});
+// The config.json of a model: the keys transformers reads for what seam ran
+// and nothing else (docs/config-keys.md), so a key of an imported config
+// that seam does not model never describes a model that did not run.
+Expected<std::string> HfConfigText(const Model& m, Dtype dtype);
 
 // Writes dir/config.json and dir/model.safetensors (F32, or BF16 for bf16
 // runs), the LM head untied (tie_word_embeddings false), so transformers'
 // *ForCausalLM loads it as is.
-Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& w, Dtype dtype,
-                         std::string_view source_config = {});
+Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& w, Dtype dtype);
 
 // One tensor of a checkpoint and the seam weights it holds.
 enum class HfLayout {

@@ -66,6 +66,32 @@ std::string Found(const json& v) {
   }
 }
 
+void OnlyDefault(const Reader& r, const char* key, const json& value, const char* why) {
+  const json* v = r.Given(key);
+  if (v != nullptr && *v != value) {
+    r.Fail(fmt::format("{} is {}; seam models only {}: {}", r.Path(key), Found(*v), Found(value), why));
+  }
+}
+
+namespace {
+
+// A string of the config for a message, cut short as Found cuts it.
+std::string Quoted(std::string s) {
+  const bool cut = s.size() > 40;
+  if (cut) s.resize(40);
+  return fmt::format("'{}'{}", s, cut ? "..." : "");
+}
+
+}  // namespace
+
+void RefuseActivationAndBiases(const Reader& r, bool mlp_bias) {
+  if (const std::string act = r.StringOr("hidden_act", "silu"); act != "silu") {
+    r.Fail(fmt::format("hidden_act is {}; only 'silu' is supported", Quoted(act)));
+  }
+  if (r.BoolOr("attention_bias", false)) r.Fail("attention_bias is true; biases are not supported");
+  if (mlp_bias && r.BoolOr("mlp_bias", false)) r.Fail("mlp_bias is true; biases are not supported");
+}
+
 Common ReadCommon(const Reader& r, const char* eps_key, double eps_default) {
   Common c;
   c.hidden = r.Int("hidden_size", 1, kMaxSize);
@@ -143,6 +169,19 @@ void ReadRopeScaling(const Reader& r, ModelDims& d) {
     d.rope_scaling = ReadLlama3(r, s);
   } else if (type == "yarn") {
     d.yarn = ReadYarn(r, s);
+    // Some transformers releases take YaRN's factor from rope_scaling.factor,
+    // others from max_position_embeddings / original_max_position_embeddings:
+    // a config on which they disagree runs differently under each.
+    if (r.Given("max_position_embeddings") != nullptr) {
+      const int positions = r.Int("max_position_embeddings", 1, kMaxSize * 100);
+      const double product = d.yarn.factor * d.yarn.original_positions;
+      if (positions != product) {
+        r.Fail(fmt::format("max_position_embeddings is {} but rope_scaling.factor * "
+                           "rope_scaling.original_max_position_embeddings is {}; transformers releases take YaRN's "
+                           "factor from one or the other",
+                           positions, product));
+      }
+    }
   } else {
     r.Fail(fmt::format("{} {} is not supported; supported: default, llama3, yarn", s.Path(type_key),
                        Found(json(type))));
@@ -150,6 +189,8 @@ void ReadRopeScaling(const Reader& r, ModelDims& d) {
 }
 
 void ReadRope(const Reader& r, ModelDims& d, double theta_default) {
+  OnlyDefault(r, "rope_parameters", nullptr,
+              "seam reads rope_theta and rope_scaling, the keys transformers 4 writes for them");
   d.rope_theta = r.NumberOr("rope_theta", theta_default, 0, 1e12);
   ReadRopeScaling(r, d);
 }

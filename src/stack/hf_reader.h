@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,11 +35,13 @@ std::string QuoteNonFinite(std::string_view text);
 std::string Found(const json& v);
 
 // Reads the keys of one JSON object; every error names the source and the
-// key's path ("block_configs[3].ffn.ffn_mult").
+// key's path ("block_configs[3].ffn.ffn_mult"). With a `read` set, every key
+// looked up is added to it by its path (what docs/config-keys.md is checked
+// against).
 class Reader {
  public:
-  Reader(const json& j, const std::string& source, std::string prefix = "")
-      : j_(j), source_(source), prefix_(std::move(prefix)) {}
+  Reader(const json& j, const std::string& source, std::string prefix = "", std::set<std::string>* read = nullptr)
+      : j_(j), source_(source), prefix_(std::move(prefix)), read_(read) {}
 
   [[noreturn]] void Fail(const std::string& why) const {
     throw Failure(Malformed(fmt::format("{}: {}", source_, why)));
@@ -47,10 +50,12 @@ class Reader {
 
   // Present and not null.
   const json* Given(const char* key) const {
+    Note(key);
     auto it = j_.find(key);
     return it == j_.end() || it->is_null() ? nullptr : &*it;
   }
   const json& Need(const char* key) const {
+    Note(key);
     auto it = j_.find(key);
     if (it == j_.end()) Fail(fmt::format("missing key '{}'", Path(key)));
     return *it;
@@ -127,14 +132,27 @@ class Reader {
   Reader Object(const char* key) const { return ToObject(Path(key), Need(key)); }
   Reader ToObject(const std::string& path, const json& v) const {
     if (!v.is_object()) Fail(fmt::format("key '{}' must be an object; found {}", path, Found(v)));
-    return Reader(v, source_, path + ".");
+    return Reader(v, source_, path + ".", read_);
   }
 
  private:
+  void Note(const char* key) const {
+    if (read_ != nullptr) read_->insert(Path(key));
+  }
+
   const json& j_;
   const std::string& source_;
   std::string prefix_;
+  std::set<std::string>* read_;
 };
+
+// A key seam does not model: it imports only absent, null or holding `value`
+// (what seam runs, the config class's default); any other value is refused as
+// "KEY is VALUE; seam models only VALUE: WHY".
+void OnlyDefault(const Reader& r, const char* key, const json& value, const char* why);
+// hidden_act other than silu, and attention (and, with `mlp_bias`, MLP)
+// biases, which seam's decoders do not compute.
+void RefuseActivationAndBiases(const Reader& r, bool mlp_bias);
 
 struct Common {
   int hidden = 0;

@@ -72,6 +72,7 @@ Model Deepseek(const Reader& r, const std::string& name, bool v3) {
   Common c = ReadCommon(r, "rms_norm_eps", 1e-6);
   ModelDims& d = c.dims;
   const std::string family = r.String("model_type");
+  RefuseActivationAndBiases(r, /*mlp_bias=*/true);
   d.heads = r.Int("num_attention_heads", 1, kMaxSize);
   d.kv_heads = d.heads;  // MLA: num_key_value_heads is unused
   d.mla.q_lora = r.IntOr("q_lora_rank", 0, 0, kMaxSize);

@@ -20,6 +20,7 @@ Model GptOss(const Reader& r) {
   d.moe_bias = true;
   d.activation = Activation::kClampedSwiGlu;
   d.swiglu_limit = r.NumberOr("swiglu_limit", 7.0, 0.0, 1e6);
+  OnlyDefault(r, "swiglu_alpha", 1.702, "seam's clamped SwiGLU has GPT-OSS's sigmoid gain");
   // transformers reads either spelling of top-k.
   const char* top_k_key = r.Given("num_experts_per_tok") != nullptr ? "num_experts_per_tok" : "experts_per_token";
   if (r.Given("num_experts_per_tok") == nullptr && r.Given("experts_per_token") == nullptr) {

@@ -59,6 +59,7 @@ void ReadMamba2(const Reader& r, int hidden, ModelDims& d) {
     r.Fail("use_conv_bias is false; seam's Mamba2 conv has a bias");
   }
   if (r.BoolOr("use_bias", false)) r.Fail("use_bias is true; seam's Mamba2 in_proj and out_proj have no bias");
+  OnlyDefault(r, "mamba_proj_bias", false, "seam's Mamba2 in_proj and out_proj have no bias");
   if (const std::string dtype = r.StringOr("mamba_ssm_cache_dtype", "float32"); dtype != "float32") {
     r.Fail(fmt::format("mamba_ssm_cache_dtype is {}; seam keeps the Mamba2 state in float32", Found(json(dtype))));
   }
@@ -81,9 +82,19 @@ Model NemotronH(const Reader& r) {
                          Found(json(std::string(1, pattern[i]))), i));
     }
   }
+  // transformers 5 takes the layer list as layers_block_type (alias
+  // layer_types) before the pattern; seam reads the pattern alone.
+  for (const char* key : {"layers_block_type", "layer_types"}) {
+    OnlyDefault(r, key, nullptr, "seam reads the layers from hybrid_override_pattern");
+  }
   auto has = [&pattern](char k) { return pattern.find(k) != std::string::npos; };
-  d.rope = false;
+  d.rope = false;  // NemotronH's attention has no positional embedding
   d.activation = Activation::kRelu2;
+  OnlyDefault(r, "mlp_hidden_act", "relu2", "seam's Nemotron-H MLPs and experts run ReLU squared");
+  OnlyDefault(r, "mlp_bias", false, "seam's Nemotron-H MLPs and experts have no bias");
+  OnlyDefault(r, "attention_bias", false, "seam's Nemotron-H attention has no bias");
+  OnlyDefault(r, "sliding_window", nullptr, "seam's Nemotron-H attention is over the whole sequence");
+  OnlyDefault(r, "residual_in_fp32", false, "seam keeps the residual in the run's dtype");
   // A part's keys are read when its layers are in the pattern or its keys are
   // given: a config cut to fewer layers describes the same model.
   if (has('*') || r.Given("num_attention_heads") != nullptr) {
@@ -110,9 +121,12 @@ Model NemotronH(const Reader& r) {
   int top_k = 1;
   if (has('E') || r.Given("n_routed_experts") != nullptr) {
     top_k = ReadExperts(r, d, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size");
-    int shared = r.IntOr("moe_shared_expert_intermediate_size", 0, 0, kMaxSize);
-    if (const int n = r.IntOr("n_shared_experts", 1, 0, kMaxSize); n > 1) shared = SharedWidth(r, n, shared);
-    d.shared_intermediate = shared;
+    // One shared expert of moe_shared_expert_intermediate_size, whatever
+    // n_shared_experts says (NemotronHMoE replaces DeepSeek-V3's shared
+    // experts, the ones n_shared_experts sizes).
+    d.shared_intermediate = r.IntOr("moe_shared_expert_intermediate_size", 0, 0, kMaxSize);
+    OnlyDefault(r, "moe_latent_size", nullptr,
+                "seam's Nemotron-H experts work at hidden_size, with no latent projection");
     d.routed_scaling = r.NumberOr("routed_scaling_factor", 1.0, 0, 1e6);
     d.renormalize = r.BoolOr("norm_topk_prob", true);
     d.scoring = RouterScoring::kSigmoid;

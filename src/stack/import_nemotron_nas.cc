@@ -52,6 +52,10 @@ Model NemotronNas(const Reader& r) {
                          given, d.head_dim));
     }
   }
+  RefuseActivationAndBiases(r, /*mlp_bias=*/true);
+  // Later DeciLM versions' keys, each at the value Super-49B's code runs.
+  OnlyDefault(r, "position_embedding_type", "rope", "seam's Nemotron-NAS attention turns by rope");
+  OnlyDefault(r, "o_proj_bias", false, "seam's Nemotron-NAS attention has no bias");
   ReadRope(r, d);
   // num_key_value_heads and intermediate_size are DeciLM's per block
   // (n_heads_in_group, ffn_mult): the model's own are its first block's.
@@ -66,6 +70,9 @@ Model NemotronNas(const Reader& r) {
     const Reader ffn = block.Object("ffn");
     NasBlock b{.attention = NasPart(attention), .ffn = NasPart(ffn)};
     if (b.attention == NasBlock::Part::kPresent) {
+      OnlyDefault(attention, "window_length", nullptr, "seam's Nemotron-NAS attention is over the whole sequence");
+      OnlyDefault(attention, "num_sink_tokens", nullptr, "seam's Nemotron-NAS attention has no sink tokens");
+      OnlyDefault(attention, "unshifted_sink", false, "seam's Nemotron-NAS attention has no sink tokens");
       const int group = attention.Int("n_heads_in_group", 1, kMaxSize);
       if (d.heads % group != 0) {
         r.Fail(fmt::format("{} {} does not divide num_attention_heads {}", attention.Path("n_heads_in_group"), group,

@@ -15,6 +15,8 @@ Model Qwen3Moe(const Reader& r) {
   Common c = ReadGqaDecoder(r, 1e-6);
   ModelDims& d = c.dims;
   d.qk_norm = true;
+  RefuseActivationAndBiases(r, /*mlp_bias=*/false);
+  OnlyDefault(r, "use_sliding_window", false, "seam's Qwen3-MoE attends over the whole sequence");
   const int top_k = ReadExperts(r, d, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
   d.renormalize = r.BoolOr("norm_topk_prob", false);
   const int step = r.IntOr("decoder_sparse_step", 1, 1, kMaxLayers);

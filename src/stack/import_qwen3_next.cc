@@ -48,6 +48,7 @@ Model Qwen3Next(const Reader& r) {
   d.rope_fraction = r.NumberOr("partial_rotary_factor", 1.0, 0, 1);
   d.attention_gate = true;
   d.qk_norm = true;
+  OnlyDefault(r, "attention_bias", false, "seam's Qwen3-Next attention has no bias");
   ReadGatedDeltaNet(r, c.hidden, d);
   const int top_k = ReadExperts(r, d, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
   d.shared_intermediate = r.IntOr("shared_expert_intermediate_size", 0, 0, kMaxSize);

@@ -90,6 +90,10 @@ Model Deepseek(const Reader& r, const std::string& name, bool v3) {
   ReadRope(r, d);
   // DeepSeek's own code pairs rope dims (2i, 2i + 1), as does transformers'
   // DeepSeek-V2; its DeepSeek-V3 does unless rope_interleave is false.
+  // Kimi-K2 runs DeepSeek's own code, which has no such key.
+  if (family == "kimi_k2") {
+    OnlyDefault(r, "rope_interleave", true, "Kimi-K2's code (DeepSeek's own) always pairs rope dims (2i, 2i+1)");
+  }
   d.rope_pairing = !v3 || r.BoolOr("rope_interleave", true) ? RopePairing::kInterleaved : RopePairing::kHalf;
   const int routed = r.IntOr("n_routed_experts", 0, 0, kMaxSize);  // null: a dense model
   const int first_dense = r.IntOr("first_k_dense_replace", 0, 0, kMaxLayers);

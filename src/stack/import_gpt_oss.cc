@@ -15,7 +15,10 @@ Model GptOss(const Reader& r) {
   Common c = ReadGqaDecoder(r, 1e-5, 150000.0);
   ModelDims& d = c.dims;
   d.attention_sinks = true;
-  d.qkv_bias = r.BoolOr("attention_bias", true);
+  // transformers 4's GptOssConfig sets attention_bias true whatever
+  // config.json says, transformers 5's reads it: only true runs the same.
+  OnlyDefault(r, "attention_bias", true, "transformers releases before 5 always build the attention with biases");
+  d.qkv_bias = true;
   // Experts with biases and the clamped SwiGLU (the router has a bias too).
   d.moe_bias = true;
   d.activation = Activation::kClampedSwiGlu;

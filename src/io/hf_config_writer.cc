@@ -278,6 +278,7 @@ void Qwen3Next(ordered_json& j, const Model& m) {
   Common(j, m, "Qwen3NextForCausalLM", "rms_norm_eps");
   Gqa(j, d);
   Rope(j, d);
+  j["partial_rotary_factor"] = d.rope_fraction;  // Qwen3NextConfig's default is 0.25
   j["hidden_act"] = "silu";
   j["linear_num_value_heads"] = d.mixer_heads;
   j["linear_value_head_dim"] = d.mixer_head_dim;

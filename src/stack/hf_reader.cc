@@ -197,7 +197,12 @@ void ReadRope(const Reader& r, ModelDims& d, double theta_default) {
 
 // Grouped-query attention: heads, key/value heads and the head width.
 void ReadAttention(const Reader& r, int hidden, ModelDims& d, const char* heads_key, const char* kv_key,
-                   std::initializer_list<const char*> head_dim_keys) {
+                   std::initializer_list<const char*> head_dim_keys, AttentionKeys need) {
+  if (need.kv_given) r.Need(kv_key);
+  if (need.head_dim_given &&
+      std::none_of(head_dim_keys.begin(), head_dim_keys.end(), [&r](const char* key) { return r.Has(key); })) {
+    r.Need(*(head_dim_keys.end() - 1));
+  }
   d.heads = r.Int(heads_key, 1, kMaxSize);
   d.kv_heads = r.IntOr(kv_key, d.heads, 1, kMaxSize);
   if (d.heads % d.kv_heads != 0) {
@@ -220,9 +225,9 @@ void ReadAttention(const Reader& r, int hidden, ModelDims& d, const char* heads_
   CheckProduct(r, fmt::format("{} * {}", heads_key, *head_dim_keys.begin()).c_str(), d.heads, d.head_dim);
 }
 
-Common ReadGqaDecoder(const Reader& r, double eps_default, double theta_default) {
+Common ReadGqaDecoder(const Reader& r, double eps_default, double theta_default, AttentionKeys need) {
   Common c = ReadCommon(r, "rms_norm_eps", eps_default);
-  ReadAttention(r, c.hidden, c.dims);
+  ReadAttention(r, c.hidden, c.dims, "num_attention_heads", "num_key_value_heads", {"head_dim"}, need);
   ReadRope(r, c.dims, theta_default);
   return c;
 }

@@ -48,6 +48,11 @@ class Reader {
   }
   std::string Path(std::string_view key) const { return prefix_ + std::string(key); }
 
+  // Present, maybe null.
+  bool Has(const char* key) const {
+    Note(key);
+    return j_.contains(key);
+  }
   // Present and not null.
   const json* Given(const char* key) const {
     Note(key);
@@ -165,13 +170,20 @@ void CheckProduct(const Reader& r, const char* what, int64_t a, int64_t b);
 // rope_scaling: Llama 3's or YaRN; none for "default"; any other type is an error.
 void ReadRopeScaling(const Reader& r, ModelDims& d);
 void ReadRope(const Reader& r, ModelDims& d, double theta_default = 10000.0);
+// Which attention keys must be given (null allowed, read as absent): those
+// whose default in the family's config class is not seam's (all heads for
+// key/value heads, hidden_size / heads for the head width).
+struct AttentionKeys {
+  bool kv_given = false;
+  bool head_dim_given = false;
+};
 // Grouped-query attention: heads, key/value heads and the head width.
 void ReadAttention(const Reader& r, int hidden, ModelDims& d, const char* heads_key = "num_attention_heads",
                    const char* kv_key = "num_key_value_heads",
-                   std::initializer_list<const char*> head_dim_keys = {"head_dim"});
+                   std::initializer_list<const char*> head_dim_keys = {"head_dim"}, AttentionKeys need = {});
 // The common sizes, grouped-query attention and rope of a decoder whose
 // keys follow Llama's (llama, qwen3, qwen3_moe, qwen3_next, gpt_oss).
-Common ReadGqaDecoder(const Reader& r, double eps_default, double theta_default = 10000.0);
+Common ReadGqaDecoder(const Reader& r, double eps_default, double theta_default = 10000.0, AttentionKeys need = {});
 // Routed experts; returns top_k.
 int ReadExperts(const Reader& r, ModelDims& d, const char* experts_key, const char* top_k_key, const char* width_key);
 RouterScoring ReadScoring(const Reader& r, const std::string& fallback, bool sqrt_softplus);

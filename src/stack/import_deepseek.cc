@@ -75,6 +75,9 @@ Model Deepseek(const Reader& r, const std::string& name, bool v3) {
   RefuseActivationAndBiases(r, /*mlp_bias=*/true);
   d.heads = r.Int("num_attention_heads", 1, kMaxSize);
   d.kv_heads = d.heads;  // MLA: num_key_value_heads is unused
+  // q_lora_rank null projects queries directly; absent, the config classes
+  // default to 1536: it must be given.
+  r.Need("q_lora_rank");
   d.mla.q_lora = r.IntOr("q_lora_rank", 0, 0, kMaxSize);
   d.mla.kv_lora = r.Int("kv_lora_rank", 1, kMaxSize);
   d.mla.qk_nope = r.Int("qk_nope_head_dim", 1, kMaxSize);
@@ -95,8 +98,17 @@ Model Deepseek(const Reader& r, const std::string& name, bool v3) {
     OnlyDefault(r, "rope_interleave", true, "Kimi-K2's code (DeepSeek's own) always pairs rope dims (2i, 2i+1)");
   }
   d.rope_pairing = !v3 || r.BoolOr("rope_interleave", true) ? RopePairing::kInterleaved : RopePairing::kHalf;
+  // The config classes' defaults (64 or 256 experts, DeepSeek-V3's 3 dense
+  // layers) are not seam's: these are given.
+  r.Need("n_routed_experts");
   const int routed = r.IntOr("n_routed_experts", 0, 0, kMaxSize);  // null: a dense model
+  if (v3) r.Need("first_k_dense_replace");
   const int first_dense = r.IntOr("first_k_dense_replace", 0, 0, kMaxLayers);
+  // transformers' DeepSeek-V3 has a MoE on every layer from
+  // first_k_dense_replace on; DeepSeek's own code (Kimi-K2's) reads the key.
+  if (family == "deepseek_v3") {
+    OnlyDefault(r, "moe_layer_freq", 1, "transformers' DeepSeek-V3 has a MoE on every layer from first_k_dense_replace on");
+  }
   const int freq = r.IntOr("moe_layer_freq", 1, 1, kMaxLayers);
   auto sparse = [routed, first_dense, freq](int l) { return routed > 0 && l >= first_dense && l % freq == 0; };
   bool any_dense = false;
@@ -105,6 +117,7 @@ Model Deepseek(const Reader& r, const std::string& name, bool v3) {
   int top_k = 1;
   if (routed > 0) {
     top_k = ReadExperts(r, d, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size");
+    r.Need("n_shared_experts");  // the classes' defaults: 2 (V2), 1 (V3)
     d.shared_intermediate = SharedWidth(r, r.IntOr("n_shared_experts", 0, 0, kMaxSize), d.moe_intermediate);
     if (v3) {
       ReadV3Routing(r, family, top_k, d);

@@ -11,7 +11,10 @@
 
 namespace seam::hf {
 Model Dense(const Reader& r, const std::string& name, bool qk_norm) {
-  Common c = ReadGqaDecoder(r, 1e-6);
+  // Qwen3Config's defaults are 32 key/value heads of 128: a Qwen3 config
+  // states both.
+  const bool qwen3 = name == "qwen3";
+  Common c = ReadGqaDecoder(r, 1e-6, 10000.0, {.kv_given = qwen3, .head_dim_given = qwen3});
   ModelDims& d = c.dims;
   d.qk_norm = qk_norm;
   d.intermediate = r.Int("intermediate_size", 1, kMaxSize);

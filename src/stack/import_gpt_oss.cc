@@ -12,7 +12,8 @@
 namespace seam::hf {
 
 Model GptOss(const Reader& r) {
-  Common c = ReadGqaDecoder(r, 1e-5, 150000.0);
+  // GptOssConfig's defaults: 8 key/value heads of 64.
+  Common c = ReadGqaDecoder(r, 1e-5, 150000.0, {.kv_given = true, .head_dim_given = true});
   ModelDims& d = c.dims;
   d.attention_sinks = true;
   // transformers 4's GptOssConfig sets attention_bias true whatever

@@ -98,7 +98,9 @@ Model NemotronH(const Reader& r) {
   // A part's keys are read when its layers are in the pattern or its keys are
   // given: a config cut to fewer layers describes the same model.
   if (has('*') || r.Given("num_attention_heads") != nullptr) {
-    ReadAttention(r, c.hidden, d, "num_attention_heads", "num_key_value_heads", {"attention_head_dim", "head_dim"});
+    // NemotronHConfig's defaults: 8 key/value heads of 128.
+    ReadAttention(r, c.hidden, d, "num_attention_heads", "num_key_value_heads", {"attention_head_dim", "head_dim"},
+                  {.kv_given = true, .head_dim_given = true});
   }
   if (has('M') || r.Given("mamba_num_heads") != nullptr) ReadMamba2(r, c.hidden, d);
   // intermediate_size: one width, or one per '-' in pattern order.
@@ -124,6 +126,7 @@ Model NemotronH(const Reader& r) {
     // One shared expert of moe_shared_expert_intermediate_size, whatever
     // n_shared_experts says (NemotronHMoE replaces DeepSeek-V3's shared
     // experts, the ones n_shared_experts sizes).
+    r.Need("moe_shared_expert_intermediate_size");  // NemotronHConfig's default: 7688
     d.shared_intermediate = r.IntOr("moe_shared_expert_intermediate_size", 0, 0, kMaxSize);
     OnlyDefault(r, "moe_latent_size", nullptr,
                 "seam's Nemotron-H experts work at hidden_size, with no latent projection");

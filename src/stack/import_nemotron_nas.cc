@@ -35,7 +35,7 @@ NasBlock::Part NasPart(const Reader& part) {
 }  // namespace
 
 Model NemotronNas(const Reader& r) {
-  Common c = ReadCommon(r, "rms_norm_eps", 1e-5);
+  Common c = ReadCommon(r, "rms_norm_eps", 1e-6);  // DeciLM's LlamaConfig default
   ModelDims& d = c.dims;
   d.heads = r.Int("num_attention_heads", 1, kMaxSize);
   // DeciLM's heads are hidden_size / num_attention_heads wide. Super-49B's

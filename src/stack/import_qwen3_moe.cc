@@ -12,7 +12,7 @@
 namespace seam::hf {
 
 Model Qwen3Moe(const Reader& r) {
-  Common c = ReadGqaDecoder(r, 1e-6);
+  Common c = ReadGqaDecoder(r, 1e-6, 10000.0, {.kv_given = true});  // Qwen3MoeConfig's default: 4
   ModelDims& d = c.dims;
   d.qk_norm = true;
   RefuseActivationAndBiases(r, /*mlp_bias=*/false);

@@ -43,7 +43,10 @@ void ReadGatedDeltaNet(const Reader& r, int hidden, ModelDims& d) {
 }  // namespace
 
 Model Qwen3Next(const Reader& r) {
-  Common c = ReadGqaDecoder(r, 1e-6);
+  // Qwen3NextConfig's defaults: 2 key/value heads of 256, a quarter of each
+  // turning, a shared expert of 512.
+  Common c = ReadGqaDecoder(r, 1e-6, 10000.0, {.kv_given = true, .head_dim_given = true});
+  r.Need("partial_rotary_factor");
   ModelDims& d = c.dims;
   d.rope_fraction = r.NumberOr("partial_rotary_factor", 1.0, 0, 1);
   d.attention_gate = true;
@@ -51,6 +54,7 @@ Model Qwen3Next(const Reader& r) {
   OnlyDefault(r, "attention_bias", false, "seam's Qwen3-Next attention has no bias");
   ReadGatedDeltaNet(r, c.hidden, d);
   const int top_k = ReadExperts(r, d, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
+  r.Need("shared_expert_intermediate_size");
   d.shared_intermediate = r.IntOr("shared_expert_intermediate_size", 0, 0, kMaxSize);
   d.shared_expert_gate = d.shared_intermediate > 0;  // Qwen3NextSparseMoeBlock gates its shared expert
   d.renormalize = r.BoolOr("norm_topk_prob", true);

@@ -240,6 +240,11 @@ void CheckRow(const std::string& type, const json& base, const Model& want, cons
   ASSERT_TRUE(got.model.has_value()) << got.error;
   if (r.use == "modelled") {
     EXPECT_FALSE(Same(*got.model, want)) << "a modelled key whose test value leaves the model as it was";
+    if (r.text.find("; must be given") != std::string::npos) {
+      json without = base;
+      without.erase(r.key);
+      EXPECT_EQ(Import(without).error, fmt::format("test.json: missing key '{}'", r.key));
+    }
   } else {
     EXPECT_TRUE(Same(*got.model, want)) << "an " << r.use << " key that changes the model";
   }

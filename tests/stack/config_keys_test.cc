@@ -311,5 +311,24 @@ TEST(ConfigKeys, EveryKeyTheImporterReadsIsModelledOrRefusedInTheTable) {
   }
 }
 
+// A dump writes the model that ran and nothing else: every key of a
+// catalogue model's config.json is a key of its family's table.
+TEST(ConfigKeys, EveryKeyADumpWritesIsInItsFamilysTable) {
+  for (const CatalogueEntry& entry : Catalogue()) {
+    const Model m = entry.make();
+    if (!HasHfForm(m)) continue;
+    SCOPED_TRACE(entry.name);
+    Expected<std::string> text = HfConfigText(m, Dtype::kF32);
+    ASSERT_TRUE(text.ok()) << text.error().message;
+    std::set<std::string> rows;
+    for (const Row& r : Common().rows) rows.insert(r.key);
+    for (const Row& r : SectionOf(m.hf_type)->rows) rows.insert(r.key);
+    const json written = ParseConfig(*text);
+    for (const auto& [key, _] : written.items()) {
+      EXPECT_TRUE(rows.contains(key)) << "a dump writes " << key << ", which its family's table does not list";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace seam

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <optional>
 #include <set>
 
 namespace seam::engine {
@@ -59,11 +60,12 @@ Expected<EngineLaunch> ReadFlags(Engine engine, const std::vector<FlagSpec>& fla
                                  const std::function<Status(EngineLaunch&, std::string_view)>& positional) {
   EngineLaunch l{.engine = engine};
   std::set<const FlagSpec*> seen;
+  std::optional<std::string_view> bare;  // the positional word, applied last: it wins over its flag
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
     if (!arg.starts_with("-")) {
       if (positional && i == 0) {
-        SEAM_RETURN_IF_ERROR(positional(l, arg));
+        bare = arg;
         continue;
       }
       return InvalidArgument(fmt::format("{} flags: '{}' is not a flag (every value follows its flag)",
@@ -93,6 +95,15 @@ Expected<EngineLaunch> ReadFlags(Engine engine, const std::vector<FlagSpec>& fla
       SEAM_RETURN_IF_ERROR(f->set(l, value));
     } else {
       l.ignored.push_back(fmt::format("{}: {}", f->names.front(), f->why));
+    }
+  }
+  if (bare) {
+    // `vllm serve A --model B` serves A: the positional model replaces --model.
+    const std::string flagged = l.model_path;
+    SEAM_RETURN_IF_ERROR(positional(l, *bare));
+    if (!flagged.empty() && flagged != l.model_path) {
+      l.ignored.push_back(fmt::format("--model {}: {} serves the model named first, {}", flagged, DisplayName(engine),
+                                      l.model_path));
     }
   }
   if (l.model_path.empty()) {

@@ -97,7 +97,13 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m)
     // allgather_reducescatter returns each DP rank's rows by a reduce-scatter.
     if (c.attn_dp > 1 && backend == "allgather_reducescatter") c.reduction = Reduction::kRsv;
   }
-  if (!l.expert_parallel && DispatchesA2a(backend)) {
+  if (!moe) {
+    // Flags of the MoE layers a dense model does not have: said, not dropped.
+    if (l.expert_parallel) t.notes.push_back("--enable-expert-parallel: the model has no MoE layer; ignored");
+    if (!l.a2a_backend.empty()) {
+      t.notes.push_back(fmt::format("--all2all-backend {}: the model has no MoE layer; ignored", l.a2a_backend));
+    }
+  } else if (!l.expert_parallel && DispatchesA2a(backend)) {
     t.notes.push_back(fmt::format("--all2all-backend {} without --enable-expert-parallel: vLLM dispatches nothing",
                                   backend));
   } else if (moe && !all2all && DispatchesA2a(backend)) {

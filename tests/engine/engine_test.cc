@@ -179,6 +179,33 @@ TEST(VllmDoor, TakesTheModelAsServeDoesOrAsAFlag) {
             "the vLLM command line names no model (serve MODEL or --model)");
 }
 
+// vLLM's serve puts the positional model over --model: seam reads the same
+// model and says which it read past.
+TEST(VllmDoor, ThePositionalModelWinsOverModelAndTheOtherIsListedAsIgnored) {
+  Expected<EngineLaunch> l = ParseEngineArgs(Engine::kVllm, {"a.json", "--model", "b.json", "-tp", "2"});
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  EXPECT_EQ(l->model_path, "a.json");
+  EXPECT_EQ(l->ignored, std::vector<std::string>{"--model b.json: vLLM serves the model named first, a.json"});
+  Expected<EngineLaunch> same = ParseEngineArgs(Engine::kVllm, {"a.json", "--model", "a.json"});
+  ASSERT_TRUE(same.ok());
+  EXPECT_TRUE(same->ignored.empty());
+}
+
+// A dense model has no MoE layer for the expert-parallel flags to change:
+// each is said to be ignored, never dropped in silence.
+TEST(VllmDoor, ExpertFlagsOnADenseModelAreNotedAsIgnored) {
+  Expected<EngineLaunch> l = ParseEngineArgs(Engine::kVllm, {kConfigs + "/llama-3.1-8b.json", "-tp", "2",
+                                                             "--enable-expert-parallel", "--all2all-backend", "pplx"});
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  Expected<EngineTranslation> t = Translate(*l, Load("llama-3.1-8b.json"));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->seam_flags, "--tp 2");
+  EXPECT_EQ(t->notes, (std::vector<std::string>{"--dtype auto: bf16 activations, the dtype the checkpoints seam "
+                                                "reads declare",
+                                                "--enable-expert-parallel: the model has no MoE layer; ignored",
+                                                "--all2all-backend pplx: the model has no MoE layer; ignored"}));
+}
+
 TEST(EngineFlags, AreReadStrictly) {
   const auto error = [](Engine e, const Args& a) {
     Expected<EngineLaunch> l = ParseEngineArgs(e, a);

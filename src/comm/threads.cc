@@ -142,8 +142,8 @@ class ThreadComm final : public Comm {
     Tensor t = std::move(box.queue.front());
     box.queue.pop_front();
     if (t.rows() != expect.rows || t.cols() != expect.cols) {
-      throw std::runtime_error(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", peer, t.rows(),
-                                           t.cols(), rank(), expect.rows, expect.cols));
+      throw Failure(FailedCheck(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", peer, t.rows(),
+                                           t.cols(), rank(), expect.rows, expect.cols)));
     }
     return t;
   }
@@ -153,8 +153,8 @@ class ThreadComm final : public Comm {
     for (size_t j = 0; j < expect.size() && j < from.size(); ++j) {
       const Shape e = expect[j];
       if (e.rows >= 0 && (from[j].rows() != e.rows || from[j].cols() != e.cols)) {
-        throw std::runtime_error(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", g.ranks[j],
-                                             from[j].rows(), from[j].cols(), rank(), e.rows, e.cols));
+        throw Failure(FailedCheck(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", g.ranks[j],
+                                             from[j].rows(), from[j].cols(), rank(), e.rows, e.cols)));
       }
     }
   }

@@ -67,19 +67,19 @@ namespace {
 using nlohmann::json;
 
 double Number(const json& j, const std::string& key, double lo, double hi) {
-  if (!j.contains(key)) throw std::runtime_error(fmt::format("missing key '{}'", key));
+  if (!j.contains(key)) throw Failure(Malformed(fmt::format("missing key '{}'", key)));
   const json& v = j.at(key);
-  if (!v.is_number()) throw std::runtime_error(fmt::format("{}: is not a number", key));
+  if (!v.is_number()) throw Failure(Malformed(fmt::format("{}: is not a number", key)));
   const double x = v.get<double>();
-  if (!(x >= lo && x <= hi)) throw std::runtime_error(fmt::format("{}: {} is outside [{:g}, {:g}]", key, x, lo, hi));
+  if (!(x >= lo && x <= hi)) throw Failure(Malformed(fmt::format("{}: {} is outside [{:g}, {:g}]", key, x, lo, hi)));
   return x;
 }
 
 Link LinkOf(const json& j, const std::string& key) {
-  if (!j.contains(key) || !j.at(key).is_object()) throw std::runtime_error(fmt::format("{}: needs an object", key));
+  if (!j.contains(key) || !j.at(key).is_object()) throw Failure(Malformed(fmt::format("{}: needs an object", key)));
   const json& l = j.at(key);
   for (const auto& [k, v] : l.items()) {
-    if (k != "busbw_gbs" && k != "latency_us") throw std::runtime_error(fmt::format("{}: unknown key '{}'", key, k));
+    if (k != "busbw_gbs" && k != "latency_us") throw Failure(Malformed(fmt::format("{}: unknown key '{}'", key, k)));
   }
   return {.busbw_gbs = Number(l, "busbw_gbs", 0.01, 1e5), .latency_us = Number(l, "latency_us", 0, 1e6)};
 }
@@ -96,7 +96,7 @@ Expected<Hardware> ReadHardware(std::string_view text) {
                                               "a2a_node_gbs", "a2a_network_gbs", "a2a_latency_us"};
   try {
     for (const auto& [k, v] : j.items()) {
-      if (kKeys.count(k) == 0) throw std::runtime_error(fmt::format("unknown key '{}'", k));
+      if (kKeys.count(k) == 0) throw Failure(Malformed(fmt::format("unknown key '{}'", k)));
     }
     Hardware h{.gpus_per_node = static_cast<int>(Number(j, "gpus_per_node", 1, 4096)),
                .memory_gb = Number(j, "memory_gb", 0.001, 1e5),
@@ -106,13 +106,13 @@ Expected<Hardware> ReadHardware(std::string_view text) {
                .a2a_network_gbs = Number(j, "a2a_network_gbs", 0.01, 1e5),
                .a2a_latency_us = Number(j, "a2a_latency_us", 0, 1e6)};
     if (Number(j, "gpus_per_node", 1, 4096) != h.gpus_per_node) {
-      throw std::runtime_error("gpus_per_node: is not a whole number");
+      throw Failure(Malformed("gpus_per_node: is not a whole number"));
     }
     h.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "custom";
     h.summary = j.contains("summary") && j["summary"].is_string() ? j["summary"].get<std::string>() : "";
     return h;
-  } catch (const std::exception& e) {
-    return Malformed(e.what());
+  } catch (const Failure& e) {
+    return e.error();
   }
 }
 

@@ -116,8 +116,8 @@ class MpiComm final : public Comm {
       const Shape e = expect[static_cast<size_t>(j)];
       const Tensor& got = from[static_cast<size_t>(j)];
       if (j != me && e.rows >= 0 && (got.rows() != e.rows || got.cols() != e.cols)) {
-        throw std::runtime_error(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", g.ranks[static_cast<size_t>(j)],
-                                             got.rows(), got.cols(), rank(), e.rows, e.cols));
+        throw Failure(FailedCheck(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", g.ranks[static_cast<size_t>(j)],
+                                             got.rows(), got.cols(), rank(), e.rows, e.cols)));
       }
     }
     from[static_cast<size_t>(me)] = std::move(to_each[static_cast<size_t>(me)]);
@@ -142,8 +142,8 @@ class MpiComm final : public Comm {
     const int peers[1] = {peer};
     WaitAll(std::span(&r, 1), peers, options_.timeout_seconds, fmt::format("a receive from rank {}", peer));
     if ((expect.rows >= 0 && shape[0] != expect.rows) || (expect.cols >= 0 && shape[1] != expect.cols)) {
-      throw std::runtime_error(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", peer, shape[0],
-                                           shape[1], rank(), expect.rows, expect.cols));
+      throw Failure(FailedCheck(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", peer, shape[0],
+                                           shape[1], rank(), expect.rows, expect.cols)));
     }
     Tensor t = Tensor::Uninitialized(shape[0], shape[1]);
     Check(MPI_Irecv(t.data(), Elements(t), MPI_FLOAT, peer, kDataTag, MPI_COMM_WORLD, &r), "MPI_Irecv");
@@ -337,7 +337,7 @@ class MpiComm final : public Comm {
     if (f.rank != rank() || calls_ != f.at_call) return;
     switch (f.kind) {
       case FaultKind::kThrow:
-        throw std::runtime_error(fmt::format("injected fault at communication call {}", calls_));
+        throw Failure(FailedCheck(fmt::format("injected fault at communication call {}", calls_)));
       case FaultKind::kKill: std::raise(SIGKILL); break;
       case FaultKind::kHang:
         while (true) std::this_thread::sleep_for(std::chrono::seconds(1));  // until the job is aborted

@@ -94,9 +94,11 @@ Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pip
     // so before the job ends.
     p.Abort(fmt::format("rank {} stopped waiting: {}", p.rank(), e.what()), ExitStatusOf(e.error().code),
             MpiProcess::AbortGrace(mpi.timeout_seconds));
-  } catch (const std::exception& e) {
+  } catch (const Failure& e) {
     // Every other rank is ended with this one: no rank waits for it in vain.
-    p.Abort(fmt::format("rank {} failed: {}", p.rank(), e.what()), 1);
+    p.Abort(fmt::format("rank {} failed: {}", p.rank(), e.what()), ExitStatusOf(e.error().code));
+  } catch (const std::exception& e) {
+    p.Abort(fmt::format("rank {} failed: {}", p.rank(), e.what()), ExitStatusOf(ErrorCode::kFailedCheck));
   }
   SEAM_RETURN_IF_ERROR(p.Agree(fired, mpi.timeout_seconds));
   if (!p.root()) return RunOutput{};

@@ -13,7 +13,7 @@ void Check(int rc, std::string_view call) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(rc, text, &length);
-  throw std::runtime_error(fmt::format("{} failed: {}", call, std::string_view(text, static_cast<size_t>(length))));
+  throw Failure(FailedCheck(fmt::format("{} failed: {}", call, std::string_view(text, static_cast<size_t>(length)))));
 }
 
 void WaitAll(std::span<MPI_Request> requests, std::span<const int> peers, double timeout_seconds,

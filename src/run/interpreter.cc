@@ -74,17 +74,17 @@ class RankRunner {
 
   Tensor Complete(Value v, std::string_view what) const {
     if (auto* t = std::get_if<Tensor>(&v)) return std::move(*t);
-    throw std::runtime_error(fmt::format("{} a value that still owes a sum over {}", what,
-                                         Name(std::get<OwedSum<Tensor>>(v).group())));
+    throw Failure(FailedCheck(fmt::format("{} a value that still owes a sum over {}", what,
+                                         Name(std::get<OwedSum<Tensor>>(v).group()))));
   }
 
   Tensor TakePartial(Owed expected) {
     SEAM_CHECK(value_.has_value(), "no value to sum");
     auto* owed = std::get_if<OwedSum<Tensor>>(&*value_);
-    if (owed == nullptr) throw std::runtime_error("sums a value that owes nothing: the sum would be taken twice");
+    if (owed == nullptr) throw Failure(FailedCheck("sums a value that owes nothing: the sum would be taken twice"));
     if (owed->group() != expected) {
-      throw std::runtime_error(fmt::format("completes a sum owed over {} over {}", Name(owed->group()),
-                                           Name(expected)));
+      throw Failure(FailedCheck(fmt::format("completes a sum owed over {} over {}", Name(owed->group()),
+                                           Name(expected))));
     }
     Tensor partial = std::move(*owed).Complete([](Tensor t, Owed) { return t; });
     value_.reset();
@@ -257,7 +257,7 @@ class RankRunner {
 
   void Leave() const {
     if (!value_ || !std::holds_alternative<OwedSum<Tensor>>(*value_)) {
-      throw std::runtime_error("leaves a sum that is not owed");
+      throw Failure(FailedCheck("leaves a sum that is not owed"));
     }
   }
 

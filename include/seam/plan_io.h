@@ -26,6 +26,12 @@ Expected<std::string> Format(const Pipeline& ranks, PlanFormat f);
 
 std::string ToTable(const Plan& plan);
 std::string ToTable(const Pipeline& ranks);  // each rank's table in turn
+// A plan in a screen: per rank and batch variant, one row per kind of seam
+// (the steps between two stages' computes) with how often the rank crosses
+// it, its collectives and its bytes per token (seam plan --summary).
+std::string ToSummary(const Pipeline& ranks);
+// "wire: bf16 activations\n": the dtype the byte counts of a table are in.
+std::string WireText(const WireDtypes& w);
 std::string ToDot(const Plan& plan);
 std::string ToDot(const Pipeline& ranks);  // one graph, the handoffs as edges
 // The dot graph drawn by Graphviz's `dot -Tsvg`, found on PATH; without it

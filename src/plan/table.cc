@@ -95,7 +95,8 @@ void AddSteps(std::vector<Row>& rows, const std::vector<Step>& steps, std::strin
   if (rows.size() > first) rows[first][2] = std::string(label);
 }
 
-// The dtype every byte count below is in.
+}  // namespace
+
 std::string WireText(const WireDtypes& w) {
   if (w.dispatch == w.act) return fmt::format("wire: {} activations\n", Name(w.act));
   const std::string scales = w.dispatch == WireDtype::kFp8
@@ -103,8 +104,6 @@ std::string WireText(const WireDtypes& w) {
                                  : "";
   return fmt::format("wire: {} activations, {} all-to-all dispatch{}\n", Name(w.act), Name(w.dispatch), scales);
 }
-
-}  // namespace
 
 std::string ToTable(const Pipeline& ranks) {
   std::string out;
@@ -114,7 +113,8 @@ std::string ToTable(const Pipeline& ranks) {
 
 std::string ToTable(const Plan& plan) {
   const PlanHeader& h = plan.header();
-  std::string out = fmt::format("{} on pipeline rank {} of {} (layers {}..{})\n{}\n", h.model, h.pp_rank,
+  std::string out = fmt::format("{} on pipeline rank {} of {} (layers {}..{})\n{}\n", ModelLabel(h.model, h.hidden),
+                                h.pp_rank,
                                 h.config.pp, h.first_layer, h.last_layer - 1, Describe(h.config));
   out += WireText(h.wire);
   out += "rows: full = every row of the batch, attn = this attention-DP group's rows, "

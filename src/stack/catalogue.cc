@@ -268,4 +268,11 @@ Expected<Model> CatalogueModel(const std::string& name) {
                                      fmt::join(names, ", ")));
 }
 
+std::string ModelLabel(const std::string& name, int hidden) {
+  for (const CatalogueEntry& e : Catalogue()) {
+    if (e.name == name && e.make().hidden == hidden) return fmt::format("{} (tiny shape, hidden {})", name, hidden);
+  }
+  return name;
+}
+
 }  // namespace seam

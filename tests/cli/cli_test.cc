@@ -79,8 +79,13 @@ TEST_F(Cli, ModelsListsEveryFamilyWithItsStagesFeaturesAndConfig) {
   const Result r = Run({"models"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  // Each name starts a line; the line under it lists the stages.
-  const std::string text = "\n" + r.out;
+  // A paragraph in plain words first; then each name starts a line, and the
+  // lines under it say its tiny size, family and stages.
+  ASSERT_NE(r.out.find("\n\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.rfind("Each model is a tiny shape of a real family", 0), 0U) << r.out;
+  EXPECT_NE(r.out.find("Stages: A attention"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nllama             tiny shape: hidden 64, 4 layers\n"), std::string::npos) << r.out;
+  const std::string text = "\n" + r.out.substr(r.out.find("\n\n") + 2);
   for (const CatalogueEntry& e : Catalogue()) {
     EXPECT_NE(text.find("\n" + e.name + " "), std::string::npos) << e.name << " missing from:\n" << r.out;
   }
@@ -99,7 +104,7 @@ TEST_F(Cli, PlanPrintsTheSameTableAsTheLibrary) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out, ToTable(Bound("deepseek-v2-lite", kDeepseekCfg)));
-  EXPECT_EQ(r.out.rfind("deepseek-v2-lite on pipeline rank 0 of 1 (layers 0..3)\n", 0), 0U) << r.out;
+  EXPECT_EQ(r.out.rfind("deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 0 of 1 (layers 0..3)\n", 0), 0U) << r.out;
   EXPECT_NE(r.out.find("\nbytes per token per rank: layer 0: 32, layers 1..2: 208 each, layer 3: 240, final "
                        "norm: 0, lm head: 448; total 1136\n"),
             std::string::npos)
@@ -379,7 +384,7 @@ TEST_F(Cli, RunOfAnHfConfigMatchesTheReference) {
                         "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 256})");
   const Result r = Run({"run", "--hf-config", config, "--tp", "2", "--attn-dp", "2"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("qwen3  tp=2 attn_dp=2", 0), 0U) << r.out;
+  EXPECT_EQ(r.out.rfind("qwen3 (tiny shape, hidden 64)  tp=2 attn_dp=2", 0), 0U) << r.out;
   EXPECT_NE(r.out.find("bit-identical: yes\n"), std::string::npos) << r.out;
 }
 
@@ -522,8 +527,8 @@ TEST_F(Cli, PlanWithAPipelineSplitPrintsEveryRankAndTheHandoff) {
                                              {.tp = 4, .attn_dp = 2, .dense_tp = 1, .pp = 2, .pp_split = {1, 3}});
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(r.out, ToTable(*p));
-  EXPECT_NE(r.out.find("deepseek-v2-lite on pipeline rank 0 of 2 (layers 0..0)\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("deepseek-v2-lite on pipeline rank 1 of 2 (layers 1..3)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 0 of 2 (layers 0..0)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 1 of 2 (layers 1..3)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" to_pp "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" from_pp "), std::string::npos) << r.out;
 }
@@ -531,7 +536,7 @@ TEST_F(Cli, PlanWithAPipelineSplitPrintsEveryRankAndTheHandoff) {
 TEST_F(Cli, APipelineSplitAloneNamesThePipelineRanks) {
   const Result r = Run({"plan", "llama", "--tp", "2", "--pp-split", "1,3"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("llama on pipeline rank 1 of 2 (layers 1..3)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("llama (tiny shape, hidden 64) on pipeline rank 1 of 2 (layers 1..3)\n"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, APipelineJsonReadsBackEqualThroughShowAndDiff) {

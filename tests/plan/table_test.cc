@@ -55,7 +55,7 @@ int CountMatches(const std::string& text, const std::regex& re) {
 TEST(PlanTable, LlamaOnTp2IsOneRowPerStepWithItsBytes) {
   const std::string table = ToTable(MustBind(LlamaModel(2), {.tp = 2}));
   const std::string expected =
-      "llama on pipeline rank 0 of 1 (layers 0..1)\n"
+      "llama (tiny shape, hidden 64) on pipeline rank 0 of 1 (layers 0..1)\n"
       "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1\n"
       "wire: fp32 activations\n"
       "rows: full = every row of the batch, attn = this attention-DP group's rows, "
@@ -141,7 +141,7 @@ TEST(PlanTable, InputScatteredPlanHasOneSectionPerVariant) {
 TEST(PlanTable, DeepseekA2aSummaryCountsEveryCollective) {
   const std::string table =
       ToTable(MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}));
-  EXPECT_TRUE(HasLine(table, "deepseek-v2-lite on pipeline rank 0 of 1 (layers 0..2)")) << table;
+  EXPECT_TRUE(HasLine(table, "deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 0 of 1 (layers 0..2)")) << table;
   EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 64, layer 1: 416, layer 2: 480, final norm: 0, "
                              "lm head: 896; total 1856"))
       << table;

@@ -135,7 +135,7 @@ class Checker:
 
     def check_models(self):
         doc = self.document("models", ["models", "--format", "json"])
-        table = self.run(["models"]).stdout
+        table = self.run(["models"]).stdout.split("\n\n", 1)[1]  # after the paragraph in plain words
         names = [line.split()[0] for line in table.splitlines() if line and not line[0].isspace()]
         expect([m["name"] for m in doc["models"]] == names, "models --format json lists the table's models in order")
         for m in doc["models"]:

@@ -90,7 +90,7 @@ struct ParallelFlags {
 void AddParallelFlags(CLI::App& cmd, ParallelFlags& f);
 // The configuration the flags describe, checked once (Validate).
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f);
-void AddFormatFlag(CLI::App& cmd, PlanFormat& format);
+CLI::Option* AddFormatFlag(CLI::App& cmd, PlanFormat& format);
 
 // --format table|json of the commands that print a report rather than a plan
 // (models, diff, run, sweep, compare): `json` is set for json.
@@ -146,6 +146,7 @@ struct PlanArgs {
   EngineFlags engine;
   int layers = 0;  // 0: the catalogue's depth
   PlanFormat format = PlanFormat::kTable;
+  bool summary = false;  // one row per kind of seam instead of one per step
 };
 struct FileArgs {
   std::string first;

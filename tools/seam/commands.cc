@@ -51,7 +51,11 @@ bool Priceable(const Pipeline& plans) {
   return !plans.empty() && std::all_of(plans.begin(), plans.end(), [](const Plan& p) { return !p.lines().empty(); });
 }
 
-int Print(const Pipeline& plans, PlanFormat format) {
+int Print(const Pipeline& plans, PlanFormat format, bool summary = false) {
+  if (summary) {
+    std::cout << ToSummary(plans);
+    return kOk;
+  }
   const Expected<std::string> text = Format(plans, format);
   if (!text) return Fail(text.error());
   std::cout << *text;
@@ -88,10 +92,17 @@ int RunModels(bool json) {
     PrintJson({{"seam_models", 1}, {"models", models}});
     return kOk;
   }
+  // Plain words first: what the shapes are, then the stage letters' key.
+  std::cout << "Each model is a tiny shape of a real family (hidden 64 or 128, a few layers, 8 heads) that keeps\n"
+               "the family's order of layers and what is distinctive about it, so it plans and runs in\n"
+               "milliseconds; give --hf-config with the real config for the real size. Stages: A attention,\n"
+               "M a recurrent mixer, F a dense MLP (FFN), E a mixture-of-experts MLP, L a linear layer, . none;\n"
+               "brackets hold one layer's stages.\n\n";
   for (const CatalogueEntry& e : Catalogue()) {
     const Model m = e.make();
-    std::cout << fmt::format("{:<17} {}\n{:<17} stages:   {}\n{:<17} runs on:  {}\n{:<17} real config: {}\n", e.name,
-                             e.summary, "", PatternOf(m), "", e.features, "",
+    std::cout << fmt::format("{:<17} tiny shape: hidden {}, {} layers\n", e.name, m.hidden, m.num_layers);
+    std::cout << fmt::format("{:<17} family:   {}\n{:<17} stages:   {}\n{:<17} runs on:  {}\n{:<17} real config: {}\n",
+                             "", e.summary, "", PatternOf(m), "", e.features, "",
                              e.source == "-" ? "none (tiny shape only)" : "configs/" + e.source);
   }
   return kOk;
@@ -108,7 +119,7 @@ int RunPlan(const PlanArgs& a) {
     w.dispatch = a.wire.dispatch.value_or(w.dispatch);
     Expected<Pipeline> plans = BindPipelineChecked(e->model, e->config, {.wire = w});
     if (!plans) return Fail(plans.error());
-    return Print(*plans, a.format);
+    return Print(*plans, a.format, a.summary);
   }
   Expected<ParallelConfig> cfg = ToConfig(a.flags);
   if (!cfg) return Fail(cfg.error());
@@ -117,7 +128,7 @@ int RunPlan(const PlanArgs& a) {
   const Model& m = *model;
   Expected<Pipeline> plans = BindPipelineChecked(m, *cfg, {.wire = *wire});
   if (!plans) return Fail(plans.error());
-  return Print(*plans, a.format);
+  return Print(*plans, a.format, a.summary);
 }
 
 int RunShow(const FileArgs& a) {

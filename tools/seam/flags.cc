@@ -121,8 +121,8 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
             "layers per pipeline rank, e.g. 1+3 (default: even, remainder last)");
 }
 
-void AddFormatFlag(CLI::App& cmd, PlanFormat& format) {
-  AddParsed(cmd, "--format", format, ParsePlanFormat, "table, json, text, dot or svg (dot drawn by Graphviz)")
+CLI::Option* AddFormatFlag(CLI::App& cmd, PlanFormat& format) {
+  return AddParsed(cmd, "--format", format, ParsePlanFormat, "table, json, text, dot or svg (dot drawn by Graphviz)")
       ->default_str("table");
 }
 

@@ -43,7 +43,9 @@ int main(int argc, char** argv) {
   }
   AddCount(*plan_cmd, "--layers", plan.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
   (void)plan_config;
-  AddFormatFlag(*plan_cmd, plan.format);
+  CLI::Option* plan_format = AddFormatFlag(*plan_cmd, plan.format);
+  plan_cmd->add_flag("--summary", plan.summary, "one row per kind of seam: its count, collectives and bytes per token")
+      ->excludes(plan_format);
 
   FileArgs show;
   CLI::App* show_cmd = app.add_subcommand("show", "read a plan (JSON or text), verify it and print it");

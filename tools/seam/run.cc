@@ -166,7 +166,7 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
               const RunCheck& check) {
   const Model& m = p.loaded.model;
   if (!a.json) {
-    std::cout << fmt::format("{}  {}  {} tokens in {} requests  dtype={}  backend={}\n", m.name, Describe(cfg),
+    std::cout << fmt::format("{}  {}  {} tokens in {} requests  dtype={}  backend={}\n", ModelLabel(m.name, m.hidden), Describe(cfg),
                              p.batch.tokens(), p.batch.requests.size(), Name(p.dtype), check.backend);
   }
   if (!check.data) {

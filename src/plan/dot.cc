@@ -1,53 +1,67 @@
-// The plan as a Graphviz graph, top to bottom: one node per stage, one edge
-// per boundary, labelled with the collectives that cross it and the state of
-// the boundary; a pipeline's handoffs are edges between ranks. A run of
-// repeated layers (a real model's 26 identical MoE layers) is drawn once, in
-// a box that names the layers it stands for, so the graph stays readable.
+// The plan as a Graphviz graph, top to bottom, under a title that names the
+// model and the configuration: one node per stage, one edge per boundary,
+// labelled with the collectives that cross it and the state of the
+// boundary; an all-to-all MoE's dispatch and combine are a pair of edges to
+// and from its experts; the LM head is a node after the final norm, its
+// gather on the edge into it; a pipeline's handoffs are edges between ranks.
+// Every collective is drawn once, on one edge, so the bytes on the edges add
+// up to the plan's bytes per token. A run of repeated layers (a real model's
+// 26 identical MoE layers) is drawn once, in a box that names the layers it
+// stands for; a byte count that crosses more than one boundary says how many
+// ("x26"), so the graph stays readable.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <span>
 
 #include "seam/plan_io.h"
+#include "seam/printable.h"
 
 namespace seam {
 namespace {
 
-// A graph name is free text from a plan file; a quote in it must not end
-// the string early.
-std::string Escaped(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
+// The name the picture gives a group: attn_tp, dp and ep are parts of the TP
+// group, and one that is the whole TP group under this configuration (attn_tp
+// without attention DP, dp with one rank per DP group, ep spanning TP) is
+// called tp, so each set of ranks has one name throughout the graph.
+std::string_view GroupText(const ParallelConfig& cfg, Group g) {
+  const bool part_of_tp = g == Group::kAttnTp || g == Group::kDp || g == Group::kEp;
+  return part_of_tp && GroupSize(cfg, g) == cfg.tp ? Name(Group::kTp) : Name(g);
 }
 
-std::string BoundaryLabel(const Boundary& b) {
+std::string BoundaryLabel(const Boundary& b, const ParallelConfig& cfg) {
   std::string value = "written";
   if (b.value) {
     value = std::string(Name(b.value->rows));
-    if (b.value->owed != Owed::kNothing) value += fmt::format(" owes {}", Name(b.value->owed));
+    if (b.value->owed != Owed::kNothing) value += fmt::format(" owes {}", GroupText(cfg, GroupOf(b.value->owed)));
   }
   return fmt::format("value: {}\\nresidual: {}", value, b.residual ? Name(*b.residual) : "none");
 }
 
-// "rs(attn_tp) 64 B/token" for each collective of `steps`, one per line.
-std::string CollectiveLines(const std::vector<Step>& steps, const PlanHeader& h) {
+// "rs(attn_tp) 64 B/token" for each collective of `steps`, one per line,
+// with " x6" when the edge stands for `times` > 1 crossings.
+std::string CollectiveLines(std::span<const Step> steps, const PlanHeader& h, int times) {
   std::string out;
   for (const Step& s : steps) {
     if (!IsCollective(s.kind)) continue;
-    const std::string group = s.group ? fmt::format("({})", Name(*s.group)) : "";
-    out += fmt::format("{}{} {} B/token\\n", Name(s.kind), group, BytesText(BytesPerToken(s, h)));
+    const std::string group = s.group ? fmt::format("({})", GroupText(h.config, *s.group)) : "";
+    out += fmt::format("{}{} {} B/token{}\\n", Name(s.kind), group, BytesText(BytesPerToken(s, h)),
+                       times > 1 ? fmt::format(" x{}", times) : "");
   }
   return out;
+}
+
+// Lines without the last one's end, for an edge that states no boundary.
+std::string Lines(std::string text) {
+  if (text.ends_with("\\n")) text.resize(text.size() - 2);
+  return text;
 }
 
 // What crosses a boundary: the collectives of the exit that leaves it and of
 // the entry that arrives, then the state the entry was bound for.
 std::string EdgeLabel(const std::vector<Step>& leaving, const std::vector<Step>& entering, const Boundary& arrives,
-                      const PlanHeader& h) {
-  return CollectiveLines(leaving, h) + CollectiveLines(entering, h) + BoundaryLabel(arrives);
+                      const PlanHeader& h, int times) {
+  return CollectiveLines(leaving, h, times) + CollectiveLines(entering, h, times) + BoundaryLabel(arrives, h.config);
 }
 
 std::string StageFacts(const StagePlan& s) {
@@ -103,7 +117,7 @@ std::vector<LayerRun> LayerRuns(const std::vector<StagePlan>& stages) {
 class LineDrawer {
  public:
   LineDrawer(const PlanHeader& h, const LinePlan& line)
-      : h_(h), v_(Name(line.variant)), prev_(NodeId(h.pp_rank, v_, "start")), leaving_(&line.start) {}
+      : h_(h), v_(Name(line.variant)), prev_(NodeId(h.pp_rank, v_, "start")), leaving_(line.start) {}
 
   std::string Draw(const LinePlan& line) {
     out_ += fmt::format("    {} [label=\"{}\", shape=ellipse];\n", prev_, h_.pp_rank == 0 ? "stack entry" : "from_pp");
@@ -117,19 +131,18 @@ class LineDrawer {
     const bool last = line.end.kind == EndKind::kFinalNorm;
     const std::string end = NodeId(h_.pp_rank, v_, "end");
     out_ += fmt::format("    {} [label=\"{}\", shape=ellipse];\n", end, last ? "final norm" : "to_pp");
-    Edge(end, line.end.steps, line.end.arrives);
+    Edge(end, line.end.steps, line.end.arrives, 1);
+    if (!line.end.head.empty()) Head(line.end.head);
     return std::move(out_);
   }
 
  private:
-  std::string SingleLabel(const StagePlan& s) const {
-    return fmt::format("{} {} (layer {})\\n{}\\n{} B/token", s.index, Name(s.decl.kind), s.layer, StageFacts(s),
-                       BytesText(BytesPerToken(s, h_)));
+  static std::string SingleLabel(const StagePlan& s) {
+    return fmt::format("{} {} (layer {})\\n{}", s.index, Name(s.decl.kind), s.layer, StageFacts(s));
   }
 
-  std::string RepeatedLabel(const StagePlan& s) const {
-    return fmt::format("{}\\n{}\\n{} B/token per layer", Name(s.decl.kind), StageFacts(s),
-                       BytesText(BytesPerToken(s, h_)));
+  static std::string RepeatedLabel(const StagePlan& s) {
+    return fmt::format("{}\\n{}", Name(s.decl.kind), StageFacts(s));
   }
 
   // The run's first layer stands for all of it, in a box named by the
@@ -141,28 +154,95 @@ class LineDrawer {
     const int last_layer = first.layer + run.layers - 1;
     out_ += fmt::format("    subgraph \"cluster_r{}_{}_layers_{}\" {{\n      label=\"layers {}..{} (x{})\";\n",
                         h_.pp_rank, v_, first.layer, first.layer, last_layer, run.layers);
-    for (const StagePlan& s : run.stages) out_ += fmt::format("      {} [label=\"{}\"];\n", Node(s), RepeatedLabel(s));
+    for (const StagePlan& s : run.stages) {
+      out_ += fmt::format("      {} [label=\"{}\"];\n", Node(s), RepeatedLabel(s));
+      SideNode(s, "      ");
+    }
     out_ += "    }\n";
-    for (const StagePlan& s : run.stages) Enter(s);
-    const std::string back = CollectiveLines(run.stages.back().exit, h_) + CollectiveLines(first.entry, h_);
+    // Into the run once; between its stages and within them once a layer.
+    for (size_t i = 0; i < run.stages.size(); ++i) Enter(run.stages[i], i == 0 ? 1 : run.layers, run.layers);
+    const int between = run.layers - 1;
+    const std::string back = CollectiveLines(leaving_, h_, between) + CollectiveLines(Entering(first), h_, between);
     out_ += fmt::format("    {} -> {} [label=\"{}next layer\", style=dashed, constraint=false];\n", prev_, Node(first),
                         back);
   }
 
   void Single(const StagePlan& s) {
     out_ += fmt::format("    {} [label=\"{}\"];\n", Node(s), SingleLabel(s));
-    Enter(s);
+    SideNode(s, "    ");
+    Enter(s, 1, 1);
   }
 
-  // The edge into the stage; its exit leaves by the next edge.
-  void Enter(const StagePlan& s) {
-    Edge(Node(s), s.entry, s.arrives);
-    leaving_ = &s.exit;
+  // The steps of a stage's compute before its compute step and after it.
+  static std::pair<std::span<const Step>, std::span<const Step>> AroundCompute(const StagePlan& s) {
+    const std::span<const Step> all(s.compute);
+    size_t split = 0;
+    while (split < all.size() && all[split].kind != StepKind::kCompute) ++split;
+    return {all.first(split), all.subspan(split)};
   }
 
-  void Edge(const std::string& to, const std::vector<Step>& entering, const Boundary& arrives) {
-    out_ += fmt::format("    {} -> {} [label=\"{}\"];\n", prev_, to, EdgeLabel(*leaving_, entering, arrives, h_));
+  // An all-to-all MoE's dispatch and combine go out to its experts, a node
+  // beside it, and back.
+  static bool HasSide(const StagePlan& s) {
+    return std::any_of(s.compute.begin(), s.compute.end(), [](const Step& x) { return x.kind == StepKind::kDispatch; });
+  }
+
+  // What arrives at the stage: its entry and, but for an all-to-all MoE, the
+  // collectives its compute runs before the compute step (an input-scattered
+  // attention's gather of its input); what leaves: those after it, then its
+  // exit.
+  static std::vector<Step> Entering(const StagePlan& s) {
+    std::vector<Step> out = s.entry;
+    if (!HasSide(s)) out.insert(out.end(), AroundCompute(s).first.begin(), AroundCompute(s).first.end());
+    return out;
+  }
+  static std::vector<Step> Leaving(const StagePlan& s) {
+    std::vector<Step> out;
+    if (!HasSide(s)) out.assign(AroundCompute(s).second.begin(), AroundCompute(s).second.end());
+    out.insert(out.end(), s.exit.begin(), s.exit.end());
+    return out;
+  }
+
+  std::string Side(const StagePlan& s) const {
+    return NodeId(h_.pp_rank, v_, fmt::format("{}_experts", s.index));
+  }
+
+  void SideNode(const StagePlan& s, std::string_view indent) {
+    if (!HasSide(s)) return;
+    std::string label = "experts";
+    for (const Step& x : s.compute) {
+      if (x.kind == StepKind::kDispatch && x.group) {
+        label = fmt::format("experts\\nover {} ({} ranks)", GroupText(h_.config, *x.group),
+                            GroupSize(h_.config, *x.group));
+        break;
+      }
+    }
+    out_ += fmt::format("{}{} [label=\"{}\", shape=box3d];\n{}{{ rank=same; {}; {}; }}\n", indent, Side(s), label,
+                        indent, Node(s), Side(s));
+  }
+
+  // The edge into the stage (`times` crossings), and those to and from its
+  // experts (`runs` of its compute).
+  void Enter(const StagePlan& s, int times, int runs) {
+    Edge(Node(s), Entering(s), s.arrives, times);
+    leaving_ = Leaving(s);
+    if (!HasSide(s)) return;
+    const auto [out, back] = AroundCompute(s);
+    out_ += fmt::format("    {} -> {} [label=\"{}\"];\n", Node(s), Side(s), Lines(CollectiveLines(out, h_, runs)));
+    out_ += fmt::format("    {} -> {} [label=\"{}\"];\n", Side(s), Node(s), Lines(CollectiveLines(back, h_, runs)));
+  }
+
+  void Edge(const std::string& to, const std::vector<Step>& entering, const Boundary& arrives, int times) {
+    out_ += fmt::format("    {} -> {} [label=\"{}\"];\n", prev_, to, EdgeLabel(leaving_, entering, arrives, h_, times));
     prev_ = to;
+  }
+
+  // The LM head after the final norm: its collectives (the vocabulary's
+  // gather) on the edge into it.
+  void Head(const std::vector<Step>& head) {
+    const std::string node = NodeId(h_.pp_rank, v_, "lm_head");
+    out_ += fmt::format("    {} [label=\"lm head\\nlogits over {} columns\", shape=box];\n", node, h_.vocab);
+    out_ += fmt::format("    {} -> {} [label=\"{}\"];\n", prev_, node, Lines(CollectiveLines(head, h_, 1)));
   }
 
   std::string Node(const StagePlan& s) const { return NodeId(h_.pp_rank, v_, std::to_string(s.index)); }
@@ -170,23 +250,35 @@ class LineDrawer {
   const PlanHeader& h_;
   std::string v_;
   std::string prev_;
-  const std::vector<Step>* leaving_;
+  std::vector<Step> leaving_;
   std::string out_;
 };
 
-// One cluster per rank and batch variant; returns the graph text.
+// One cluster per rank and batch variant, its label the bytes the rank moves
+// per token; returns the graph text.
 std::string Cluster(const Plan& plan, const LinePlan& line) {
-  const int r = plan.header().pp_rank;
+  const PlanHeader& h = plan.header();
   const std::string_view v = Name(line.variant);
-  return fmt::format("  subgraph \"cluster_r{}_{}\" {{\n    label=\"rank {}, {} batches\";\n{}  }}\n", r, v, r, v,
-                     LineDrawer(plan.header(), line).Draw(line));
+  return fmt::format(
+      "  subgraph \"cluster_r{}_{}\" {{\n    label=\"rank {} (layers {}..{}), {} batches: {} B/token in all\";\n{}  }}\n",
+      h.pp_rank, v, h.pp_rank, h.first_layer, h.last_layer - 1, v, BytesText(BytesPerToken(line, h)),
+      LineDrawer(h, line).Draw(line));
+}
+
+// The title: the model, the configuration (as the table's header says it)
+// and the dtypes the bytes are counted in.
+std::string Title(const PlanHeader& h) {
+  std::string wire = fmt::format("wire: {} activations", Name(h.wire.act));
+  if (h.wire.dispatch != h.wire.act) wire += fmt::format(", {} all-to-all dispatch", Name(h.wire.dispatch));
+  return fmt::format("{}\\n{}\\n{}; bytes per token per rank, each on one edge", DotText(h.model), Describe(h.config),
+                     wire);
 }
 
 }  // namespace
 
 std::string ToDot(const Pipeline& ranks) {
   std::string out = fmt::format("digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box];\n",
-                                ranks.empty() ? "" : Escaped(ranks.front().header().model));
+                                ranks.empty() ? "" : DotText(ranks.front().header().model));
   for (const Plan& p : ranks) {
     for (const LinePlan& line : p.lines()) out += Cluster(p, line);
   }
@@ -197,6 +289,8 @@ std::string ToDot(const Pipeline& ranks) {
                          NodeId(static_cast<int>(r) + 1, v, "start"));
     }
   }
+  // Last, so that no cluster takes the title's label or size for its own.
+  if (!ranks.empty()) out += fmt::format("  labelloc=t;\n  fontsize=18;\n  label=\"{}\";\n", Title(ranks.front().header()));
   return out + "}\n";
 }
 

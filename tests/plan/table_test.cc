@@ -18,6 +18,7 @@
 #include "seam/bind.h"
 #include "seam/checked.h"
 #include "seam/plan_io.h"
+#include "seam/printable.h"
 #include "testing.h"
 
 namespace seam {
@@ -186,12 +187,11 @@ TEST(PlanDot, LlamaIsOneClusterWithANodePerStage) {
   EXPECT_EQ(CountMatches(dot, std::regex(R"( *subgraph "cluster_r0_[a-z-]+" \{)")), 1) << dot;
   EXPECT_EQ(CountMatches(dot, std::regex(R"( *"r0_ordinary_[0-9]+" \[label=.*)")), 4) << dot;
   EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"r0_ordinary_(start|end)" \[label=.*shape=ellipse\];)re")), 2) << dot;
-  // One edge per boundary: entry -> 0 -> 1 -> 2 -> 3 -> final.
-  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 5) << dot;
-  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_1" [label="1 dense-ffn (layer 0)\ninput full, residual full\n256 B/token"];)"))
-      << dot;
-  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_0" -> "r0_ordinary_1" [label="ar+add+norm(attn_tp) 256 B/token\n)"
-                          R"(value: full owes attn_tp\nresidual: full"];)"))
+  // One edge per boundary: entry -> 0 -> 1 -> 2 -> 3 -> final, and one to the LM head.
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 6) << dot;
+  EXPECT_TRUE(HasLine(dot, R"x(    "r0_ordinary_1" [label="1 dense-ffn (layer 0)\ninput full, residual full"];)x")) << dot;
+  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_0" -> "r0_ordinary_1" [label="ar+add+norm(tp) 256 B/token\n)"
+                          R"(value: full owes tp\nresidual: full"];)"))
       << dot;
   EXPECT_TRUE(HasLine(dot, "  rankdir=TB;")) << dot;
 }
@@ -202,7 +202,7 @@ TEST(PlanDot, InputScatteredAddsASecondClusterWithItsOwnNodes) {
   EXPECT_TRUE(HasLine(dot, R"(  subgraph "cluster_r0_input-scattered" {)")) << dot;
   EXPECT_EQ(CountMatches(dot, std::regex(R"( *"r0_ordinary_[0-9]+" \[label=.*)")), 4) << dot;
   EXPECT_EQ(CountMatches(dot, std::regex(R"( *"r0_input-scattered_[0-9]+" \[label=.*)")), 4) << dot;
-  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 10) << dot;
+  EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 12) << dot;
 }
 
 // The boxes of repeated layers, as (first layer, last layer); each box's
@@ -237,7 +237,12 @@ TEST(PlanDot, EveryCatalogueModelDrawsEachStageOnceOrInARepeatedRun) {
       drawn += has_node ? 1 : 0;
     }
     EXPECT_EQ(CountMatches(dot, std::regex(R"( *"r0_ordinary_[0-9]+" \[label=.*)")), drawn) << e.name;
-    EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), drawn + 1 + static_cast<int>(runs.size()))
+    // And two edges to and from each stage's experts, one to the LM head.
+    const int experts = CountMatches(dot, std::regex(R"( *"r0_ordinary_[0-9]+_experts" \[label=.*)"));
+    const int head = CountMatches(dot, std::regex(R"( *"r0_ordinary_lm_head" \[label=.*)"));
+    EXPECT_EQ(head, p.line(Variant::kOrdinary)->end.head.empty() ? 0 : 1) << e.name;
+    EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")),
+              drawn + 1 + static_cast<int>(runs.size()) + 2 * experts + head)
         << e.name;
     // Braces balance: the graph, its clusters.
     EXPECT_EQ(std::count(dot.begin(), dot.end(), '{'), std::count(dot.begin(), dot.end(), '}')) << e.name;
@@ -255,11 +260,10 @@ TEST(PlanDot, RepeatedLayersAreOneBoxNamingTheirRange) {
   EXPECT_LT(nodes, static_cast<int>(p.lines()[0].stages.size())) << dot;
   EXPECT_EQ(nodes, 6) << dot;  // layer 0, the box's two stages, layer 7
   EXPECT_TRUE(HasLine(dot, R"re(      label="layers 1..6 (x6)";)re")) << dot;
-  EXPECT_TRUE(HasLine(dot, R"(      "r0_ordinary_2" [label="attention\ninput attn, residual slice\n64 B/token per layer"];)"))
-      << dot;
+  EXPECT_TRUE(HasLine(dot, R"(      "r0_ordinary_2" [label="attention\ninput attn, residual slice"];)")) << dot;
   EXPECT_EQ(dot.find("\"r0_ordinary_4\""), std::string::npos) << dot;
   // From one repeated layer to the next: the sparse FFN's exit, the attention's entry.
-  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_3" -> "r0_ordinary_2" [label="ag(attn_tp) 64 B/token\nnext layer", )"
+  EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_3" -> "r0_ordinary_2" [label="ag(attn_tp) 64 B/token x5\nnext layer", )"
                            R"(style=dashed, constraint=false];)"))
       << dot;
 }
@@ -290,6 +294,156 @@ TEST(PlanDot, AQuoteInTheModelNameIsEscaped) {
   PlanHeader h = p.header();
   h.model = R"(my "llama")";
   EXPECT_EQ(LinesOf(ToDot(Plan(h, p.lines()))).front(), R"(digraph "my \"llama\"" {)");
+}
+
+
+TEST(PlanDot, TheTitleNamesTheModelAndTheConfiguration) {
+  const ParallelConfig cfg{.tp = 2};
+  const std::string dot = ToDot(MustBind(LlamaModel(2), cfg));
+  EXPECT_TRUE(HasLine(dot, fmt::format(R"(  label="llama\n{}\nwire: fp32 activations; bytes per token per rank, each on )"
+                                       R"(one edge";)",
+                                       Describe(cfg))))
+      << dot;
+  EXPECT_TRUE(HasLine(dot, "  labelloc=t;")) << dot;
+}
+
+TEST(PlanDot, TheLmHeadIsDrawnAfterTheFinalNormWithItsCollectives) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  ASSERT_FALSE(p.lines()[0].end.head.empty());
+  const std::string dot = ToDot(p);
+  EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"r0_ordinary_lm_head" \[label="lm head\\nlogits over \d+ columns".*)re")), 1)
+      << dot;
+  // The vocabulary's gather over the two ranks, on the edge from the final norm.
+  EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"r0_ordinary_end" -> "r0_ordinary_lm_head" \[label="ag-vocab\(tp\) [0-9.]+ B/token"\];)re")), 1)
+      << dot;
+}
+
+TEST(PlanDot, AllToAllDispatchAndCombineAreEdgesToAndFromTheExperts) {
+  const std::string dot = ToDot(MustBind(DeepseekModel(4, 64, 3), kDeepseekCfg));
+  // The MoE layers 1..3 (stages 3, 5, 7): layers 1 and 2 are one box, whose
+  // all-to-alls run once a layer; layer 3 ends the stack.
+  const std::regex out(R"re( *"r0_ordinary_(\d+)" -> "r0_ordinary_\1_experts" \[label="a2a-dispatch\(tp\) [0-9.]+ B/token( x2)?"\];)re");
+  const std::regex back(R"re( *"r0_ordinary_(\d+)_experts" -> "r0_ordinary_\1" \[label="a2a-combine\(tp\) [0-9.]+ B/token( x2)?"\];)re");
+  EXPECT_EQ(CountMatches(dot, out), 2) << dot;
+  EXPECT_EQ(CountMatches(dot, back), 2) << dot;
+  EXPECT_TRUE(HasLine(dot, R"x(      "r0_ordinary_3_experts" [label="experts\nover tp (4 ranks)", shape=box3d];)x")) << dot;
+  EXPECT_TRUE(HasLine(dot, R"x(    "r0_ordinary_7_experts" [label="experts\nover tp (4 ranks)", shape=box3d];)x")) << dot;
+}
+
+// Every "kind(group) N B/token [xK]" on an edge, N times K, summed.
+double BytesOnEdges(const std::string& dot) {
+  const std::regex edge(R"re( *"[^"]+" -> "[^"]+" \[label="([^"]*)".*)re");
+  const std::regex item(R"(\S+\(\w+\) ([0-9.]+) B/token(?: x(\d+))?)");
+  double total = 0;
+  for (const std::string& l : LinesOf(dot)) {
+    std::smatch e;
+    if (!std::regex_match(l, e, edge)) continue;
+    const std::string label = e[1];
+    for (std::sregex_iterator m(label.begin(), label.end(), item), end; m != end; ++m) {
+      total += std::stod((*m)[1]) * ((*m)[2].matched ? std::stoi((*m)[2]) : 1);
+    }
+  }
+  return total;
+}
+
+TEST(PlanDot, TheBytesOnTheEdgesAddUpToThePlansBytesPerToken) {
+  const std::vector<ParallelConfig> configs = {
+      {.tp = 2},
+      {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a},
+      {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2},
+      {.tp = 4, .attn_dp = 4, .moe = MoeMode::kA2a, .dp_lm_head = true},
+      {.tp = 2, .input_scattered = true, .pp = 2}};
+  int drawn = 0;
+  for (const CatalogueEntry& e : Catalogue()) {
+    for (const ParallelConfig& cfg : configs) {
+      const Expected<Pipeline> p = BindPipelineChecked(e.make(), cfg);
+      if (!p) continue;
+      double bytes = 0;
+      size_t steps = 0;
+      for (const Plan& rank : *p) {
+        for (const LinePlan& line : rank.lines()) {
+          bytes += BytesPerToken(line, rank.header());
+          steps += StepCount(line);
+        }
+      }
+      // A fraction prints to two places: each step's count may be half a cent off.
+      EXPECT_NEAR(BytesOnEdges(ToDot(*p)), bytes, 0.005 * static_cast<double>(steps) + 1e-9)
+          << e.name << " " << Describe(cfg);
+      ++drawn;
+    }
+  }
+  EXPECT_GT(drawn, 10);
+}
+
+// The nodes and edges of a graph, without the title (whose configuration
+// line says attn_tp=2 as the table's does).
+std::string Drawn(const std::string& dot) {
+  std::string out;
+  for (const std::string& l : LinesOf(dot)) {
+    if (l.find(" [label=") != std::string::npos) out += l + "\n";
+  }
+  return out;
+}
+
+// attn_tp, dp and ep are parts of the TP group; where one is all of it the
+// picture calls it tp, so no two names on one graph stand for the same ranks.
+TEST(PlanDot, OneGroupHasOneNameOnTheGraph) {
+  const std::vector<ParallelConfig> configs = {
+      {.tp = 2}, {.tp = 4, .attn_dp = 4, .moe = MoeMode::kA2a}, {.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a}};
+  const std::regex named(R"((?:\(|owes )(attn_tp|dp|ep|tp)\b)");
+  for (const CatalogueEntry& e : Catalogue()) {
+    for (const ParallelConfig& cfg : configs) {
+      const Expected<Pipeline> p = BindPipelineChecked(e.make(), cfg);
+      if (!p) continue;
+      const std::string dot = Drawn(ToDot(*p));
+      for (std::sregex_iterator m(dot.begin(), dot.end(), named), end; m != end; ++m) {
+        const Expected<Group> g = ParseGroup((*m)[1].str());
+        ASSERT_TRUE(g.ok());
+        if (*g != Group::kTp) {
+          EXPECT_NE(GroupSize(cfg, *g), cfg.tp) << e.name << " " << Describe(cfg) << ": " << m->str();
+        }
+      }
+    }
+  }
+  // Plain TP2: the sums it completes are over the one group of two ranks.
+  const std::string dot = Drawn(ToDot(MustBind(LlamaModel(2), {.tp = 2})));
+  EXPECT_EQ(dot.find("attn_tp"), std::string::npos) << dot;
+}
+
+Plan Renamed(std::string name) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  PlanHeader h = p.header();
+  h.model = std::move(name);
+  return Plan(h, p.lines());
+}
+
+TEST(PlanDot, ControlBytesAndInvalidUtf8InTheModelNameAreEscapedText) {
+  const std::string dot = ToDot(Renamed(std::string("a\0b\x1b[2J\x7f\xff\"\\", 11)));
+  EXPECT_EQ(LinesOf(dot).front(), R"(digraph "a\\x00b\\x1b[2J\\x7f\\xff\"\\" {)");
+  for (const char c : dot) {
+    EXPECT_TRUE(c == '\n' || (c >= ' ' && c < 127)) << static_cast<int>(static_cast<unsigned char>(c));
+  }
+}
+
+TEST(PlanDot, ALongModelNameIsCutToAnEllipsisAndItsLength) {
+  const std::string dot = ToDot(Renamed(std::string(100000, 'a')));
+  EXPECT_EQ(LinesOf(dot).front(), fmt::format("digraph \"{}\u2026 (100000 characters)\" {{", std::string(kMaxLabelName, 'a')));
+  EXPECT_LT(dot.size(), 20000u);
+  // A name of many-byte characters is cut between characters.
+  std::string wide;
+  for (int i = 0; i < 100; ++i) wide += "\u00e9";
+  EXPECT_EQ(LinesOf(ToDot(Renamed(wide))).front(),
+            "digraph \"" + wide.substr(0, 2 * kMaxLabelName) + "\u2026 (100 characters)\" {");
+}
+
+TEST(Printable, ControlBytesDelAndInvalidUtf8AreWrittenAsHex) {
+  EXPECT_EQ(Printable("plain name-1.5"), "plain name-1.5");
+  EXPECT_EQ(Printable(std::string("\0\t\n\x1b\x7f", 5)), R"(\x00\x09\x0a\x1b\x7f)");
+  EXPECT_EQ(Printable("\u00e9\u20ac\U0001F600"), "\u00e9\u20ac\U0001F600");  // valid UTF-8 stays
+  EXPECT_EQ(Printable("\xc0\xaf"), R"(\xc0\xaf)");                         // overlong
+  EXPECT_EQ(Printable("\xed\xa0\x80"), R"(\xed\xa0\x80)");                 // a surrogate
+  EXPECT_EQ(Printable("\xe2\x82"), R"(\xe2\x82)");                         // cut short
+  EXPECT_EQ(Printable("\xf4\x90\x80\x80"), R"(\xf4\x90\x80\x80)");         // above U+10FFFF
 }
 
 }  // namespace

@@ -219,7 +219,8 @@ struct CatalogueEntry {
 const std::vector<CatalogueEntry>& Catalogue();
 Expected<Model> CatalogueModel(const std::string& name);
 // "kimi-k2 (tiny shape, hidden 64)" for a catalogue model at its tiny size,
-// so an output never passes for the real model's; else the name as it is.
+// so an output never passes for the real model's; else the name, its control
+// bytes escaped (Printable: it may come from a file).
 std::string ModelLabel(const std::string& name, int hidden);
 
 // Tiny shapes of the families the tests and benchmarks size themselves.

@@ -9,6 +9,7 @@
 #include "seam/checked.h"
 #include "seam/engine.h"
 #include "seam/plan_io.h"
+#include "seam/printable.h"
 
 namespace seam {
 namespace {
@@ -99,7 +100,7 @@ Status CheckOptions(const CompareOptions& o) {
   }
   if (o.gpus / o.nodes > o.hardware.gpus_per_node) {
     return InvalidArgument(fmt::format("{} GPUs on {} node(s) is {} a node, more than the {} a {} node has", o.gpus,
-                                       o.nodes, o.gpus / o.nodes, o.hardware.gpus_per_node, o.hardware.name));
+                                       o.nodes, o.gpus / o.nodes, o.hardware.gpus_per_node, Printable(o.hardware.name)));
   }
   if (o.load.batch < 1 || o.load.prefill < 1 || o.load.context < 1) {
     return InvalidArgument("the batch, the prefill length and the context are each at least 1");

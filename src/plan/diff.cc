@@ -11,6 +11,7 @@
 #include <span>
 
 #include "seam/plan_io.h"
+#include "seam/printable.h"
 
 namespace seam {
 namespace {
@@ -111,7 +112,8 @@ class Differ {
   }
 
   void Header(const PlanHeader& a, const PlanHeader& b) {
-    Field("model", a.model, b.model);
+    // A name is text from a file: printed escaped, compared as it is.
+    if (a.model != b.model) out_.push_back(fmt::format("model: {} != {}", Printable(a.model), Printable(b.model)));
     Field("hidden", a.hidden, b.hidden);
     Field("residual_streams", a.residual_streams, b.residual_streams);
     Field("vocab", a.vocab, b.vocab);

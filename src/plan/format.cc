@@ -1,4 +1,6 @@
 // The forms a plan prints in, by name.
+#include <fmt/format.h>
+
 #include "core/enum_text.h"
 #include "seam/plan_io.h"
 #include "seam/subprocess.h"
@@ -21,7 +23,15 @@ Expected<std::string> ToSvg(const Pipeline& ranks) {
     return InvalidArgument(
         "--format svg needs Graphviz's `dot` on PATH (apt-get install graphviz); --format dot writes the graph text");
   }
-  return RunFilter(*dot, {"-Tsvg"}, ToDot(ranks));
+  // A refusal is an error (RunFilter: Graphviz exits other than 0), and so is
+  // an exit 0 that wrote no whole picture: seam never prints half an SVG.
+  Expected<std::string> svg = RunFilter(*dot, {"-Tsvg"}, ToDot(ranks));
+  if (svg && svg->find("</svg>") == std::string::npos) {
+    return InvalidArgument(fmt::format("{} -Tsvg exited 0 but wrote no SVG ({} bytes); --format dot writes the graph "
+                                       "text",
+                                       *dot, svg->size()));
+  }
+  return svg;
 }
 
 Expected<std::string> Format(const Pipeline& ranks, PlanFormat f) {

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "seam/plan_io.h"
+#include "seam/printable.h"
 
 namespace seam {
 namespace {

@@ -5,6 +5,7 @@
 
 #include "seam/families.h"
 #include "seam/model.h"
+#include "seam/printable.h"
 
 namespace seam {
 namespace {
@@ -272,7 +273,7 @@ std::string ModelLabel(const std::string& name, int hidden) {
   for (const CatalogueEntry& e : Catalogue()) {
     if (e.name == name && e.make().hidden == hidden) return fmt::format("{} (tiny shape, hidden {})", name, hidden);
   }
-  return name;
+  return Printable(name);  // a name from a file: its control bytes escaped
 }
 
 }  // namespace seam

@@ -167,5 +167,23 @@ def main():
     os.symlink("/etc/passwd", p("dump_linked_file/inputs.safetensors"))
 
 
+    # ---- names from files: control bytes, a NUL, invalid UTF-8, a huge name ----
+    def named_plan(name):
+        j = json.loads(plan)
+        for rank in j["ranks"]:
+            rank["model"] = name
+        return json.dumps(j)
+    write(p("plan_esc_name.json"), named_plan("evil\x1b[2J\x07name"))
+    write(p("plan_nul_name.json"), named_plan("a\0b <&> \"q\" \\ \x7f"))
+    write(p("plan_long_name.json"), named_plan("a" * 100000))
+    # The text form carries any byte, invalid UTF-8 included.
+    with open(p("plan_bad_utf8_name.txt"), "wb") as f:
+        f.write(text.replace("plan llama ", 'plan "a\\xffb\\x1b[31m" ', 1).encode())
+    hw = {"gpus_per_node": 8, "memory_gb": 80, "node": {"busbw_gbs": 450, "latency_us": 3},
+          "network": {"busbw_gbs": 50, "latency_us": 10}, "a2a_node_gbs": 300, "a2a_network_gbs": 40,
+          "a2a_latency_us": 20}
+    write(p("hw_esc_name.json"), json.dumps(dict(hw, name="h100\x1b]0;title\x07", summary="sum\x1b[31mred")))
+
+
 if __name__ == "__main__":
     main()

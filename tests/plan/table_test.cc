@@ -436,6 +436,11 @@ TEST(PlanDot, ALongModelNameIsCutToAnEllipsisAndItsLength) {
             "digraph \"" + wide.substr(0, 2 * kMaxLabelName) + "\u2026 (100 characters)\" {");
 }
 
+TEST(PlanTable, ControlBytesAndInvalidUtf8InTheModelNameAreEscaped) {
+  const std::string table = ToTable(Renamed("evil\x1b[2J\x07\x7f\xc3(ok \u00e9"));
+  EXPECT_EQ(LinesOf(table).front(), R"(evil\x1b[2J\x07\x7f\xc3(ok )" "\u00e9" " on pipeline rank 0 of 1 (layers 0..1)");
+}
+
 TEST(Printable, ControlBytesDelAndInvalidUtf8AreWrittenAsHex) {
   EXPECT_EQ(Printable("plain name-1.5"), "plain name-1.5");
   EXPECT_EQ(Printable(std::string("\0\t\n\x1b\x7f", 5)), R"(\x00\x09\x0a\x1b\x7f)");

@@ -15,6 +15,7 @@
 #include "seam/bind.h"
 #include "seam/checked.h"
 #include "seam/cost.h"
+#include "seam/printable.h"
 #include "seam/files.h"
 #include "seam/hf_config.h"
 #include "seam/model_source.h"
@@ -193,7 +194,7 @@ int RunDiff(const FileArgs& a) {
   }
   std::cout << fmt::format("estimated on {} (batch {}): decode step {:.1f} -> {:.1f} us ({:+.1f}), prefill {:.2f} -> "
                            "{:.2f} ns a token ({:+.2f})\n",
-                           hw->name, load.batch, one.decode_seconds * 1e6, two.decode_seconds * 1e6,
+                           Printable(hw->name), load.batch, one.decode_seconds * 1e6, two.decode_seconds * 1e6,
                            (two.decode_seconds - one.decode_seconds) * 1e6, one.prefill_seconds_per_token * 1e9,
                            two.prefill_seconds_per_token * 1e9,
                            (two.prefill_seconds_per_token - one.prefill_seconds_per_token) * 1e9);

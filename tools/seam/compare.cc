@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "seam/compare.h"
+#include "seam/printable.h"
 
 namespace seam::cli {
 namespace {
@@ -20,7 +21,8 @@ std::string Header(const Model& m, const CompareOptions& o) {
   return fmt::format(
       "{} on {} GPUs ({} node{} of {}, {}: {})\ndecode: batch {}; prefill: {} tokens; cache: {} tokens a sequence; "
       "weights {:g} byte{} a parameter; wire: {} activations, {} dispatch\n",
-      m.name, o.gpus, o.nodes, o.nodes > 1 ? "s" : "", o.gpus / o.nodes, o.hardware.name, o.hardware.summary,
+      Printable(m.name), o.gpus, o.nodes, o.nodes > 1 ? "s" : "", o.gpus / o.nodes, Printable(o.hardware.name),
+      Printable(o.hardware.summary),
       o.load.batch, o.load.prefill, o.load.context, o.memory.weight_bytes, o.memory.weight_bytes == 1 ? "" : "s",
       Name(o.wire.act), Name(o.wire.dispatch));
 }

@@ -35,7 +35,8 @@ std::string WireText(const WireDtypes& w);
 std::string ToDot(const Plan& plan);
 std::string ToDot(const Pipeline& ranks);  // one graph, the handoffs as edges
 // The dot graph drawn by Graphviz's `dot -Tsvg`, found on PATH; without it
-// an InvalidArgument error that says how to get it.
+// an InvalidArgument error that says how to get it, and one too when `dot`
+// refuses the graph or writes no SVG.
 Expected<std::string> ToSvg(const Pipeline& ranks);
 
 // A parallel configuration as the plan's "config" object, resolved (dense_tp

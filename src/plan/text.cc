@@ -9,6 +9,7 @@
 #include <map>
 
 #include "seam/plan_io.h"
+#include "seam/printable.h"
 
 #include "plan/read_limits.h"
 
@@ -309,21 +310,22 @@ class PlanReader {
   // A bare word, or a quoted name with \\xHH escapes.
   std::string Model(const TextLine& l, std::string_view token) {
     if (token.find('=') != std::string_view::npos && token[0] != '"') {
-      r_.Fail(l, fmt::format("expected the model name after 'plan', got '{}'", token));
+      r_.Fail(l, fmt::format("expected the model name after 'plan', got '{}'", Printable(token)));
     }
     if (token[0] != '"') {
       if (!std::all_of(token.begin(), token.end(), IsBare)) {
-        r_.Fail(l, fmt::format("model name '{}' needs quotes", token));
+        r_.Fail(l, fmt::format("model name '{}' needs quotes", Printable(token)));
       }
       return std::string(token);
     }
     if (token.size() < 2 || token.back() != '"') {
-      r_.Fail(l, fmt::format("the model name {} has no closing quote", token));
+      r_.Fail(l, fmt::format("the model name {} has no closing quote", Printable(token)));
     }
     std::string out;
     for (size_t i = 1; i + 1 < token.size(); ++i) {
       if (token[i] != '\\') {
-        if (!IsBare(token[i])) r_.Fail(l, fmt::format("the model name {} holds an unescaped '{}'", token, token[i]));
+        if (!IsBare(token[i])) r_.Fail(l, fmt::format("the model name {} holds an unescaped '{}'", Printable(token),
+                                                     Printable(token.substr(i, 1))));
         out += token[i];
         continue;
       }
@@ -332,7 +334,7 @@ class PlanReader {
       auto [ptr, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), value, 16);
       if (token.substr(i + 1, 1) != "x" || hex.size() != 2 || ec != std::errc() || ptr != hex.data() + 2 ||
           i + 4 > token.size() - 1) {
-        r_.Fail(l, fmt::format("the model name {} has a bad escape; write a byte as \\xHH", token));
+        r_.Fail(l, fmt::format("the model name {} has a bad escape; write a byte as \\xHH", Printable(token)));
       }
       out += static_cast<char>(value);
       i += 3;

@@ -179,6 +179,7 @@ def main():
     # The text form carries any byte, invalid UTF-8 included.
     with open(p("plan_bad_utf8_name.txt"), "wb") as f:
         f.write(text.replace("plan llama ", 'plan "a\\xffb\\x1b[31m" ', 1).encode())
+    write(p("plan_raw_esc_name.txt"), text.replace("plan llama ", "plan ll\x1bama ", 1))
     hw = {"gpus_per_node": 8, "memory_gb": 80, "node": {"busbw_gbs": 450, "latency_us": 3},
           "network": {"busbw_gbs": 50, "latency_us": 10}, "a2a_node_gbs": 300, "a2a_network_gbs": 40,
           "a2a_latency_us": 20}

@@ -237,7 +237,7 @@ std::vector<BadText> BadTexts() {
       {"misspelt layer", WithLine(4, "  stage 0 lair 0 attention"),
        "t:4: expected 'layer' as word 3 of 'stage INDEX layer LAYER KIND [key=value ...]'"},
       {"unquoted odd name", WithLine(2, "plan ti\x01ny " + h.substr(10) + " layers=0..1"),
-       "t:2: model name 'ti\x01ny' needs quotes"},
+       R"(t:2: model name 'ti\x01ny' needs quotes)"},
       {"unescaped in quotes", WithLine(2, "plan \"ti\\x41\"\"\" " + h.substr(10) + " layers=0..1"),
        "t:2: the model name \"ti\\x41\"\"\" holds an unescaped '\"'"},
       {"end without kind", WithLine(12, "  end"), "t:12: expected 'end KIND' (final or send)"},

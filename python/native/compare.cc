@@ -9,6 +9,7 @@
 #include "config.h"
 #include "errors.h"
 #include "seam/compare.h"
+#include "seam/engine.h"
 #include "seam/limits.h"
 
 namespace py = pybind11;
@@ -21,7 +22,7 @@ void CheckCount(const char* name, int value, int hi) {
 }
 
 struct CompareArgs {
-  int gpus = 8;
+  int gpus = 0;  // 0: as many as the engine runs, or every GPU of the nodes
   int nodes = 1;
   std::string hardware = "h100";
   int batch = 64;
@@ -33,25 +34,46 @@ struct CompareArgs {
   double max_seconds = 600;
 };
 
-py::dict CompareModel(const std::string& model, const std::string& hf_config, int layers, const CompareArgs& a) {
-  CheckCount("gpus", a.gpus, kMaxGpus);
-  CheckCount("nodes", a.nodes, kMaxGpus);
-  for (const auto& [name, v] : {std::pair{"batch", a.batch}, {"prefill", a.prefill}, {"context", a.context}}) {
-    CheckCount(name, v, kMaxTokens);
+// Where the engine's own configuration ranks (0-based), as `seam compare
+// --engine` finds it: the best-ranked candidate with its layout and replicas
+// (a wider reduction that binds the same steps was merged into a narrower one).
+std::optional<size_t> RankOf(const EngineChoice& e, const Comparison& c) {
+  ParallelConfig mine = e.config;
+  mine.reduction = Reduction::kAr;
+  const std::string layout = SeamFlags(mine, {});
+  for (size_t i = 0; i < c.ranked.size(); ++i) {
+    ParallelConfig theirs = c.ranked[i].config;
+    theirs.reduction = Reduction::kAr;
+    if (SeamFlags(theirs, {}) == layout && c.ranked[i].replicas == e.replicas) return i;
   }
+  return std::nullopt;
+}
+
+// gpus 0: the engine's own GPUs (its world size times its replicas), or
+// every GPU of the nodes without an engine, as `seam compare` counts them.
+py::dict CompareOf(const Model& m, const std::optional<EngineChoice>& engine, const std::optional<Engine>& name,
+                   const CompareArgs& a) {
+  if (a.gpus != 0) CheckCount("gpus", a.gpus, kMaxGpus);
+  CheckCount("nodes", a.nodes, kMaxGpus);
+  for (const auto& [arg, v] : {std::pair{"batch", a.batch}, {"prefill", a.prefill}, {"context", a.context}}) {
+    CheckCount(arg, v, kMaxTokens);
+  }
+  CheckSeconds("max_seconds", a.max_seconds);
   const Hardware hw = Take(LoadHardware(a.hardware));
   const WireDtypes wire = WireOf(a.act_dtype, a.dispatch_dtype);
-  const Model m = ModelOf(model, hf_config, layers);
-  const CompareOptions o{.gpus = a.gpus,
+  int gpus = a.gpus;
+  if (gpus == 0) gpus = engine ? WorldSize(engine->config) * engine->replicas : a.nodes * hw.gpus_per_node;
+  CheckCount("gpus", gpus, kMaxGpus);
+  const CompareOptions o{.gpus = gpus,
                          .nodes = a.nodes,
                          .hardware = hw,
                          .load = {.batch = a.batch, .prefill = a.prefill, .context = a.context},
                          .wire = wire,
-                         .memory = {.weight_bytes = Take(ParseWeightBytes(a.weight_dtype)), .kv = wire.act}};
+                         .memory = {.weight_bytes = TakeArg("weight_dtype", ParseWeightBytes(a.weight_dtype)), .kv = wire.act}};
   if (const double t = EstimatedSeconds(m, o); t > a.max_seconds) {
     Raise(InvalidArgument(fmt::format("comparing every configuration of {} layers on {} GPUs would take about {:.0f} "
                                       "s; max_seconds={:g} refuses it (fewer gpus or layers, or a larger max_seconds)",
-                                      m.num_layers, a.gpus, t, a.max_seconds)));
+                                      m.num_layers, gpus, t, a.max_seconds)));
   }
   Expected<Comparison> c = [&] {
     py::gil_scoped_release unlocked;
@@ -65,11 +87,35 @@ py::dict CompareModel(const std::string& model, const std::string& hf_config, in
   py::dict out;
   out["model"] = m.name;
   out["hardware"] = hw.name;
+  out["gpus"] = gpus;
   out["ranked"] = ranked;
   out["rejected"] = done.rejected;
   out["considered"] = done.considered;
   out["merged"] = done.merged;
+  out["engine"] = py::none();
+  if (engine && name) {  // as `seam compare --engine --format json` reports it
+    const std::optional<size_t> i = RankOf(*engine, done);
+    py::dict e;
+    e["name"] = std::string(Name(*name));
+    e["flags"] = SeamFlags(engine->config, {});
+    e["replicas"] = engine->replicas;
+    e["rank"] = i ? py::object(py::int_(*i + 1)) : py::object(py::none());
+    out["engine"] = e;
+  }
   return out;
+}
+
+py::dict CompareModel(const std::string& model, const std::string& hf_config, int layers, const CompareArgs& a) {
+  return CompareOf(ModelOf(model, hf_config, layers), std::nullopt, std::nullopt, a);
+}
+
+// The model an engine's own flags name, every configuration of it ranked.
+py::dict CompareEngine(const std::string& engine, const std::vector<std::string>& flags, int layers,
+                       const CompareArgs& a) {
+  const Engine e = TakeArg("engine", ParseEngine(engine));
+  EngineChoice c = Take(ChooseEngineLaunch(e, flags, layers));
+  const Model m = c.model;
+  return CompareOf(m, std::move(c), e, a);
 }
 
 }  // namespace
@@ -89,6 +135,8 @@ void AddCompare(py::module_& m) {
       .def_readwrite("max_seconds", &CompareArgs::max_seconds);
   m.def("compare", &CompareModel, py::arg("model"), py::arg("hf_config"), py::arg("layers"), py::arg("args"),
         "Every configuration of the model on the GPUs, bound, verified and ranked by cost.");
+  m.def("compare_engine", &CompareEngine, py::arg("engine"), py::arg("flags"), py::arg("layers"), py::arg("args"),
+        "Every configuration of the model an engine's own flags name, ranked, with where the engine's ranks.");
 }
 
 }  // namespace seam::python

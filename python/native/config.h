@@ -26,6 +26,11 @@ struct ConfigArgs {
 };
 ParallelConfig ConfigOf(const ConfigArgs& a);  // raises seam.BadInput
 
+// A number of seconds in [kMinSeconds, kMaxSeconds] (seam/limits.h), as the
+// command line reads --timeout and --max-seconds; raises seam.BadInput
+// naming `name` for NaN, an infinity, zero or less, or more than a day.
+void CheckSeconds(const char* name, double value);
+
 WireDtypes WireOf(const std::string& act, const std::optional<std::string>& dispatch);
 
 // A catalogue name or a config.json path (exactly one), cut to `layers`.

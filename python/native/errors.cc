@@ -20,9 +20,17 @@ std::string_view KindOf(ErrorCode code) {
   return "internal";
 }
 
+// A message may quote a path or a name that is not UTF-8: its bytes become
+// U+FFFD rather than the translation failing.
+py::str Text(const std::string& s) {
+  PyObject* text = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  if (text == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(text);
+}
+
 void SetError(const Error& e) {
   py::object make = py::module_::import("seam._errors").attr("from_native");
-  py::object exc = make(KindOf(e.code), e.message, e.stage, e.rule);
+  py::object exc = make(KindOf(e.code), Text(e.message), e.stage, Text(e.rule));
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
 }
 

@@ -17,6 +17,13 @@ T Take(Expected<T> e) {
   if (!e) Raise(e.error());
   return *std::move(e);
 }
+// The value of a keyword argument's Expected, or seam.BadInput naming the
+// argument as the command line names its flag ("moe: ..." for "--moe: ...").
+template <class T>
+T TakeArg(const char* name, Expected<T> e) {
+  if (!e) Raise(InvalidArgument(std::string(name) + ": " + e.error().message));
+  return *std::move(e);
+}
 inline void Check(const Status& s) {
   if (!s.ok()) Raise(s.error());
 }

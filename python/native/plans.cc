@@ -37,7 +37,7 @@ Plans Bind(const std::string& model, const std::string& hf_config, int layers, c
 }
 
 py::tuple BindEngine(const std::string& engine, const std::vector<std::string>& args, int layers) {
-  const Engine e = Take(ParseEngine(engine));
+  const Engine e = TakeArg("engine", ParseEngine(engine));
   EngineChoice c = Take(ChooseEngineLaunch(e, args, layers));
   Pipeline plans = Take(BindPipelineChecked(c.model, c.config, {.wire = c.wire}));
   py::dict info;

@@ -45,11 +45,10 @@ py::dict RunModel(const std::string& model, const std::string& hf_config, int la
   for (const auto& [name, v] : {std::pair{"tokens", a.tokens}, {"requests", a.requests}}) {
     if (v < 1 || v > kMaxTokens) Raise(InvalidArgument(fmt::format("{}={} is not in [1, {}]", name, v, kMaxTokens)));
   }
-  if (!(a.timeout >= kMinSeconds && a.timeout <= kMaxSeconds)) {
-    Raise(InvalidArgument(fmt::format("timeout={} is not in [{:g}, {:g}] seconds", a.timeout, kMinSeconds, kMaxSeconds)));
-  }
+  CheckSeconds("timeout", a.timeout);
+  CheckSeconds("max_seconds", a.max_seconds);
   const ParallelConfig cfg = ConfigOf(c);
-  const Dtype dtype = Take(ParseDtype(a.dtype));
+  const Dtype dtype = TakeArg("dtype", ParseDtype(a.dtype));
   const Model m = ModelOf(model, hf_config, layers);
   Check(CheckRunnable(m, cfg));
   Check(CheckRunMemory(m, cfg, a.tokens, dtype, RunMemoryLimit(a.max_memory)));

@@ -19,25 +19,32 @@ run that fails its check.
 """
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+import json as _json
+import os as _os
+import re as _re
+from dataclasses import dataclass as _dataclass
+from typing import Any as _Any, Iterator as _Iterator, Mapping as _Mapping, Sequence as _Sequence
 
-from . import _seam
+from . import _args, _seam
 from ._errors import BadInput, CheckFailed, Deadline, Error, InternalError
 from ._plan import (Boundary, Config, End, EngineReading, Line, Plan, Rank, Stage, Step, ValueFacts)
 
 __version__: str = _seam.__version__
 
 __all__ = [
-    "__version__", "models", "Model", "plan", "plan_for_engine", "load", "verify", "diff", "compare", "Comparison",
-    "Candidate", "run", "RunResult", "Plan", "Rank", "Line", "Stage", "Step", "End", "Boundary", "ValueFacts",
-    "Config", "EngineReading", "Error", "BadInput", "CheckFailed", "Deadline", "InternalError",
+    "__version__", "models", "Model", "plan", "plan_for_engine", "load", "verify", "diff", "PlanDiff", "Difference",
+    "BytesChange", "compare", "compare_for_engine", "Comparison", "Candidate", "EngineRank", "run", "RunResult",
+    "Plan", "Rank", "Line", "Stage", "Step", "End", "Boundary", "ValueFacts", "Config", "EngineReading", "Error",
+    "BadInput", "CheckFailed", "Deadline", "InternalError",
 ]
 
 
-@dataclass(frozen=True)
+def __dir__() -> list[str]:
+    """The API (``__all__``) and the module's own dunders, nothing it imports."""
+    return sorted(set(__all__) | {n for n in globals() if n.startswith("__") and n.endswith("__")})
+
+
+@_dataclass(frozen=True)
 class Model:
     """A catalogue entry: its stage pattern, the features it runs with, and
     the real config.json its full size comes from (``None``: tiny shape only)."""
@@ -51,48 +58,55 @@ class Model:
 
 def models() -> list[Model]:
     """The catalogue of model families seam knows (``seam models``)."""
-    return [Model(**json.loads(m)) for m in _seam.models()]
+    return [Model(**_json.loads(m)) for m in _seam.models()]
 
 
-def _model_args(model: str | os.PathLike[str]) -> tuple[str, str]:
+def _model_args(model: str | _os.PathLike[str]) -> tuple[str, bytes]:
     """(catalogue name, config path): a path-like, a name ending in .json or
     one holding a path separator is a Hugging Face config.json."""
-    if isinstance(model, os.PathLike):
-        return "", os.fspath(model)
+    if isinstance(model, _os.PathLike):
+        return "", _args.path("model", model)
     if not isinstance(model, str):
         raise BadInput(f"model must be a catalogue name or a config.json path, not {type(model).__name__}")
-    if model.endswith(".json") or os.sep in model or "/" in model:
-        return "", model
-    return model, ""
+    if model.endswith(".json") or _os.sep in model or "/" in model:
+        return "", _args.path("model", model)
+    return _args.text("model", model), b""
 
 
-def _int(name: str, value: object, lo: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise BadInput(f"{name} must be an int, not {type(value).__name__}")
-    if value < lo or value > 1 << 30:
-        raise BadInput(f"{name}={value} must be at least {lo}" if value < lo else f"{name}={value} is too large")
-    return value
+# The command line's words for what its flags take (seam plan --help).
+_PP_SPLIT = "is not a list of layer counts like 1+3 or 2,2 (each from 1 to 100000)"
 
 
 def _config(tp: int, attn_dp: int, dense_tp: int | None, ep: int | None, moe: str, reduction: str,
-            input_scattered: bool, dp_lm_head: bool, pp: int | None, pp_split: Sequence[int] | None) -> Any:
+            input_scattered: bool, dp_lm_head: bool, pp: int | None, pp_split: _Sequence[int] | None) -> _Any:
     c = _seam.ConfigArgs()
-    c.tp = _int("tp", tp, 1)
-    c.attn_dp = _int("attn_dp", attn_dp, 1)
-    c.dense_tp = 0 if dense_tp is None else _int("dense_tp", dense_tp, 1)
-    c.ep = 0 if ep is None else _int("ep", ep, 1)
-    c.moe = str(moe)
-    c.reduction = str(reduction)
+    c.tp = _args.integer("tp", tp, 1)
+    c.attn_dp = _args.integer("attn_dp", attn_dp, 1)
+    c.dense_tp = 0 if dense_tp is None else _args.integer("dense_tp", dense_tp, 1)
+    c.ep = 0 if ep is None else _args.integer("ep", ep, 1)
+    c.moe = _args.text("moe", moe)
+    c.reduction = _args.text("reduction", reduction)
     c.input_scattered = bool(input_scattered)
     c.dp_lm_head = bool(dp_lm_head)
-    c.pp = 0 if pp is None else _int("pp", pp, 1)
-    c.pp_split = [] if pp_split is None else [_int("pp_split", n, 1) for n in pp_split]
+    c.pp = 0 if pp is None else _args.integer("pp", pp, 1)
+    if pp_split is None:
+        c.pp_split = []
+    elif isinstance(pp_split, (str, bytes)) or not isinstance(pp_split, _Sequence):
+        raise BadInput(f"pp_split={pp_split!r} {_PP_SPLIT}: give a list of ints, e.g. [1, 3]")
+    elif not pp_split:
+        raise BadInput(f"pp_split=[] {_PP_SPLIT}: give None for an even split")
+    else:
+        c.pp_split = [_args.integer("pp_split", n, 1) for n in pp_split]
     return c
 
 
-def plan(model: str | os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_tp: int | None = None,
+def _dtype(name: str, value: str | None) -> str | None:
+    return None if value is None else _args.text(name, value)
+
+
+def plan(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_tp: int | None = None,
          ep: int | None = None, moe: str = "tp", reduction: str = "ar", input_scattered: bool = False,
-         dp_lm_head: bool = False, pp: int | None = None, pp_split: Sequence[int] | None = None,
+         dp_lm_head: bool = False, pp: int | None = None, pp_split: _Sequence[int] | None = None,
          layers: int | None = None, act_dtype: str = "bf16", dispatch_dtype: str | None = None) -> Plan:
     """Binds and verifies the plan of every pipeline rank, as ``seam plan`` does.
 
@@ -106,11 +120,12 @@ def plan(model: str | os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_
     """
     name, config = _model_args(model)
     cfg = _config(tp, attn_dp, dense_tp, ep, moe, reduction, input_scattered, dp_lm_head, pp, pp_split)
-    n = 0 if layers is None else _int("layers", layers, 1)
-    return Plan(_seam.bind(name, config, n, cfg, act_dtype, dispatch_dtype))
+    n = 0 if layers is None else _args.integer("layers", layers, 1)
+    return Plan(_seam.bind(name, config, n, cfg, _args.text("act_dtype", act_dtype),
+                           _dtype("dispatch_dtype", dispatch_dtype)))
 
 
-def plan_for_engine(engine: str, args: Sequence[str], *, layers: int | None = None) -> Plan:
+def plan_for_engine(engine: str, args: _Sequence[str], *, layers: int | None = None) -> Plan:
     """The plan an engine's own command line implies (``seam plan --engine``).
 
     ``engine`` is ``"sglang"`` or ``"vllm"``; ``args`` its launcher's flags,
@@ -121,14 +136,14 @@ def plan_for_engine(engine: str, args: Sequence[str], *, layers: int | None = No
     """
     if isinstance(args, str):
         raise BadInput("args is the engine's command line as a list of strings, not one string")
-    n = 0 if layers is None else _int("layers", layers, 1)
-    native, info = _seam.bind_engine(str(engine), [str(a) for a in args], n)
+    n = 0 if layers is None else _args.integer("layers", layers, 1)
+    native, info = _seam.bind_engine(_args.text("engine", engine), _args.strings("args", args), n)
     reading = EngineReading(engine=info["engine"], hf_config=info["hf_config"], seam_flags=info["seam_flags"],
                             replicas=info["replicas"], notes=tuple(info["notes"]), ignored=tuple(info["ignored"]))
     return Plan(native, reading)
 
 
-def load(path: str | os.PathLike[str]) -> Plan:
+def load(path: str | bytes | _os.PathLike[str]) -> Plan:
     """Reads a plan file (JSON or the text form) without verifying it."""
     return Plan.load(path)
 
@@ -149,14 +164,141 @@ def verify(plan: Plan, *, against_binder: bool = False) -> None:
                               "seam):\n" + "\n".join(differ), violations=differ)
 
 
-def diff(first: Plan, second: Plan) -> list[str]:
-    """The differences between two plans, one line each (empty when equal)."""
+@_dataclass(frozen=True)
+class Difference:
+    """One difference between two plans: ``kind`` is ``"removed"`` (only the
+    first plan has it: a step, a stage, a batch line), ``"added"`` (only the
+    second has it), ``"changed"`` (a step at the same place differs) or
+    ``"field"`` (a value of the header, a stage or a boundary differs);
+    ``where`` names the place (``"ordinary stage 1 entry[0]"``, ``"config"``),
+    ``first`` and ``second`` what each plan has there (``None``: nothing),
+    ``rank`` the pipeline rank (``None`` for a one-rank plan or the pipeline
+    itself). ``str()`` is the line ``seam diff`` prints."""
+
+    kind: str
+    where: str
+    first: str | None
+    second: str | None
+    rank: int | None
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@_dataclass(frozen=True)
+class BytesChange:
+    """The bytes one token moves on a batch line (``variant``: ``"ordinary"``
+    or ``"input-scattered"``), in the first plan and in the second: of one
+    pipeline rank (``rank``), or of them all (``rank`` ``None``). ``str()`` is
+    the line ``seam diff`` prints."""
+
+    variant: str
+    rank: int | None
+    first: float
+    second: float
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@_dataclass(frozen=True)
+class PlanDiff:
+    """What :func:`diff` finds: the ``differences`` one by one, the change
+    in ``bytes`` per token (empty when the plans are equal), and ``lines``,
+    every line ``seam diff`` prints for them (differences, then bytes).
+    Iterating, indexing and ``len`` go over ``differences``; a ``PlanDiff``
+    is false when the plans are equal."""
+
+    differences: tuple[Difference, ...]
+    bytes: tuple[BytesChange, ...]
+    lines: tuple[str, ...]
+
+    @property
+    def equal(self) -> bool:
+        """Whether the plans are equal."""
+        return not self.lines
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
+
+    def __len__(self) -> int:
+        return len(self.differences)
+
+    def __iter__(self) -> _Iterator[Difference]:
+        return iter(self.differences)
+
+    def __getitem__(self, i: int) -> Difference:
+        return self.differences[i]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
+_RANK = _re.compile(r"rank (\d+): (.*)", _re.S)
+_BYTES = _re.compile(r"(total )?bytes/token \(([\w+-]+)\): (\S+) -> (\S+) \(.*\)", _re.S)
+_STAGE = _re.compile(r"([-+]) (\S+ stage \d+) \((.*)", _re.S)
+_STEP = _re.compile(r"([-+~]) ([^:]*\[[\d>-]+\]): (.*)", _re.S)
+_ONLY = _re.compile(r"only the (first|second) plan has (\S+) batches")
+_DECLARED = _re.compile(r"(.*) declaration differs: (\w+)=(.*) vs \2=(.*)", _re.S)
+
+
+def _difference(line: str) -> Difference | BytesChange:
+    """One line of seam's diff as a record (seam diff prints the same lines)."""
+    rank = None
+    body = line
+    m = _RANK.fullmatch(line)
+    if m:
+        rank, body = int(m.group(1)), m.group(2)
+    m = _BYTES.fullmatch(body)
+    if m:
+        return BytesChange(variant=m.group(2), rank=None if m.group(1) else rank, first=float(m.group(3)),
+                           second=float(m.group(4)), text=line)
+    m = _STAGE.fullmatch(body)
+    if m:
+        summary = "(" + m.group(3)
+        removed = m.group(1) == "-"
+        return Difference("removed" if removed else "added", m.group(2), summary if removed else None,
+                          None if removed else summary, rank, line)
+    m = _STEP.fullmatch(body)
+    if m:
+        sign, where, rest = m.groups()
+        if sign == "~":
+            first, _, second = rest.partition(" != ")
+            return Difference("changed", where, first, second, rank, line)
+        return Difference("removed" if sign == "-" else "added", where, rest if sign == "-" else None,
+                          None if sign == "-" else rest, rank, line)
+    m = _ONLY.fullmatch(body)
+    if m:
+        batches = f"{m.group(2)} batches"
+        first = m.group(1) == "first"
+        return Difference("removed" if first else "added", m.group(2), batches if first else None,
+                          None if first else batches, rank, line)
+    m = _DECLARED.fullmatch(body)
+    if m:
+        return Difference("field", f"{m.group(1)} declaration {m.group(2)}", m.group(3), m.group(4), rank, line)
+    where, _, values = body.partition(": ")
+    first, sep, second = values.partition(" != ")
+    if not sep:
+        return Difference("field", body, None, None, rank, line)
+    return Difference("field", where, first, second, rank, line)
+
+
+def diff(first: Plan, second: Plan) -> PlanDiff:
+    """The differences between two plans as ``seam diff`` finds them: a
+    :class:`PlanDiff` of :class:`Difference` records and the change in
+    :class:`BytesChange` per token, with ``lines``, the lines ``seam diff``
+    prints (none when the plans are equal)."""
     if not isinstance(first, Plan) or not isinstance(second, Plan):
         raise BadInput("diff takes two seam.Plan values")
-    return list(_seam.diff(first._native, second._native))
+    lines = tuple(_seam.diff(first._native, second._native))
+    records = [_difference(line) for line in lines]
+    return PlanDiff(differences=tuple(r for r in records if isinstance(r, Difference)),
+                    bytes=tuple(r for r in records if isinstance(r, BytesChange)), lines=lines)
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Candidate:
     """One configuration of a comparison, with what its collectives cost on
     the busiest rank and the memory of the fullest."""
@@ -176,64 +318,117 @@ class Candidate:
     fits: bool
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
+class EngineRank:
+    """Where an engine's own configuration ranks in a comparison
+    (:func:`compare_for_engine`): the engine, its configuration as seam's
+    flags, its replicas, and its rank (1 = best; ``None``: it is not among
+    the configurations of these GPUs)."""
+
+    name: str
+    flags: str
+    replicas: int
+    rank: int | None
+
+
+@_dataclass(frozen=True)
 class Comparison:
-    """Every configuration that binds, best first; ``rejected`` counts the
-    rest by reason; ``merged`` those binding the same steps as a narrower
-    reduction."""
+    """Every configuration that binds on ``gpus`` GPUs, best first;
+    ``rejected`` counts the rest by reason; ``merged`` those binding the same
+    steps as a narrower reduction; ``engine`` where an engine's own
+    configuration ranks (``None`` without one)."""
 
     model: str
     hardware: str
     ranked: tuple[Candidate, ...]
-    rejected: Mapping[str, int]
+    rejected: _Mapping[str, int]
     considered: int
     merged: int
+    gpus: int = 0
+    engine: EngineRank | None = None
 
 
-def compare(model: str | os.PathLike[str], *, gpus: int, nodes: int = 1, hardware: str = "h100", batch: int = 64,
-            prefill: int = 4096, context: int = 4096, weight_dtype: str = "bf16", act_dtype: str = "bf16",
-            dispatch_dtype: str | None = None, layers: int | None = None, max_seconds: float = 600) -> Comparison:
-    """Every configuration of ``model`` on ``gpus`` GPUs over ``nodes`` nodes,
-    bound, verified and ranked by communication time (``seam compare``)."""
+def _compare_args(gpus: int | None, nodes: int, hardware: str, batch: int, prefill: int, context: int,
+                  weight_dtype: str, act_dtype: str, dispatch_dtype: str | None, max_seconds: float) -> _Any:
+    a = _seam.CompareArgs()
+    a.gpus = 0 if gpus is None else _args.integer("gpus", gpus, 1)
+    a.nodes = _args.integer("nodes", nodes, 1)
+    a.batch, a.prefill = _args.integer("batch", batch, 1), _args.integer("prefill", prefill, 1)
+    a.context = _args.integer("context", context, 1)
+    a.hardware = _args.path("hardware", hardware) if isinstance(hardware, _os.PathLike) else _args.text(
+        "hardware", hardware)
+    a.weight_dtype, a.act_dtype = _args.text("weight_dtype", weight_dtype), _args.text("act_dtype", act_dtype)
+    a.dispatch_dtype = _dtype("dispatch_dtype", dispatch_dtype)
+    a.max_seconds = _args.seconds("max_seconds", max_seconds)
+    return a
+
+
+def _comparison(d: _Mapping[str, _Any]) -> Comparison:
     from ._plan import _config as config_of
 
-    name, config = _model_args(model)
-    a = _seam.CompareArgs()
-    a.gpus, a.nodes = _int("gpus", gpus, 1), _int("nodes", nodes, 1)
-    a.batch, a.prefill, a.context = _int("batch", batch, 1), _int("prefill", prefill, 1), _int("context", context, 1)
-    a.hardware, a.weight_dtype, a.act_dtype = str(hardware), str(weight_dtype), str(act_dtype)
-    a.dispatch_dtype = None if dispatch_dtype is None else str(dispatch_dtype)
-    a.max_seconds = float(max_seconds)
-    n = 0 if layers is None else _int("layers", layers, 1)
-    d = _seam.compare(name, config, n, a)
     ranked = []
     for text in d["ranked"]:
-        c = json.loads(text)
+        c = _json.loads(text)
         c["config"] = config_of(c["config"])
         ranked.append(Candidate(**c))
+    engine = None if d["engine"] is None else EngineRank(**d["engine"])
     return Comparison(model=d["model"], hardware=d["hardware"], ranked=tuple(ranked), rejected=dict(d["rejected"]),
-                      considered=d["considered"], merged=d["merged"])
+                      considered=d["considered"], merged=d["merged"], gpus=d["gpus"], engine=engine)
 
 
-@dataclass(frozen=True)
+def compare(model: str | _os.PathLike[str], *, gpus: int | None = None, nodes: int = 1, hardware: str = "h100",
+            batch: int = 64, prefill: int = 4096, context: int = 4096, weight_dtype: str = "bf16",
+            act_dtype: str = "bf16", dispatch_dtype: str | None = None, layers: int | None = None,
+            max_seconds: float = 600) -> Comparison:
+    """Every configuration of ``model`` on ``gpus`` GPUs (default: every GPU
+    of the ``nodes``) over ``nodes`` nodes, bound, verified and ranked by
+    communication time (``seam compare``). ``hardware`` is a name from
+    hardware/ or a hardware JSON file; ``max_seconds`` refuses a comparison
+    estimated to take longer (a number of seconds from 0.001 to 86400)."""
+    name, config = _model_args(model)
+    a = _compare_args(gpus, nodes, hardware, batch, prefill, context, weight_dtype, act_dtype, dispatch_dtype,
+                      max_seconds)
+    n = 0 if layers is None else _args.integer("layers", layers, 1)
+    return _comparison(_seam.compare(name, config, n, a))
+
+
+def compare_for_engine(engine: str, args: _Sequence[str], *, gpus: int | None = None, nodes: int = 1,
+                       hardware: str = "h100", batch: int = 64, prefill: int = 4096, context: int = 4096,
+                       weight_dtype: str = "bf16", act_dtype: str = "bf16", dispatch_dtype: str | None = None,
+                       layers: int | None = None, max_seconds: float = 600) -> Comparison:
+    """Every configuration of the model an engine's own command line names,
+    ranked as :func:`compare` ranks them, and where the engine's own
+    configuration ranks (``Comparison.engine``), as ``seam compare --engine
+    sglang -- ARGS`` does. ``args`` are the launcher's flags, as
+    :func:`plan_for_engine` takes them; ``gpus`` defaults to the GPUs the
+    engine runs on (its world size times its replicas)."""
+    if isinstance(args, str):
+        raise BadInput("args is the engine's command line as a list of strings, not one string")
+    a = _compare_args(gpus, nodes, hardware, batch, prefill, context, weight_dtype, act_dtype, dispatch_dtype,
+                      max_seconds)
+    n = 0 if layers is None else _args.integer("layers", layers, 1)
+    return _comparison(_seam.compare_engine(_args.text("engine", engine), _args.strings("args", args), n, a))
+
+
+@_dataclass(frozen=True)
 class RunResult:
     """A run's outputs and its unsharded reference's, as numpy float32 arrays
     of one row per token in batch order: the final hidden states and the LM
     head's logits. ``identical`` is true when both agree bit for bit."""
 
-    hidden: Any
-    reference: Any
-    logits: Any
-    reference_logits: Any
+    hidden: _Any
+    reference: _Any
+    logits: _Any
+    reference_logits: _Any
     identical: bool
     seconds: float
-    ranks: tuple[Mapping[str, int], ...]
+    ranks: tuple[_Mapping[str, int], ...]
     dtype: str
 
 
-def run(model: str | os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_tp: int | None = None,
+def run(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_tp: int | None = None,
         ep: int | None = None, moe: str = "tp", reduction: str = "ar", input_scattered: bool = False,
-        dp_lm_head: bool = False, pp: int | None = None, pp_split: Sequence[int] | None = None,
+        dp_lm_head: bool = False, pp: int | None = None, pp_split: _Sequence[int] | None = None,
         layers: int | None = None, tokens: int = 32, requests: int = 4, dtype: str = "fp32", seed: int = 1,
         timeout: float = 60, max_memory: int = 0, max_seconds: float = 600) -> RunResult:
     """Runs the model's plans on one thread per rank, with weights and a batch
@@ -246,16 +441,16 @@ def run(model: str | os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_t
     name, config = _model_args(model)
     cfg = _config(tp, attn_dp, dense_tp, ep, moe, reduction, input_scattered, dp_lm_head, pp, pp_split)
     a = _seam.RunArgs()
-    a.tokens, a.requests = _int("tokens", tokens, 1), _int("requests", requests, 1)
-    a.dtype = str(dtype)
+    a.tokens, a.requests = _args.integer("tokens", tokens, 1), _args.integer("requests", requests, 1)
+    a.dtype = _args.text("dtype", dtype)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
         raise BadInput(f"seed={seed!r} must be an int in [0, 2**64)")
     a.seed = seed
-    a.timeout, a.max_seconds = float(timeout), float(max_seconds)
+    a.timeout, a.max_seconds = _args.seconds("timeout", timeout), _args.seconds("max_seconds", max_seconds)
     if isinstance(max_memory, bool) or not isinstance(max_memory, int) or not 0 <= max_memory < 1 << 63:
         raise BadInput(f"max_memory={max_memory!r} must be an int of bytes in [0, 2**63)")
     a.max_memory = max_memory
-    n = 0 if layers is None else _int("layers", layers, 1)
+    n = 0 if layers is None else _args.integer("layers", layers, 1)
     d = _seam.run(name, config, n, cfg, a)
     return RunResult(hidden=d["hidden"], reference=d["reference"], logits=d["logits"],
                      reference_logits=d["reference_logits"], identical=d["identical"], seconds=d["seconds"],

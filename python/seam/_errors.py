@@ -23,12 +23,17 @@ from __future__ import annotations
 
 class Error(Exception):
     """A failure seam reports: ``kind``, ``message``, and for a binder
-    rejection the ``stage`` and ``rule`` it breaks."""
+    rejection the ``stage`` and ``rule`` it breaks (both ``None`` for any
+    other failure)."""
 
     kind: str = "internal"
     exit_status: int = 4
 
-    def __init__(self, message: str, *, kind: str | None = None, stage: int = -1, rule: str = "") -> None:
+    stage: int | None
+    rule: str | None
+
+    def __init__(self, message: str, *, kind: str | None = None, stage: int | None = None,
+                 rule: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         if kind is not None:
@@ -82,4 +87,5 @@ _CLASSES: dict[str, type[Error]] = {
 
 def from_native(kind: str, message: str, stage: int, rule: str) -> Error:
     """The exception for an error of the native module (called from C++)."""
-    return _CLASSES.get(kind, InternalError)(message, kind=kind, stage=stage, rule=rule)
+    return _CLASSES.get(kind, InternalError)(message, kind=kind, stage=None if stage < 0 else stage,
+                                             rule=rule or None)

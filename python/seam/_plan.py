@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
-from . import _seam
+from . import _args, _seam
 
 # Which step kinds move data between ranks, from seam's own table of kinds.
 _COLLECTIVE: Mapping[str, bool] = _seam.step_kinds()
@@ -292,14 +292,14 @@ class Plan:
     @staticmethod
     def from_json(text: str) -> Plan:
         """Reads a plan's JSON (without verifying it); seam.BadInput if malformed."""
-        return Plan(_seam.read_plan(text, "plan"))
+        return Plan(_seam.read_plan(_args.text("text", text), "plan"))
 
     @staticmethod
     def from_text(text: str) -> Plan:
         """Reads the compact text form (without verifying it)."""
-        return Plan(_seam.read_plan(text, "plan"))
+        return Plan(_seam.read_plan(_args.text("text", text), "plan"))
 
     @staticmethod
-    def load(path: str | os.PathLike[str]) -> Plan:
+    def load(path: str | bytes | os.PathLike[str]) -> Plan:
         """Reads a plan file, JSON or text, as ``seam show`` does (without verifying it)."""
-        return Plan(_seam.load_plan(os.fspath(path)))
+        return Plan(_seam.load_plan(_args.path("path", path)))

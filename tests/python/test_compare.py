@@ -1,5 +1,10 @@
 """seam.compare ranks the configurations `seam compare` ranks."""
+import json
+
+import pytest
+
 import seam
+from conftest import CONFIGS
 
 
 def test_the_ranking_is_the_command_lines(cli_json):
@@ -28,3 +33,38 @@ def test_gpus_that_do_not_split_over_the_nodes_are_bad_input():
         seam.compare("llama", gpus=6, nodes=4)
     with pytest.raises(seam.BadInput, match="^gpus=2048 is not in"):
         seam.compare("llama", gpus=2048)
+
+
+_SGLANG = ["--model-path", str(CONFIGS / "deepseek-v2-lite.json"), "--tp-size", "4", "--enable-dp-attention",
+           "--dp-size", "2", "--moe-dense-tp-size", "1"]
+
+
+def engine_json(cli, *args):
+    code, out, err = cli("compare", "--engine", "sglang", "--format", "json", "--top", "100000", *args, "--", *_SGLANG)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_compare_for_engine_ranks_as_the_command_line_with_an_engines_flags(cli):
+    c = seam.compare_for_engine("sglang", _SGLANG)
+    doc = engine_json(cli)
+    assert c.gpus == 4 and c.model == doc["model"]
+    assert [k.flags for k in c.ranked] == [k["flags"] for k in doc["ranked"]]
+    assert c.engine == seam.EngineRank(**doc["engine"])
+    assert c.engine.name == "sglang" and c.engine.flags == "--tp 4 --attn-dp 2 --dense-tp 1"
+    assert c.ranked[c.engine.rank - 1].flags.startswith("--tp 4 --attn-dp 2 --dense-tp 1")
+    assert seam.compare("deepseek-v2-lite", gpus=4).engine is None
+
+
+def test_compare_for_engine_takes_the_gpus_and_refuses_what_the_engine_refuses(cli):
+    c = seam.compare_for_engine("sglang", _SGLANG, gpus=8)
+    doc = engine_json(cli, "--gpus", "8")
+    assert c.gpus == 8 and [k.flags for k in c.ranked] == [k["flags"] for k in doc["ranked"]]
+    assert c.engine.rank == doc["engine"]["rank"]
+    with pytest.raises(seam.BadInput, match="^SGLang refuses this at start-up"):
+        seam.compare_for_engine("sglang", ["--model-path", str(CONFIGS / "deepseek-v2-lite.json"), "--tp-size", "8",
+                                           "--enable-dp-attention", "--dp-size", "3"])
+    with pytest.raises(seam.BadInput, match="^engine: "):
+        seam.compare_for_engine("trt", _SGLANG)
+    with pytest.raises(seam.BadInput, match="^args is the engine's command line"):
+        seam.compare_for_engine("sglang", " ".join(_SGLANG))

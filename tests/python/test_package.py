@@ -51,3 +51,19 @@ def test_every_public_name_is_exported_and_documented():
         if callable(obj):
             assert inspect.getdoc(obj), f"seam.{name} has no docstring"
     assert (pathlib.Path(seam.__file__).parent / "py.typed").exists()
+
+
+def test_dir_of_seam_lists_its_api_and_its_dunders_only():
+    dunders = {n for n in vars(seam) if n.startswith("__") and n.endswith("__")}
+    assert set(dir(seam)) == set(seam.__all__) | dunders
+    for leaked in ("os", "json", "re", "Any", "Mapping", "Sequence", "dataclass", "annotations", "_seam", "_args"):
+        assert leaked not in dir(seam)
+    assert all(hasattr(seam, name) for name in seam.__all__)
+
+
+def test_all_is_what_the_readme_documents():
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## From Python\n"):]
+    section = section[:section.index("\n## ", 1)]
+    named = set(re.findall(r"\bseam\.(\w+)", section))
+    assert set(seam.__all__) == named

@@ -52,7 +52,7 @@ def test_bf16_runs_bit_for_bit_too():
     (dict(tokens=0), "tokens=0 must be at least 1"),
     (dict(tokens=1 << 21), "tokens=2097152 is not in [1, 1048576]"),
     (dict(seed=-1), "seed=-1 must be an int in [0, 2**64)"),
-    (dict(timeout=0), "timeout=0 is not in [0.001, 86400] seconds"),
+    (dict(timeout=0), "timeout=0 is not a number of seconds from 0.001 to 86400 (a day)"),
     (dict(max_memory=1), None),
 ])
 def test_a_bad_run_is_bad_input(kw, message):

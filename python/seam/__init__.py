@@ -355,8 +355,10 @@ def _compare_args(gpus: int | None, nodes: int, hardware: str, batch: int, prefi
     a.nodes = _args.integer("nodes", nodes, 1)
     a.batch, a.prefill = _args.integer("batch", batch, 1), _args.integer("prefill", prefill, 1)
     a.context = _args.integer("context", context, 1)
-    a.hardware = _args.path("hardware", hardware) if isinstance(hardware, _os.PathLike) else _args.text(
-        "hardware", hardware)
+    # A name of the built-in hardware, or a JSON file as seam compare --hardware reads it.
+    is_path = isinstance(hardware, (_os.PathLike, bytes)) or (
+        isinstance(hardware, str) and ("/" in hardware or hardware.endswith(".json")))
+    a.hardware = _args.path("hardware", hardware) if is_path else _args.text("hardware", hardware)
     a.weight_dtype, a.act_dtype = _args.text("weight_dtype", weight_dtype), _args.text("act_dtype", act_dtype)
     a.dispatch_dtype = _dtype("dispatch_dtype", dispatch_dtype)
     a.max_seconds = _args.seconds("max_seconds", max_seconds)
@@ -376,7 +378,8 @@ def _comparison(d: _Mapping[str, _Any]) -> Comparison:
                       considered=d["considered"], merged=d["merged"], gpus=d["gpus"], engine=engine)
 
 
-def compare(model: str | _os.PathLike[str], *, gpus: int | None = None, nodes: int = 1, hardware: str = "h100",
+def compare(model: str | _os.PathLike[str], *, gpus: int | None = None, nodes: int = 1,
+            hardware: str | _os.PathLike[str] = "h100",
             batch: int = 64, prefill: int = 4096, context: int = 4096, weight_dtype: str = "bf16",
             act_dtype: str = "bf16", dispatch_dtype: str | None = None, layers: int | None = None,
             max_seconds: float = 600) -> Comparison:
@@ -393,7 +396,7 @@ def compare(model: str | _os.PathLike[str], *, gpus: int | None = None, nodes: i
 
 
 def compare_for_engine(engine: str, args: _Sequence[str], *, gpus: int | None = None, nodes: int = 1,
-                       hardware: str = "h100", batch: int = 64, prefill: int = 4096, context: int = 4096,
+                       hardware: str | _os.PathLike[str] = "h100", batch: int = 64, prefill: int = 4096, context: int = 4096,
                        weight_dtype: str = "bf16", act_dtype: str = "bf16", dispatch_dtype: str | None = None,
                        layers: int | None = None, max_seconds: float = 600) -> Comparison:
     """Every configuration of the model an engine's own command line names,

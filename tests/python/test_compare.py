@@ -27,6 +27,23 @@ def test_each_candidate_binds_as_its_flags_say():
         assert max(r.bytes_per_token() for r in p.ranks) == k.bytes_per_token
 
 
+def test_gpus_default_to_every_gpu_of_the_nodes_as_the_command_lines(cli_json):
+    c = seam.compare("llama", nodes=2)
+    doc = cli_json("compare", "llama", "--nodes", "2", "--top", "100000")
+    assert c.gpus == 16 and [k.flags for k in c.ranked] == [k["flags"] for k in doc["ranked"]]
+
+
+def test_hardware_is_a_name_or_a_json_file(tmp_path):
+    c = seam.compare("llama", gpus=2)
+    (tmp_path / "mine.json").write_text("{")
+    for hardware in (tmp_path / "mine.json", str(tmp_path / "mine.json")):
+        with pytest.raises(seam.BadInput, match="mine.json"):
+            seam.compare("llama", gpus=2, hardware=hardware)
+    with pytest.raises(seam.BadInput, match=r"^cannot read /nonexistent/h\ufffd.json"):
+        seam.compare("llama", gpus=2, hardware="/nonexistent/h\udc80.json")
+    assert c.hardware == seam.compare("llama", gpus=2, hardware="h100").hardware
+
+
 def test_gpus_that_do_not_split_over_the_nodes_are_bad_input():
     import pytest
     with pytest.raises(seam.BadInput, match="^--gpus 6 does not split over --nodes 4$"):

@@ -116,18 +116,14 @@ class Runner {
     std::vector<float> out(out_count_);
     const int c = static_cast<int>(count_), part = static_cast<int>(count_ / n_);
     switch (op_) {
-      case Op::kAllReduce:
-        MPI_Allreduce(in_.data(), out.data(), c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        break;
+      case Op::kAllReduce: MPI_Allreduce(in_.data(), out.data(), c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
       case Op::kReduceScatter:
         MPI_Reduce_scatter_block(in_.data(), out.data(), part, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
       case Op::kAllGather:
         MPI_Allgather(in_.data(), part, MPI_FLOAT, out.data(), part, MPI_FLOAT, MPI_COMM_WORLD);
         break;
-      case Op::kAllToAll:
-        MPI_Alltoall(in_.data(), part, MPI_FLOAT, out.data(), part, MPI_FLOAT, MPI_COMM_WORLD);
-        break;
+      case Op::kAllToAll: MPI_Alltoall(in_.data(), part, MPI_FLOAT, out.data(), part, MPI_FLOAT, MPI_COMM_WORLD); break;
     }
     return out;
   }
@@ -233,11 +229,13 @@ int Main(int argc, char** argv) {
   const int n = p.size();
   std::unique_ptr<Comm> comm = MakeMpiComm(p, {.tp = n}, {.mode = MpiMode::kCanonical});
   if (p.root()) {
-    fmt::print("# seam collectives on {} ranks: canonical (point-to-point exchanges + the canonical tree) vs native "
-               "(MPI's own)\n",
-               n);
-    fmt::print("# time in us per call (slowest rank): median and 90th percentile of the timed calls; algbw, busbw in "
-               "GB/s at the median; #wrong from a separate untimed pass\n");
+    fmt::print(
+        "# seam collectives on {} ranks: canonical (point-to-point exchanges + the canonical tree) vs native "
+        "(MPI's own)\n",
+        n);
+    fmt::print(
+        "# time in us per call (slowest rank): median and 90th percentile of the timed calls; algbw, busbw in "
+        "GB/s at the median; #wrong from a separate untimed pass\n");
     fmt::print("{:>10} {:>15} | {:>10} {:>10} {:>7} {:>7} {:>6} | {:>10} {:>10} {:>7} {:>7} {:>6} | {:>6}\n", "size",
                "collective", "canon us", "p90 us", "algbw", "busbw", "#wrong", "native us", "p90 us", "algbw", "busbw",
                "#wrong", "ratio");
@@ -254,8 +252,8 @@ int Main(int argc, char** argv) {
       const int64_t canonical_wrong = SumOverRanks(Wrong(got, want, true));
       const int64_t native_wrong = SumOverRanks(Wrong(run.Native(), want, !run.sums()));
       const int iters = static_cast<int>(std::clamp<int64_t>((int64_t{256} << 20) / bytes, 11, 200));
-      auto [canonical, native] =
-          TimeBoth(warmup, iters, [&] { return run.TimedCanonical(); }, [&] { return Seconds([&] { run.Native(); }); });
+      auto [canonical, native] = TimeBoth(
+          warmup, iters, [&] { return run.TimedCanonical(); }, [&] { return Seconds([&] { run.Native(); }); });
       canonical.wrong = canonical_wrong;
       native.wrong = native_wrong;
       const double factor = BusFactor(op, n);
@@ -267,10 +265,11 @@ int Main(int argc, char** argv) {
         if (!fresh) it->second = std::min(it->second, ratio);
       }
       if (p.root()) {
-        fmt::print("{:>10} {:>15} | {:>10.1f} {:>10.1f} {:>7.2f} {:>7.2f} {:>6} | {:>10.1f} {:>10.1f} {:>7.2f} {:>7.2f} "
-                   "{:>6} | {:>6.2f}\n",
-                   bytes, Name(op), canonical.median * 1e6, canonical.p90 * 1e6, c_alg, c_alg * factor,
-                   canonical.wrong, native.median * 1e6, native.p90 * 1e6, n_alg, n_alg * factor, native.wrong, ratio);
+        fmt::print(
+            "{:>10} {:>15} | {:>10.1f} {:>10.1f} {:>7.2f} {:>7.2f} {:>6} | {:>10.1f} {:>10.1f} {:>7.2f} {:>7.2f} "
+            "{:>6} | {:>6.2f}\n",
+            bytes, Name(op), canonical.median * 1e6, canonical.p90 * 1e6, c_alg, c_alg * factor, canonical.wrong,
+            native.median * 1e6, native.p90 * 1e6, n_alg, n_alg * factor, native.wrong, ratio);
       }
     }
   }

@@ -14,8 +14,8 @@ void BM_CompareKimiK2On16Gpus(benchmark::State& state) {
     state.SkipWithError(m.error().message.c_str());
     return;
   }
-  const seam::CompareOptions o{.gpus = 16, .nodes = 2, .hardware = seam::LoadHardware("h200").value(),
-                               .memory = {.weight_bytes = 1}};
+  const seam::CompareOptions o{
+      .gpus = 16, .nodes = 2, .hardware = seam::LoadHardware("h200").value(), .memory = {.weight_bytes = 1}};
   size_t considered = 0;
   for (auto _ : state) {
     const seam::Expected<seam::Comparison> c = seam::Compare(*m, o);
@@ -28,7 +28,11 @@ void BM_CompareKimiK2On16Gpus(benchmark::State& state) {
   }
   state.counters["configurations"] = static_cast<double>(considered);
 }
-BENCHMARK(BM_CompareKimiK2On16Gpus)->Unit(benchmark::kSecond)->Iterations(1)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_CompareKimiK2On16Gpus)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 
 }  // namespace
 

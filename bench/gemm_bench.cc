@@ -43,8 +43,7 @@ seam::Tensor Make(int rows, int cols, uint32_t seed) {
 }
 
 void SetFlops(benchmark::State& state, int m, int n, int k) {
-  state.counters["GFLOP"] =
-      benchmark::Counter(2e-9 * m * n * k, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP"] = benchmark::Counter(2e-9 * m * n * k, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // Arguments: M, K, N.
@@ -145,8 +144,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
   }
   void PrintRatios() const {
-    std::printf("\n%-22s %14s %7s %14s %7s %14s %7s %6s %7s %7s\n", "shape", "seam GF/s med", "cv", "bf16 w med",
-                "cv", "OpenBLAS med", "cv", "as", "ratio", "bf16 w");
+    std::printf("\n%-22s %14s %7s %14s %7s %14s %7s %6s %7s %7s\n", "shape", "seam GF/s med", "cv", "bf16 w med", "cv",
+                "OpenBLAS med", "cv", "as", "ratio", "bf16 w");
     for (const std::string& shape : shapes_) {
       const auto s = seam_.find(shape);
       const auto h = bf16_.find(shape);
@@ -176,7 +175,8 @@ std::vector<char*> WithDefaults(int argc, char** argv) {
   static char aggregates[] = "--benchmark_report_aggregates_only=true";
   std::vector<char*> args(argv, argv + argc);
   const auto given = [&](std::string_view flag) {
-    return std::any_of(args.begin(), args.end(), [&](const char* a) { return std::string_view(a).rfind(flag, 0) == 0; });
+    return std::any_of(args.begin(), args.end(),
+                       [&](const char* a) { return std::string_view(a).rfind(flag, 0) == 0; });
   };
   for (char* d : {repetitions, interleave, aggregates}) {
     const std::string_view flag(d);

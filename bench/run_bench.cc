@@ -14,8 +14,8 @@
 // threads. Each call is a whole run: it checks the weights, builds every
 // rank's kernels (views of the weights) and runs the plan.
 #include <benchmark/benchmark.h>
-#include <fmt/format.h>
 #include <cblas.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,8 +36,13 @@ constexpr int kRequests = 4;
 seam::Model BenchModel() {
   seam::Model m = seam::LlamaModel(8);
   m.hidden = 1024;
-  m.dims = seam::ModelDims{.vocab = 1024, .heads = 16, .kv_heads = 4, .head_dim = 64, .rope_theta = 500000.0,
-                           .rms_eps = 1e-5, .intermediate = 2816};
+  m.dims = seam::ModelDims{.vocab = 1024,
+                           .heads = 16,
+                           .kv_heads = 4,
+                           .head_dim = 64,
+                           .rope_theta = 500000.0,
+                           .rms_eps = 1e-5,
+                           .intermediate = 2816};
   return m;
 }
 
@@ -177,16 +182,19 @@ int main(int argc, char** argv) {
   const auto [blas, blas_spread] = r.Median("BM_GemmOpenBlas", gflops_per_core);
   const auto [gemm, gemm_spread] = r.Median("BM_GemmSeam", gflops_per_core);
   const auto [batched, batched_spread] = r.Median(fmt::format("BM_Run/1/{}", kTokens), tokens_per_s);
-  std::printf("\nsummary: medians of 5 repetitions (spread: (max - min) / median); bf16 storage, hidden 1024, 8 layers\n");
-  std::printf("throughput, %d tokens in %d requests (baseline: tp1, the unsharded model batched):\n", kTokens, kRequests);
+  std::printf(
+      "\nsummary: medians of 5 repetitions (spread: (max - min) / median); bf16 storage, hidden 1024, 8 layers\n");
+  std::printf("throughput, %d tokens in %d requests (baseline: tp1, the unsharded model batched):\n", kTokens,
+              kRequests);
   for (int tp : {1, 2, 4}) {
     const std::string name = fmt::format("BM_Run/{}/{}", tp, kTokens);
     const auto [tps, tps_spread] = r.Median(name, tokens_per_s);
     const auto [per_core, core_spread] = r.Median(name, gflops_per_core);
-    std::printf("  tp%d: %8.0f tokens/s (%4.1f%%)  %5.2fx tp1  %6.1f GFLOP per CPU-second (%4.1f%%) = %.2f of OpenBLAS "
-                "sgemm on one core\n",
-                tp, tps, 100 * tps_spread, batched > 0 ? tps / batched : 0.0, per_core, 100 * core_spread,
-                blas > 0 ? per_core / blas : 0.0);
+    std::printf(
+        "  tp%d: %8.0f tokens/s (%4.1f%%)  %5.2fx tp1  %6.1f GFLOP per CPU-second (%4.1f%%) = %.2f of OpenBLAS "
+        "sgemm on one core\n",
+        tp, tps, 100 * tps_spread, batched > 0 ? tps / batched : 0.0, per_core, 100 * core_spread,
+        blas > 0 ? per_core / blas : 0.0);
   }
   const auto [ref, ref_spread] = r.Median("BM_Reference", ms_per_token);
   std::printf("latency, one token (baseline: the reference, one token at a time):\n");
@@ -195,10 +203,12 @@ int main(int argc, char** argv) {
     std::printf("  tp%d: %7.2f ms (%4.1f%%)  %5.2fx the reference's time per token\n", tp, t, 100 * spread,
                 ref > 0 ? t / ref : 0.0);
   }
-  std::printf("  reference: %7.2f ms per token (%4.1f%%), %.0f tokens/s\n", ref, 100 * ref_spread, ref > 0 ? 1e3 / ref : 0.0);
-  std::printf("GEMM [512x1024]x[1024x2816] on one core: seam %.1f GFLOP/s (%4.1f%%), OpenBLAS sgemm %.1f (%4.1f%%), "
-              "ratio %.2f\n",
-              gemm, 100 * gemm_spread, blas, 100 * blas_spread, blas > 0 ? gemm / blas : 0.0);
+  std::printf("  reference: %7.2f ms per token (%4.1f%%), %.0f tokens/s\n", ref, 100 * ref_spread,
+              ref > 0 ? 1e3 / ref : 0.0);
+  std::printf(
+      "GEMM [512x1024]x[1024x2816] on one core: seam %.1f GFLOP/s (%4.1f%%), OpenBLAS sgemm %.1f (%4.1f%%), "
+      "ratio %.2f\n",
+      gemm, 100 * gemm_spread, blas, 100 * blas_spread, blas > 0 ? gemm / blas : 0.0);
   benchmark::Shutdown();
   return 0;
 }

@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
     for (const auto* side : {&stage.entry, &stage.compute, &stage.exit}) {
       for (const seam::Step& step : *side) {
         if (!seam::IsCollective(step.kind)) continue;
-        std::printf(" %s(%s)", std::string(seam::Name(step.kind)).c_str(), std::string(seam::Name(*step.group)).c_str());
+        std::printf(" %s(%s)", std::string(seam::Name(step.kind)).c_str(),
+                    std::string(seam::Name(*step.group)).c_str());
       }
     }
     std::printf("\n");

@@ -19,7 +19,8 @@ int main() {
     return 2;
   }
   seam::Expected<seam::RunOutput> out = seam::RunPlans(*model, *plans, *weights, *batch, {});
-  seam::Expected<seam::Tensor> ref = seam::RunReference(*model, *weights, *batch, seam::NumericsOf(cfg, seam::Dtype::kF32));
+  seam::Expected<seam::Tensor> ref =
+      seam::RunReference(*model, *weights, *batch, seam::NumericsOf(cfg, seam::Dtype::kF32));
   if (!out || !ref) {
     std::fprintf(stderr, "%s\n", (!out ? out.error() : ref.error()).message.c_str());
     return 1;

@@ -82,8 +82,8 @@ inline DefectCase Defect4() {
   DefectCase c{"defect 4", DeepseekModel(4, 64, 3), Cut({.tp = 4, .attn_dp = 2, .dense_tp = 1}, {1, 3})};
   c.fixed = MustBindPipeline(c.model, c.cfg);
   c.old = EditedRank(c.fixed, 0, c.variant, [&](LinePlan& l) {
-    l.stages[1].exit.insert(l.stages[1].exit.begin(), LocalSlice(Operand::kResidual, Rows::Attention(c.cfg),
-                                                                 Rows::Slice(c.cfg), 64));
+    l.stages[1].exit.insert(l.stages[1].exit.begin(),
+                            LocalSlice(Operand::kResidual, Rows::Attention(c.cfg), Rows::Slice(c.cfg), 64));
   });
   return c;
 }

@@ -42,7 +42,9 @@ inline Model StackOf(std::string_view letters, int hidden = 64) {
       default: throw std::invalid_argument(std::string("unknown stage letter ") + c);
     }
   }
-  return {.name = std::string(letters), .num_layers = static_cast<int>(stages.size()), .hidden = hidden,
+  return {.name = std::string(letters),
+          .num_layers = static_cast<int>(stages.size()),
+          .hidden = hidden,
           .layer = [stages](int i) { return std::vector{stages[static_cast<size_t>(i)]}; }};
 }
 

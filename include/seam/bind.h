@@ -39,8 +39,7 @@ struct BindOptions {
 
 // The plan of one pipeline rank; it learns its neighbours from the model's
 // declaration function.
-Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank = 0,
-                    const BindOptions& options = {});
+Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank = 0, const BindOptions& options = {});
 
 // What Bind refuses this rank for, without binding it: Bind fails exactly
 // when this does, with the same error (binding itself refuses nothing once

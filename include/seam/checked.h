@@ -14,7 +14,6 @@ namespace seam {
 
 Expected<Plan> BindChecked(const Model& model, const ParallelConfig& cfg, int pp_rank = 0,
                            const BindOptions& options = {});
-Expected<Pipeline> BindPipelineChecked(const Model& model, const ParallelConfig& cfg,
-                                       const BindOptions& options = {});
+Expected<Pipeline> BindPipelineChecked(const Model& model, const ParallelConfig& cfg, const BindOptions& options = {});
 
 }  // namespace seam

@@ -15,6 +15,7 @@
 
 #include <map>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ struct Comparison {
 };
 
 Expected<Comparison> Compare(const Model& m, const CompareOptions& o);
+
+// Where a configuration (an engine's, say) ranks (0-based): the best-ranked
+// candidate with its layout and replicas, a wider --reduction that binds the
+// same steps having been merged into a narrower one; none when it is not
+// among them.
+std::optional<size_t> RankOf(const Comparison& c, const ParallelConfig& cfg, int replicas);
 
 // About how long Compare takes: the configurations it will bind times the
 // model's layers, at the rate measured on a 2-core Zen 4 (about 66 us a

@@ -26,9 +26,9 @@
 namespace seam {
 
 struct Workload {
-  int batch = 64;       // sequences decoding together, over all replicas
-  int prefill = 4096;   // tokens of one prefill
-  int context = 4096;   // tokens each sequence holds in the KV cache
+  int batch = 64;      // sequences decoding together, over all replicas
+  int prefill = 4096;  // tokens of one prefill
+  int context = 4096;  // tokens each sequence holds in the KV cache
 };
 
 // Where a rank of one pipeline replica runs: replicas sit side by side, so
@@ -48,10 +48,10 @@ struct StepCost {
 StepCost CostOfStep(const Step& s, const Plan& plan, int rank, double tokens, const Hardware& hw, Placement at);
 
 struct PlanCost {
-  double decode_seconds = 0;            // one decode step of the batch, busiest rank
-  double prefill_seconds_per_token = 0; // a prefill, per token, busiest rank
-  double bytes_per_token = 0;           // the busiest pipeline rank's bytes per token
-  double network_bytes_per_token = 0;   // of them, the bytes that cross nodes
+  double decode_seconds = 0;             // one decode step of the batch, busiest rank
+  double prefill_seconds_per_token = 0;  // a prefill, per token, busiest rank
+  double bytes_per_token = 0;            // the busiest pipeline rank's bytes per token
+  double network_bytes_per_token = 0;    // of them, the bytes that cross nodes
   int busiest_pp_rank = 0;
   std::vector<double> decode_per_pp_rank;  // each pipeline rank's decode step
   // One decode step's collectives end to end: every pipeline rank's in turn
@@ -63,7 +63,7 @@ struct PlanCost {
 PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw, int replicas);
 
 struct MemoryOptions {
-  double weight_bytes = 2;       // per parameter: bf16 2, fp8 1
+  double weight_bytes = 2;          // per parameter: bf16 2, fp8 1
   WireDtype kv = WireDtype::kBf16;  // the KV cache's dtype
 };
 

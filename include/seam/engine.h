@@ -37,15 +37,15 @@ struct EngineLaunch {
   int tp = 1;
   int dp = 1;
   int pp = 1;
-  std::optional<int> ep;             // SGLang --ep-size
-  bool dp_attention = false;         // SGLang --enable-dp-attention
-  std::optional<int> moe_dense_tp;   // SGLang --moe-dense-tp-size
-  std::string a2a_backend;           // SGLang --moe-a2a-backend, vLLM --all2all-backend ("": the default)
-  bool expert_parallel = false;      // vLLM --enable-expert-parallel
-  bool input_scattered = false;      // SGLang --enable-attn-tp-input-scattered
-  bool dp_lm_head = false;           // SGLang --enable-dp-lm-head
-  std::string dtype = "auto";        // --dtype
-  int nnodes = 1;                    // SGLang --nnodes (placement only)
+  std::optional<int> ep;            // SGLang --ep-size
+  bool dp_attention = false;        // SGLang --enable-dp-attention
+  std::optional<int> moe_dense_tp;  // SGLang --moe-dense-tp-size
+  std::string a2a_backend;          // SGLang --moe-a2a-backend, vLLM --all2all-backend ("": the default)
+  bool expert_parallel = false;     // vLLM --enable-expert-parallel
+  bool input_scattered = false;     // SGLang --enable-attn-tp-input-scattered
+  bool dp_lm_head = false;          // SGLang --enable-dp-lm-head
+  std::string dtype = "auto";       // --dtype
+  int nnodes = 1;                   // SGLang --nnodes (placement only)
   // Each flag read but not modelled, once, with why: "--port: serving, not communication".
   std::vector<std::string> ignored;
 };

@@ -22,10 +22,10 @@
 namespace seam {
 
 enum class ErrorCode {
-  kInvalidArgument,  // a flag or size that cannot work (tp not divisible, ...)
-  kUnsupported,      // a combination the binder rejects (names stage and rule)
-  kMalformed,        // a file that does not parse or misses fields
-  kFailedCheck,      // a plan that violates an invariant, or a run that disagrees with its reference
+  kInvalidArgument,   // a flag or size that cannot work (tp not divisible, ...)
+  kUnsupported,       // a combination the binder rejects (names stage and rule)
+  kMalformed,         // a file that does not parse or misses fields
+  kFailedCheck,       // a plan that violates an invariant, or a run that disagrees with its reference
   kDeadlineExceeded,  // a rank did not reach a collective within the run's timeout
   kInternal,          // a bug in seam met at a boundary that reports rather than throws
 };
@@ -50,8 +50,7 @@ struct Error {
 int ExitStatusOf(ErrorCode code);
 
 // Throws InternalError with file:line (SEAM_CHECK).
-[[noreturn]] void FailCheck(const char* condition, const char* file, int line,
-                            const std::string& detail);
+[[noreturn]] void FailCheck(const char* condition, const char* file, int line, const std::string& detail);
 // Throws InternalError naming the error whose Expected's value was read.
 [[noreturn]] void ValueOfAnError(const Error& e);
 
@@ -140,13 +139,12 @@ class InternalError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-
 }  // namespace seam
 
 // Returns the error of a failed Status from the enclosing function (which
 // returns Status or Expected<T>).
-#define SEAM_RETURN_IF_ERROR(expr)                                                  \
-  do {                                                                              \
+#define SEAM_RETURN_IF_ERROR(expr)                                                             \
+  do {                                                                                         \
     if (::seam::Status seam_status_ = (expr); !seam_status_.ok()) return seam_status_.error(); \
   } while (false)
 
@@ -159,7 +157,7 @@ class InternalError : public std::logic_error {
 #define SEAM_CONCAT_(a, b) SEAM_CONCAT_INNER_(a, b)
 #define SEAM_CONCAT_INNER_(a, b) a##b
 
-#define SEAM_CHECK(cond, detail)                                   \
-  do {                                                             \
+#define SEAM_CHECK(cond, detail)                                         \
+  do {                                                                   \
     if (!(cond)) ::seam::FailCheck(#cond, __FILE__, __LINE__, (detail)); \
   } while (false)

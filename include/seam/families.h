@@ -59,8 +59,8 @@ Model NasModel(const std::string& name, int hidden, const ModelDims& d, const st
 // DeepSeek-V4-like hyper-connections: a residual of `streams` streams,
 // attentions that complete their own sum so every stage writes its streams at
 // its exit. The first `dense_layers` layers have a dense FFN.
-Model HyperConnectionModel(const std::string& name, int layers, int hidden, const ModelDims& d, int top_k,
-                           int streams, int dense_layers);
+Model HyperConnectionModel(const std::string& name, int layers, int hidden, const ModelDims& d, int top_k, int streams,
+                           int dense_layers);
 
 // The elements per token an attention all-gathers on input-scattered
 // batches: MLA with a query latent gathers its latents, others their input.

@@ -28,9 +28,9 @@ struct Hardware {
   std::string name;
   std::string summary;
   int gpus_per_node = 8;
-  double memory_gb = 0;    // per GPU, 1e9 bytes
-  Link node;               // collectives within a node
-  Link network;            // collectives and sends that cross nodes
+  double memory_gb = 0;        // per GPU, 1e9 bytes
+  Link node;                   // collectives within a node
+  Link network;                // collectives and sends that cross nodes
   double a2a_node_gbs = 0;     // all-to-all within a node
   double a2a_network_gbs = 0;  // all-to-all across nodes
   double a2a_latency_us = 0;

@@ -59,10 +59,10 @@ struct YarnScaling {
   int original_positions = 4096;
   double beta_fast = 32;
   double beta_slow = 1;
-  double mscale = 0;          // 0: not given
-  double mscale_all_dim = 0;  // 0: not given
+  double mscale = 0;            // 0: not given
+  double mscale_all_dim = 0;    // 0: not given
   double attention_factor = 0;  // 0: not given
-  bool truncate = true;  // the ramp's ends rounded out to whole pairs
+  bool truncate = true;         // the ramp's ends rounded out to whole pairs
   bool operator==(const YarnScaling&) const = default;
 };
 
@@ -105,21 +105,21 @@ struct ModelDims {
   bool rope = true;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
-  double rope_fraction = 1.0;   // rotary on the first fraction of each head
-  bool qk_norm = false;         // RMSNorm of each head's query and key (Qwen3)
-  bool attention_sinks = false; // a learned sink logit per head (GPT-OSS)
-  bool attention_gate = false;  // a sigmoid gate on the attention output (Qwen3-Next)
-  bool qkv_bias = false;        // biases on q/k/v/o (GPT-OSS)
+  double rope_fraction = 1.0;    // rotary on the first fraction of each head
+  bool qk_norm = false;          // RMSNorm of each head's query and key (Qwen3)
+  bool attention_sinks = false;  // a learned sink logit per head (GPT-OSS)
+  bool attention_gate = false;   // a sigmoid gate on the attention output (Qwen3-Next)
+  bool qkv_bias = false;         // biases on q/k/v/o (GPT-OSS)
   MlaDims mla;
   double rms_eps = 1e-5;
-  int intermediate = 0;                     // dense FFN width
+  int intermediate = 0;                         // dense FFN width
   Activation activation = Activation::kSwiGlu;  // dense FFN and experts
-  double swiglu_limit = 7.0;                // kClampedSwiGlu's clamp
+  double swiglu_limit = 7.0;                    // kClampedSwiGlu's clamp
   int experts = 0;
-  int moe_intermediate = 0;                 // one expert's width
-  int shared_intermediate = 0;              // the shared expert's width; 0 for none
-  bool shared_expert_gate = false;          // the shared expert's output times sigmoid(x . gate) (Qwen3-Next)
-  bool renormalize = true;                  // top-k weights rescaled to sum to 1
+  int moe_intermediate = 0;         // one expert's width
+  int shared_intermediate = 0;      // the shared expert's width; 0 for none
+  bool shared_expert_gate = false;  // the shared expert's output times sigmoid(x . gate) (Qwen3-Next)
+  bool renormalize = true;          // top-k weights rescaled to sum to 1
   RouterScoring scoring = RouterScoring::kSoftmax;
   bool correction_bias = false;  // a per-expert bias used for selection only
   double routed_scaling = 1.0;   // routed experts' weights scaled by this
@@ -141,10 +141,10 @@ struct ModelDims {
   double mixer_dt_min = 0.0;
   double mixer_dt_max = std::numeric_limits<double>::infinity();
   int hc_sinkhorn_iters = 20;  // hyper-connections: Sinkhorn steps of the stream mix
-  YarnScaling yarn;              // YaRN RoPE scaling (at most one of it and rope_scaling)
+  YarnScaling yarn;            // YaRN RoPE scaling (at most one of it and rope_scaling)
   RopePairing rope_pairing = RopePairing::kHalf;
-  ExpertGroups expert_groups;    // group-limited routing
-  double renormalize_eps = 0;    // added to the top-k weights' sum before renormalising (DeepSeek: 1e-20)
+  ExpertGroups expert_groups;  // group-limited routing
+  double renormalize_eps = 0;  // added to the top-k weights' sum before renormalising (DeepSeek: 1e-20)
   bool operator==(const ModelDims&) const = default;
 };
 
@@ -156,8 +156,8 @@ inline int FfnWidthOf(const StageDecl& d, const ModelDims& dims) {
 struct Model {
   std::string name;
   int num_layers = 0;
-  int hidden = 0;            // elements per token of a stage's output
-  int residual_streams = 1;  // hyper-connection streams (1 = a plain residual)
+  int hidden = 0;                 // elements per token of a stage's output
+  int residual_streams = 1;       // hyper-connection streams (1 = a plain residual)
   std::optional<ModelDims> dims;  // what running needs; binding needs only the stages
   // The shared declaration function: the stages of layer `index`, in order.
   std::function<std::vector<StageDecl>(int index)> layer;
@@ -173,7 +173,7 @@ struct Model {
 struct StageRef {
   int index = 0;  // position among all of the model's stages
   int layer = 0;
-  int slot = 0;   // position within its layer
+  int slot = 0;  // position within its layer
   StageDecl decl;
 };
 

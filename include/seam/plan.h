@@ -62,13 +62,13 @@ struct StagePlan {
   int index = 0;
   int layer = 0;
   StageDecl decl;
-  Boundary arrives;               // what the entry was bound for
-  std::optional<Rows> input;      // rows the entry hands to compute (none: no-op)
-  std::optional<Rows> residual;   // the residual's rows while the stage runs
+  Boundary arrives;              // what the entry was bound for
+  std::optional<Rows> input;     // rows the entry hands to compute (none: no-op)
+  std::optional<Rows> residual;  // the residual's rows while the stage runs
   std::vector<Step> entry;
   std::vector<Step> compute;
   std::vector<Step> exit;
-  Boundary departs;               // what the exit hands on
+  Boundary departs;  // what the exit hands on
   bool operator==(const StagePlan&) const = default;
 };
 

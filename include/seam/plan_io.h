@@ -64,7 +64,8 @@ Expected<Pipeline> PipelineFromJson(std::string_view text);
 // indentation (spaces) for structure; blank lines and lines starting with #
 // are skipped. A pipeline is its ranks' plans one after another.
 //
-//   plan llama hidden=64 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar scattered=no
+//   plan llama hidden=64 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no
+//   reduction=ar scattered=no
 //        pp=1 split=- pp_rank=0 layers=0..4          (one line)
 //   line ordinary                                    (a batch variant)
 //     start STEP                                     (the embedding, or from_pp on later ranks)

@@ -30,9 +30,9 @@ enum class AttentionSum {
 
 // How a stage writes its output into the residual.
 enum class UpdateKind {
-  kPlainAdd,        // residual += output; allows fused all-reduce+add+norm
-  kHyperConnection, // non-additive: mixes [T, hc, d] streams; applied by the
-                    // producer at its exit, once its sum is complete
+  kPlainAdd,         // residual += output; allows fused all-reduce+add+norm
+  kHyperConnection,  // non-additive: mixes [T, hc, d] streams; applied by the
+                     // producer at its exit, once its sum is complete
 };
 
 // How a stage derives its input from the residual.

@@ -57,24 +57,24 @@ inline constexpr Operands kLogitsOnly{.logits = true};
 inline constexpr Operands kAnyBuffer{.value = true, .residual = true, .input = true, .logits = true};
 
 // X(enumerator, name, traffic, completes an owed sum, operands)
-#define SEAM_STEP_KINDS(X)                                                                                 \
-  X(kAllReduce, "ar", Traffic::kAllReduce, true, kValueOnly)       /* complete a sum in place */           \
-  X(kReduceScatter, "rs", Traffic::kShare, true, kValueOnly)       /* complete it onto finer rows */       \
-  X(kReduceScatterV, "rsv", Traffic::kShare, true, kValueOnly)     /* the same, rows per DP group */       \
-  X(kAllGather, "ag", Traffic::kShare, false, kAnyOperand)         /* gather rows back over a group */     \
-  X(kDispatch, "a2a-dispatch", Traffic::kShare, false, kAnyOperand) /* a2a MoE: rows to their experts */   \
-  X(kCombine, "a2a-combine", Traffic::kShare, false, kAnyOperand)  /* a2a MoE: expert outputs back */      \
-  X(kSlice, "slice", Traffic::kNone, false, kAnyBuffer)            /* take this rank's rows locally */     \
-  X(kStartResidual, "start-residual", Traffic::kNone, false, kValueOnly) /* the input becomes residual */  \
-  X(kAdd, "add", Traffic::kNone, false, kResidualOnly)             /* residual += value (consumed) */      \
-  X(kNorm, "norm", Traffic::kNone, false, kResidualOnly)           /* input = norm(residual) */            \
-  X(kAllReduceAddNorm, "ar+add+norm", Traffic::kAllReduce, true, kValueOnly) /* fused, same bits */       \
-  X(kCompute, "compute", Traffic::kNone, false, kAnyOperand)       /* the stage itself: input -> value */  \
-  X(kEmbed, "embed", Traffic::kNone, false, kValueOnly)            /* the tokens' rows of this rank's table */ \
-  X(kLmHead, "lm-head", Traffic::kNone, false, kInputOnly)         /* input -> this rank's vocabulary columns */ \
-  X(kGatherVocab, "ag-vocab", Traffic::kShare, false, kLogitsOnly) /* gather the columns of the vocabulary */ \
-  X(kLeave, "leave", Traffic::kNone, false, kValueOnly)            /* the owed sum goes to the reader */   \
-  X(kSend, "send", Traffic::kWhole, false, kValueOrResidual)       /* this rank's slice to the next */     \
+#define SEAM_STEP_KINDS(X)                                                                                          \
+  X(kAllReduce, "ar", Traffic::kAllReduce, true, kValueOnly)                 /* complete a sum in place */          \
+  X(kReduceScatter, "rs", Traffic::kShare, true, kValueOnly)                 /* complete it onto finer rows */      \
+  X(kReduceScatterV, "rsv", Traffic::kShare, true, kValueOnly)               /* the same, rows per DP group */      \
+  X(kAllGather, "ag", Traffic::kShare, false, kAnyOperand)                   /* gather rows back over a group */    \
+  X(kDispatch, "a2a-dispatch", Traffic::kShare, false, kAnyOperand)          /* a2a MoE: rows to their experts */   \
+  X(kCombine, "a2a-combine", Traffic::kShare, false, kAnyOperand)            /* a2a MoE: expert outputs back */     \
+  X(kSlice, "slice", Traffic::kNone, false, kAnyBuffer)                      /* take this rank's rows locally */    \
+  X(kStartResidual, "start-residual", Traffic::kNone, false, kValueOnly)     /* the input becomes residual */       \
+  X(kAdd, "add", Traffic::kNone, false, kResidualOnly)                       /* residual += value (consumed) */     \
+  X(kNorm, "norm", Traffic::kNone, false, kResidualOnly)                     /* input = norm(residual) */           \
+  X(kAllReduceAddNorm, "ar+add+norm", Traffic::kAllReduce, true, kValueOnly) /* fused, same bits */                 \
+  X(kCompute, "compute", Traffic::kNone, false, kAnyOperand)                 /* the stage itself: input -> value */ \
+  X(kEmbed, "embed", Traffic::kNone, false, kValueOnly)            /* the tokens' rows of this rank's table */      \
+  X(kLmHead, "lm-head", Traffic::kNone, false, kInputOnly)         /* input -> this rank's vocabulary columns */    \
+  X(kGatherVocab, "ag-vocab", Traffic::kShare, false, kLogitsOnly) /* gather the columns of the vocabulary */       \
+  X(kLeave, "leave", Traffic::kNone, false, kValueOnly)            /* the owed sum goes to the reader */            \
+  X(kSend, "send", Traffic::kWhole, false, kValueOrResidual)       /* this rank's slice to the next */              \
   X(kRecv, "recv", Traffic::kAtTheSender, false, kValueOrResidual) /* the slice from the previous */
 
 enum class StepKind {
@@ -87,14 +87,15 @@ struct StepSpec {
   StepKind kind;
   std::string_view name;
   Traffic traffic;
-  bool completes;    // it completes the owed sum of the value it acts on
+  bool completes;     // it completes the owed sum of the value it acts on
   Operands operands;  // the buffers it may act on
   // It moves data between ranks (and so names a group).
   constexpr bool collective() const { return traffic != Traffic::kNone; }
 };
 
 inline constexpr std::array kStepSpecs{
-#define SEAM_SPEC(kind, name, traffic, completes, operands) StepSpec{StepKind::kind, name, traffic, completes, operands},
+#define SEAM_SPEC(kind, name, traffic, completes, operands) \
+  StepSpec{StepKind::kind, name, traffic, completes, operands},
     SEAM_STEP_KINDS(SEAM_SPEC)
 #undef SEAM_SPEC
 };

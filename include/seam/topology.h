@@ -45,12 +45,8 @@ struct ParallelConfig {
   int attn_tp() const { return tp / attn_dp; }
   int dense_tp_size() const { return dense_tp == 0 ? tp : dense_tp; }
   int ep_size() const { return ep == 0 ? tp : ep; }
-  bool allows_reduce_scatter() const {
-    return reduction == Reduction::kRs || reduction == Reduction::kRsRsv;
-  }
-  bool allows_reduce_scatterv() const {
-    return reduction == Reduction::kRsv || reduction == Reduction::kRsRsv;
-  }
+  bool allows_reduce_scatter() const { return reduction == Reduction::kRs || reduction == Reduction::kRsRsv; }
+  bool allows_reduce_scatterv() const { return reduction == Reduction::kRsv || reduction == Reduction::kRsRsv; }
   bool operator==(const ParallelConfig&) const = default;
 };
 

@@ -26,9 +26,9 @@ enum class Invariant {
   kStageRows = 6,          // each stage receives the rows it declared
   kGroupFitsRows = 7,      // collectives name the right group for their rows
   // What a plan must be beyond the seven boundary invariants:
-  kWellFormed = 8,   // its header, stages, steps and widths agree with its model and configuration
-  kPolicy = 9,       // an FFN's sum completes only by collectives the boundary reduction allows
-  kFewestBytes = 10, // it moves no more bytes than its stages and configuration need
+  kWellFormed = 8,    // its header, stages, steps and widths agree with its model and configuration
+  kPolicy = 9,        // an FFN's sum completes only by collectives the boundary reduction allows
+  kFewestBytes = 10,  // it moves no more bytes than its stages and configuration need
 };
 inline constexpr int kInvariantCount = 10;
 std::string_view InvariantText(Invariant i);
@@ -36,7 +36,7 @@ std::string_view InvariantText(Invariant i);
 // Where in a plan a violation sits.
 enum class Side {
   kHeader,   // the plan's header, or the order of its stages
-  kStart,  // from_pp
+  kStart,    // from_pp
   kArrival,  // what a stage arrives with
   kEntry,
   kCompute,
@@ -53,9 +53,9 @@ Side SideOf(EndKind k);  // a rank's end: its final norm or its send
 struct Violation {
   int pp_rank = 0;
   Variant variant = Variant::kOrdinary;
-  int stage = -1;        // model-wide stage index; -1 for the final norm
+  int stage = -1;  // model-wide stage index; -1 for the final norm
   Side side = Side::kHeader;
-  int step = -1;         // index within the side; -1 for a boundary fact
+  int step = -1;  // index within the side; -1 for a boundary fact
   Invariant invariant = Invariant::kResidualRowsAgree;
   std::string message;
 };

@@ -33,8 +33,8 @@ struct WeightSpec {
   int rows = 0;
   int cols = 0;
   WeightKind kind = WeightKind::kLinear;
-  int stage = -1;  // the stage that computes with it; -1 for the embedding, final norm and stream head
-  bool vector = false;  // one-dimensional in a checkpoint (norms, biases, per-head scalars); rows is 1
+  int stage = -1;            // the stage that computes with it; -1 for the embedding, final norm and stream head
+  bool vector = false;       // one-dimensional in a checkpoint (norms, biases, per-head scalars); rows is 1
   Held held = Held::kSplit;  // vectors are whole wherever they are read
 };
 

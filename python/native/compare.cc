@@ -34,21 +34,6 @@ struct CompareArgs {
   double max_seconds = 600;
 };
 
-// Where the engine's own configuration ranks (0-based), as `seam compare
-// --engine` finds it: the best-ranked candidate with its layout and replicas
-// (a wider reduction that binds the same steps was merged into a narrower one).
-std::optional<size_t> RankOf(const EngineChoice& e, const Comparison& c) {
-  ParallelConfig mine = e.config;
-  mine.reduction = Reduction::kAr;
-  const std::string layout = SeamFlags(mine, {});
-  for (size_t i = 0; i < c.ranked.size(); ++i) {
-    ParallelConfig theirs = c.ranked[i].config;
-    theirs.reduction = Reduction::kAr;
-    if (SeamFlags(theirs, {}) == layout && c.ranked[i].replicas == e.replicas) return i;
-  }
-  return std::nullopt;
-}
-
 // gpus 0: the engine's own GPUs (its world size times its replicas), or
 // every GPU of the nodes without an engine, as `seam compare` counts them.
 py::dict CompareOf(const Model& m, const std::optional<EngineChoice>& engine, const std::optional<Engine>& name,
@@ -64,16 +49,18 @@ py::dict CompareOf(const Model& m, const std::optional<EngineChoice>& engine, co
   int gpus = a.gpus;
   if (gpus == 0) gpus = engine ? WorldSize(engine->config) * engine->replicas : a.nodes * hw.gpus_per_node;
   CheckCount("gpus", gpus, kMaxGpus);
-  const CompareOptions o{.gpus = gpus,
-                         .nodes = a.nodes,
-                         .hardware = hw,
-                         .load = {.batch = a.batch, .prefill = a.prefill, .context = a.context},
-                         .wire = wire,
-                         .memory = {.weight_bytes = TakeArg("weight_dtype", ParseWeightBytes(a.weight_dtype)), .kv = wire.act}};
+  const CompareOptions o{
+      .gpus = gpus,
+      .nodes = a.nodes,
+      .hardware = hw,
+      .load = {.batch = a.batch, .prefill = a.prefill, .context = a.context},
+      .wire = wire,
+      .memory = {.weight_bytes = TakeArg("weight_dtype", ParseWeightBytes(a.weight_dtype)), .kv = wire.act}};
   if (const double t = EstimatedSeconds(m, o); t > a.max_seconds) {
-    Raise(InvalidArgument(fmt::format("comparing every configuration of {} layers on {} GPUs would take about {:.0f} "
-                                      "s; max_seconds={:g} refuses it (fewer gpus or layers, or a larger max_seconds)",
-                                      m.num_layers, gpus, t, a.max_seconds)));
+    Raise(
+        InvalidArgument(fmt::format("comparing every configuration of {} layers on {} GPUs would take about {:.0f} "
+                                    "s; max_seconds={:g} refuses it (fewer gpus or layers, or a larger max_seconds)",
+                                    m.num_layers, gpus, t, a.max_seconds)));
   }
   Expected<Comparison> c = [&] {
     py::gil_scoped_release unlocked;
@@ -94,7 +81,7 @@ py::dict CompareOf(const Model& m, const std::optional<EngineChoice>& engine, co
   out["merged"] = done.merged;
   out["engine"] = py::none();
   if (engine && name) {  // as `seam compare --engine --format json` reports it
-    const std::optional<size_t> i = RankOf(*engine, done);
+    const std::optional<size_t> i = RankOf(done, engine->config, engine->replicas);
     py::dict e;
     e["name"] = std::string(Name(*name));
     e["flags"] = SeamFlags(engine->config, {});

@@ -19,15 +19,21 @@ void CheckRange(const char* name, int value) {
 }  // namespace
 
 ParallelConfig ConfigOf(const ConfigArgs& a) {
-  for (const auto& [name, v] : {std::pair{"tp", a.tp}, {"attn_dp", a.attn_dp}, {"dense_tp", a.dense_tp},
-                                {"ep", a.ep}, {"pp", a.pp}}) {
+  for (const auto& [name, v] :
+       {std::pair{"tp", a.tp}, {"attn_dp", a.attn_dp}, {"dense_tp", a.dense_tp}, {"ep", a.ep}, {"pp", a.pp}}) {
     CheckRange(name, v);
   }
   if (a.pp_split.size() > static_cast<size_t>(kMaxRanks)) CheckRange("len(pp_split)", kMaxRanks + 1);
-  ParallelConfig cfg{.tp = a.tp, .attn_dp = a.attn_dp, .dense_tp = a.dense_tp,
-                     .moe = TakeArg("moe", ParseMoeMode(a.moe)), .ep = a.ep, .dp_lm_head = a.dp_lm_head,
-                     .input_scattered = a.input_scattered, .reduction = TakeArg("reduction", ParseReduction(a.reduction)),
-                     .pp = a.pp, .pp_split = a.pp_split};
+  ParallelConfig cfg{.tp = a.tp,
+                     .attn_dp = a.attn_dp,
+                     .dense_tp = a.dense_tp,
+                     .moe = TakeArg("moe", ParseMoeMode(a.moe)),
+                     .ep = a.ep,
+                     .dp_lm_head = a.dp_lm_head,
+                     .input_scattered = a.input_scattered,
+                     .reduction = TakeArg("reduction", ParseReduction(a.reduction)),
+                     .pp = a.pp,
+                     .pp_split = a.pp_split};
   if (cfg.pp == 0) cfg.pp = a.pp_split.empty() ? 1 : static_cast<int>(a.pp_split.size());
   Check(Validate(cfg));
   return cfg;
@@ -35,8 +41,8 @@ ParallelConfig ConfigOf(const ConfigArgs& a) {
 
 void CheckSeconds(const char* name, double value) {
   if (!(value >= kMinSeconds && value <= kMaxSeconds)) {
-    Raise(InvalidArgument(
-        fmt::format("{}={} is not a number of seconds from {:g} to {:g} (a day)", name, value, kMinSeconds, kMaxSeconds)));
+    Raise(InvalidArgument(fmt::format("{}={} is not a number of seconds from {:g} to {:g} (a day)", name, value,
+                                      kMinSeconds, kMaxSeconds)));
   }
 }
 

@@ -29,7 +29,7 @@ py::list Models() {
 }
 
 Plans Bind(const std::string& model, const std::string& hf_config, int layers, const ConfigArgs& c,
-              const std::string& act, const std::optional<std::string>& dispatch) {
+           const std::string& act, const std::optional<std::string>& dispatch) {
   const ParallelConfig cfg = ConfigOf(c);
   const WireDtypes wire = WireOf(act, dispatch);
   const Model m = ModelOf(model, hf_config, layers);
@@ -92,11 +92,17 @@ std::string Formatted(const Plans& p, PlanFormat f) { return Take(Format(p.ranks
 
 void AddPlans(py::module_& m) {
   py::class_<Plans>(m, "Plans", "Every pipeline rank's bound plan (immutable).")
-      .def("to_json", [](const Plans& p) { return ToJson(p.ranks); }, "The plan as JSON (docs/schemas/plan.schema.json).")
-      .def("to_text", [](const Plans& p) { return ToText(p.ranks); }, "The compact text form; reads back equal.")
-      .def("table", [](const Plans& p) { return ToTable(p.ranks); }, "The table `seam plan` prints.")
-      .def("dot", [](const Plans& p) { return ToDot(p.ranks); }, "A Graphviz dot graph.")
-      .def("svg", [](const Plans& p) { return Formatted(p, PlanFormat::kSvg); }, "The dot graph drawn by Graphviz.")
+      .def(
+          "to_json", [](const Plans& p) { return ToJson(p.ranks); },
+          "The plan as JSON (docs/schemas/plan.schema.json).")
+      .def(
+          "to_text", [](const Plans& p) { return ToText(p.ranks); }, "The compact text form; reads back equal.")
+      .def(
+          "table", [](const Plans& p) { return ToTable(p.ranks); }, "The table `seam plan` prints.")
+      .def(
+          "dot", [](const Plans& p) { return ToDot(p.ranks); }, "A Graphviz dot graph.")
+      .def(
+          "svg", [](const Plans& p) { return Formatted(p, PlanFormat::kSvg); }, "The dot graph drawn by Graphviz.")
       .def("__eq__", [](const Plans& a, const Plans& b) { return a.ranks == b.ranks; })
       .def("__len__", [](const Plans& p) { return p.ranks.size(); });
   py::class_<ConfigArgs>(m, "ConfigArgs")
@@ -119,11 +125,12 @@ void AddPlans(py::module_& m) {
   m.def("read_plan", &ReadPlan, py::arg("text"), py::arg("name"), "Reads a plan file's text without verifying it.");
   m.def("load_plan", &LoadPlan, py::arg("path"), "Reads a plan file (JSON or text) without verifying it.");
   m.def("verify", &Violations, py::arg("plans"), "The invariants the plans break, one dict each.");
-  m.def("compare_with_binder", [](const Plans& p) { return CompareWithBinder(p.ranks); }, py::arg("plans"),
-        "How the plans differ from what seam binds for their stages and configuration.");
-  m.def("diff", [](const Plans& a, const Plans& b) { return Diff(a.ranks, b.ranks); }, py::arg("first"),
-        py::arg("second"),
-        "The differences between two plans, one line each.");
+  m.def(
+      "compare_with_binder", [](const Plans& p) { return CompareWithBinder(p.ranks); }, py::arg("plans"),
+      "How the plans differ from what seam binds for their stages and configuration.");
+  m.def(
+      "diff", [](const Plans& a, const Plans& b) { return Diff(a.ranks, b.ranks); }, py::arg("first"),
+      py::arg("second"), "The differences between two plans, one line each.");
   m.def("step_kinds", &StepKinds, "Every step kind, and whether it moves data between ranks.");
 }
 

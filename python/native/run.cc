@@ -23,9 +23,9 @@ struct RunArgs {
   int requests = 4;
   std::string dtype = "fp32";
   uint64_t seed = 1;
-  double timeout = 60;        // seconds a rank waits for another
-  int64_t max_memory = 0;     // bytes the run may take; 0: what the system has available
-  double max_seconds = 600;   // the attention it may compute, in estimated seconds
+  double timeout = 60;       // seconds a rank waits for another
+  int64_t max_memory = 0;    // bytes the run may take; 0: what the system has available
+  double max_seconds = 600;  // the attention it may compute, in estimated seconds
 };
 
 py::array_t<float> ArrayOf(const Tensor& t) {
@@ -96,8 +96,8 @@ void AddRun(py::module_& m) {
       .def_readwrite("timeout", &RunArgs::timeout)
       .def_readwrite("max_memory", &RunArgs::max_memory)
       .def_readwrite("max_seconds", &RunArgs::max_seconds);
-  m.def("run", &RunModel, py::arg("model"), py::arg("hf_config"), py::arg("layers"), py::arg("config"),
-        py::arg("args"), "Runs the model's plans on threads and its unsharded reference.");
+  m.def("run", &RunModel, py::arg("model"), py::arg("hf_config"), py::arg("layers"), py::arg("config"), py::arg("args"),
+        "Runs the model's plans on threads and its unsharded reference.");
 }
 
 }  // namespace seam::python

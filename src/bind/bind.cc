@@ -131,7 +131,8 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   const RankSpan span{.first = pp_rank == 0,
                       .end = pp_rank + 1 == cfg.pp ? EndKind::kFinalNorm : EndKind::kSend,
                       .neighbours = around.neighbours};
-  const bind::Widths widths{model.hidden, model.hidden * model.residual_streams, options.vocab.value_or(model.dims ? model.dims->vocab : 0)};
+  const bind::Widths widths{model.hidden, model.hidden * model.residual_streams,
+                            options.vocab.value_or(model.dims ? model.dims->vocab : 0)};
   const std::span<const Variant> variants = VariantsOf(cfg);
   std::vector<LinePlan> lines;
   lines.reserve(variants.size());
@@ -140,9 +141,15 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   ParallelConfig resolved = cfg;
   resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"
   resolved.ep = cfg.ep_size();
-  Plan plan({.model = model.name, .hidden = model.hidden, .residual_streams = model.residual_streams,
+  Plan plan({.model = model.name,
+             .hidden = model.hidden,
+             .residual_streams = model.residual_streams,
              .vocab = widths.vocab,
-             .wire = options.wire, .config = resolved, .pp_rank = pp_rank, .first_layer = range.first, .last_layer = range.last},
+             .wire = options.wire,
+             .config = resolved,
+             .pp_rank = pp_rank,
+             .first_layer = range.first,
+             .last_layer = range.last},
             std::move(lines));
   return plan;
 }

@@ -8,8 +8,12 @@ namespace {
 
 Contract AttentionLike(const StageDecl& d, const Context& ctx, std::optional<Rows> residual) {
   const StageShape shape = ShapeOf(d, ctx.cfg);
-  Contract c{.need = shape.rows, .input = shape.rows, .residual_to = residual.value_or(ctx.attn()),
-             .output = shape.rows, .owes = shape.sum, .read = d.read};
+  Contract c{.need = shape.rows,
+             .input = shape.rows,
+             .residual_to = residual.value_or(ctx.attn()),
+             .output = shape.rows,
+             .owes = shape.sum,
+             .read = d.read};
   if (ctx.variant == Variant::kInputScattered) {
     // Input-scattered: the attention takes its slice of the completed input
     // and gathers its projected QKV itself; the residual stays on the slice.

@@ -38,14 +38,12 @@ void Cursor::SetRows(Operand op, Rows r) {
   if (op == Operand::kInput) input_ = r;
 }
 
-int Cursor::WidthOf(Operand op) const {
-  return op == Operand::kResidual ? widths_.residual : widths_.value;
-}
+int Cursor::WidthOf(Operand op) const { return op == Operand::kResidual ? widths_.residual : widths_.value; }
 
 void Cursor::AllReduce() {
   SEAM_CHECK(value_ && value_->owed != Owed::kNothing, "all-reduce of a complete value");
-  Emit({StepKind::kAllReduce, Operand::kValue, GroupOf(value_->owed), value_->rows, value_->rows,
-        value_->owed, Owed::kNothing, widths_.value});
+  Emit({StepKind::kAllReduce, Operand::kValue, GroupOf(value_->owed), value_->rows, value_->rows, value_->owed,
+        Owed::kNothing, widths_.value});
   value_->owed = Owed::kNothing;
 }
 
@@ -53,24 +51,24 @@ void Cursor::ReduceScatterOnto(Rows target) {
   SEAM_CHECK(value_ && value_->owed != Owed::kNothing, "reduce-scatter of a complete value");
   const Group g = GroupOf(value_->owed);
   SEAM_CHECK(value_->rows.With(AxesOf(cfg_, g)) == target, "reduce-scatter cannot reach those rows");
-  Emit({StepKind::kReduceScatter, Operand::kValue, g, value_->rows, target, value_->owed,
-        Owed::kNothing, widths_.value});
+  Emit({StepKind::kReduceScatter, Operand::kValue, g, value_->rows, target, value_->owed, Owed::kNothing,
+        widths_.value});
   value_->rows = target;
   value_->owed = Owed::kNothing;
 }
 
 void Cursor::ReduceScatterV(Rows target) {
   SEAM_CHECK(value_ && value_->owed == Owed::kTp, "reduce-scatterv completes a TP sum");
-  Emit({StepKind::kReduceScatterV, Operand::kValue, Group::kTp, value_->rows, target, value_->owed,
-        Owed::kNothing, widths_.value});
+  Emit({StepKind::kReduceScatterV, Operand::kValue, Group::kTp, value_->rows, target, value_->owed, Owed::kNothing,
+        widths_.value});
   value_->rows = target;
   value_->owed = Owed::kNothing;
 }
 
 void Cursor::Leave() {
   SEAM_CHECK(value_ && value_->owed != Owed::kNothing, "only an owed sum can be left");
-  Emit({StepKind::kLeave, Operand::kValue, GroupOf(value_->owed), value_->rows, value_->rows,
-        value_->owed, value_->owed, widths_.value});
+  Emit({StepKind::kLeave, Operand::kValue, GroupOf(value_->owed), value_->rows, value_->rows, value_->owed,
+        value_->owed, widths_.value});
 }
 
 void Cursor::MoveTo(Operand op, Rows target) {
@@ -89,8 +87,8 @@ void Cursor::MoveTo(Operand op, Rows target) {
 
 void Cursor::StartResidual() {
   SEAM_CHECK(value_ && !residual_ && value_->owed == Owed::kNothing, "the stack entry needs a complete input");
-  Emit({StepKind::kStartResidual, Operand::kValue, std::nullopt, value_->rows, value_->rows,
-        Owed::kNothing, Owed::kNothing, widths_.residual});
+  Emit({StepKind::kStartResidual, Operand::kValue, std::nullopt, value_->rows, value_->rows, Owed::kNothing,
+        Owed::kNothing, widths_.residual});
   residual_ = value_->rows;
   value_.reset();
 }
@@ -98,23 +96,23 @@ void Cursor::StartResidual() {
 void Cursor::Add() {
   SEAM_CHECK(value_ && residual_ && value_->rows == *residual_ && value_->owed == Owed::kNothing,
              "add needs a complete value on the residual's rows");
-  Emit({StepKind::kAdd, Operand::kResidual, std::nullopt, value_->rows, *residual_, Owed::kNothing,
-        Owed::kNothing, widths_.residual});
+  Emit({StepKind::kAdd, Operand::kResidual, std::nullopt, value_->rows, *residual_, Owed::kNothing, Owed::kNothing,
+        widths_.residual});
   value_.reset();
 }
 
 void Cursor::Norm() {
   SEAM_CHECK(residual_ && !value_, "norm reads a residual with nothing pending");
-  Emit({StepKind::kNorm, Operand::kResidual, std::nullopt, *residual_, *residual_, Owed::kNothing,
-        Owed::kNothing, widths_.value});
+  Emit({StepKind::kNorm, Operand::kResidual, std::nullopt, *residual_, *residual_, Owed::kNothing, Owed::kNothing,
+        widths_.value});
   input_ = residual_;
 }
 
 void Cursor::FusedAllReduceAddNorm() {
   SEAM_CHECK(value_ && residual_ && value_->rows == *residual_ && value_->owed != Owed::kNothing,
              "fused all-reduce+add+norm needs an owed value on the residual's rows");
-  Emit({StepKind::kAllReduceAddNorm, Operand::kValue, GroupOf(value_->owed), value_->rows, *residual_,
-        value_->owed, Owed::kNothing, widths_.value});
+  Emit({StepKind::kAllReduceAddNorm, Operand::kValue, GroupOf(value_->owed), value_->rows, *residual_, value_->owed,
+        Owed::kNothing, widths_.value});
   value_.reset();
   input_ = residual_;
 }
@@ -122,23 +120,21 @@ void Cursor::FusedAllReduceAddNorm() {
 void Cursor::GatherInputInside(Rows target, int width) {
   SEAM_CHECK(input_ && target.Covers(*input_), "the compute gathers to coarser rows");
   if (*input_ == target) return;
-  Emit({StepKind::kAllGather, Operand::kInput, GatherGroup(*input_, target), *input_, target,
-        Owed::kNothing, Owed::kNothing, width});
+  Emit({StepKind::kAllGather, Operand::kInput, GatherGroup(*input_, target), *input_, target, Owed::kNothing,
+        Owed::kNothing, width});
   input_ = target;
 }
 
 void Cursor::Dispatch(int width) {
   SEAM_CHECK(input_.has_value(), "dispatch needs an input");
   if (cfg_.ep_size() == 1) return;  // every expert is on this rank
-  Emit({StepKind::kDispatch, Operand::kInput, A2aGroup(cfg_), *input_, *input_, Owed::kNothing,
-        Owed::kNothing, width});
+  Emit({StepKind::kDispatch, Operand::kInput, A2aGroup(cfg_), *input_, *input_, Owed::kNothing, Owed::kNothing, width});
 }
 
 void Cursor::Compute(Rows output, Owed owes, UpdateKind update) {
   SEAM_CHECK(input_ && !value_, "compute needs an input and no pending value");
   const Owed owed = Owe(cfg_, owes);
-  Emit({StepKind::kCompute, Operand::kInput, std::nullopt, *input_, output, Owed::kNothing, owed,
-        widths_.value});
+  Emit({StepKind::kCompute, Operand::kInput, std::nullopt, *input_, output, Owed::kNothing, owed, widths_.value});
   input_.reset();
   value_ = ValueFacts{output, owed, update};
 }
@@ -163,8 +159,8 @@ void Cursor::LmHead(int vocab) {
   Emit({StepKind::kLmHead, Operand::kInput, std::nullopt, shape.rows, shape.rows, Owed::kNothing, Owed::kNothing,
         vocab});
   if (GroupSize(cfg_, *shape.shard) > 1) {
-    Emit({StepKind::kGatherVocab, Operand::kLogits, shape.shard, shape.rows, shape.rows, Owed::kNothing,
-          Owed::kNothing, vocab});
+    Emit({StepKind::kGatherVocab, Operand::kLogits, shape.shard, shape.rows, shape.rows, Owed::kNothing, Owed::kNothing,
+          vocab});
   }
   if (!(shape.rows == attn)) {
     Emit({StepKind::kSlice, Operand::kLogits, std::nullopt, shape.rows, attn, Owed::kNothing, Owed::kNothing, vocab});
@@ -175,8 +171,8 @@ void Cursor::LmHead(int vocab) {
 void Cursor::Combine(int width) {
   SEAM_CHECK(value_.has_value(), "combine needs the experts' output");
   if (cfg_.ep_size() == 1) return;
-  Emit({StepKind::kCombine, Operand::kValue, A2aGroup(cfg_), value_->rows, value_->rows, Owed::kNothing,
-        Owed::kNothing, width});
+  Emit({StepKind::kCombine, Operand::kValue, A2aGroup(cfg_), value_->rows, value_->rows, Owed::kNothing, Owed::kNothing,
+        width});
 }
 
 void Cursor::Send(Operand op) {
@@ -196,4 +192,3 @@ void Cursor::Recv(Operand op, Rows rows) {
 }
 
 }  // namespace seam::bind
-

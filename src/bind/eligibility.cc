@@ -8,8 +8,8 @@ namespace seam::bind {
 namespace {
 
 Error Reject(const StageRef& s, std::string_view what, std::string_view rule, std::string_view instead) {
-  Error e = Unsupported(fmt::format("stage {} ({}, layer {}): {} (rule: {}); {}", s.index, Name(s.decl.kind),
-                                    s.layer, what, rule, instead));
+  Error e = Unsupported(fmt::format("stage {} ({}, layer {}): {} (rule: {}); {}", s.index, Name(s.decl.kind), s.layer,
+                                    what, rule, instead));
   e.stage = s.index;
   e.rule = std::string(rule);
   return e;
@@ -18,14 +18,16 @@ Error Reject(const StageRef& s, std::string_view what, std::string_view rule, st
 Status CheckUpdate(const StageRef& s, const StageRef& first) {
   const StageDecl& d = s.decl;
   if (d.update == UpdateKind::kHyperConnection && IsAlwaysPartialAttention(d)) {
-    return Reject(s, "a hyper-connection update needs an exit to apply it, and an always-partial "
-                     "attention has none",
+    return Reject(s,
+                  "a hyper-connection update needs an exit to apply it, and an always-partial "
+                  "attention has none",
                   "a non-additive update runs at its producer's exit once its sum is complete",
                   "declare the attention as reducing itself, or give it a plain add");
   }
   if (d.update != first.decl.update) {
-    return Reject(s, fmt::format("its update is a {} but stage {} updates the residual with a {}",
-                                 Name(d.update), first.index, Name(first.decl.update)),
+    return Reject(s,
+                  fmt::format("its update is a {} but stage {} updates the residual with a {}", Name(d.update),
+                              first.index, Name(first.decl.update)),
                   "one residual kind per stack: hyper-connection streams take no plain add",
                   "declare every stage of the stack with the same update kind");
   }
@@ -54,30 +56,32 @@ Status CheckInputScattered(const StageRef& s, const ParallelConfig& cfg) {
   {
     const StageDecl& d = s.decl;
     if (d.kind == StageKind::kMixer) {
-      return Reject(s, "a mixer cannot gather its own input from the slice on input-scattered batches",
-                    kRule, kDrop);
+      return Reject(s, "a mixer cannot gather its own input from the slice on input-scattered batches", kRule, kDrop);
     }
     if (d.kind == StageKind::kAttention && !d.gathers_input) {
-      return Reject(s, "this attention does not gather its own input from the slice on input-scattered batches",
-                    kRule, "declare it with a QKV gather, or drop --input-scattered");
+      return Reject(s, "this attention does not gather its own input from the slice on input-scattered batches", kRule,
+                    "declare it with a QKV gather, or drop --input-scattered");
     }
     if (d.kind == StageKind::kAttention && d.read == ReadKind::kAllRows) {
-      return Reject(s, "its read needs every row, but on input-scattered batches the attention reads its slice",
-                    kRule, kDrop);
+      return Reject(s, "its read needs every row, but on input-scattered batches the attention reads its slice", kRule,
+                    kDrop);
     }
     if (d.kind == StageKind::kSparseFfn && cfg.moe == MoeMode::kA2a) {
-      return Reject(s, "an a2a MoE hands on its slice complete, but on input-scattered batches every "
-                       "layer's input is a TP partial sum on the full rows",
+      return Reject(s,
+                    "an a2a MoE hands on its slice complete, but on input-scattered batches every "
+                    "layer's input is a TP partial sum on the full rows",
                     kRule, "use --moe tp, or drop --input-scattered");
     }
     if (d.kind == StageKind::kLinear) {
-      return Reject(s, "a replicated linear stage hands on its output complete, but on input-scattered batches every "
-                       "layer's input is a TP partial sum on the full rows",
+      return Reject(s,
+                    "a replicated linear stage hands on its output complete, but on input-scattered batches every "
+                    "layer's input is a TP partial sum on the full rows",
                     kRule, kDrop);
     }
     if (d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg) == DenseWidth::kRank) {
-      return Reject(s, "a fully data-parallel dense FFN hands on its slice complete, but on "
-                       "input-scattered batches every layer's input is a TP partial sum on the full rows",
+      return Reject(s,
+                    "a fully data-parallel dense FFN hands on its slice complete, but on "
+                    "input-scattered batches every layer's input is a TP partial sum on the full rows",
                     kRule, fmt::format("use --dense-tp {}, or drop --input-scattered", cfg.tp));
     }
   }

@@ -16,8 +16,7 @@ namespace {
 bool CanFuse(const Cursor& cur, const Context& ctx, const Contract& c, Rows add_rows) {
   const auto& v = cur.value();
   return ctx.fuse && v && v->owed != Owed::kNothing && v->rows == add_rows && cur.residual() == add_rows &&
-         c.residual_to == add_rows && v->update == UpdateKind::kPlainAdd &&
-         c.read == ReadKind::kPlainNorm;
+         c.residual_to == add_rows && v->update == UpdateKind::kPlainAdd && c.read == ReadKind::kPlainNorm;
 }
 
 // Completes the arriving value and brings it onto `add_rows`.

@@ -75,8 +75,8 @@ void ReturnOverDp(Cursor& cur, const Context& ctx, const StageDecl& d, const Dow
 // rows; before a handoff it writes on the slice it will send.
 void ExitFromSlice(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstream& down) {
   const bool stack_end = down.next == nullptr && down.end == EndKind::kFinalNorm;
-  const bool returns = stack_end || down.only_partial_attentions ||
-                       (down.next != nullptr && down.next->read == ReadKind::kAllRows);
+  const bool returns =
+      stack_end || down.only_partial_attentions || (down.next != nullptr && down.next->read == ReadKind::kAllRows);
   if (returns || Hyper(d) || down.next == nullptr) Write(cur);
   if (returns) cur.MoveTo(Operand::kResidual, ctx.attn());
 }
@@ -100,8 +100,8 @@ void ExitMixer(Cursor& cur, const Context& ctx, const StageDecl& d, const Downst
   const StageDecl* reader = down.next;
   if (cur.value()->owed != Owed::kNothing && !Hyper(d)) {
     const bool handoff = down.next == nullptr && down.end == EndKind::kSend;
-    const bool carries = reader != nullptr && IsAttentionLike(*reader) && ctx.cfg.attn_dp == 1 &&
-                         ctx.variant == Variant::kOrdinary;
+    const bool carries =
+        reader != nullptr && IsAttentionLike(*reader) && ctx.cfg.attn_dp == 1 && ctx.variant == Variant::kOrdinary;
     if (handoff || (reader != nullptr && IsFfn(*reader)) || carries) {
       cur.Leave();
       return;

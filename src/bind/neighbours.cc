@@ -48,16 +48,18 @@ Status CheckBuiltStages(const Model& m, LayerRange range, const std::vector<std:
     const std::vector<StageDecl> declared = m.layer(layer);
     const std::vector<StageDecl>& got = built[static_cast<size_t>(i)];
     if (got.size() != declared.size()) {
-      return InvalidArgument(fmt::format("pipeline rank {} built layer {} with {} stages but the model's declaration "
-                                         "function declares {}",
-                                         pp_rank, layer, got.size(), declared.size()));
+      return InvalidArgument(
+          fmt::format("pipeline rank {} built layer {} with {} stages but the model's declaration "
+                      "function declares {}",
+                      pp_rank, layer, got.size(), declared.size()));
     }
     for (size_t k = 0; k < got.size(); ++k) {
       const std::string diff = FirstDifference(got[k], declared[k]);
       if (!diff.empty()) {
-        return InvalidArgument(fmt::format("pipeline rank {} built layer {} stage {} differently from the model's "
-                                           "declaration function: {} (built vs declared)",
-                                           pp_rank, layer, k, diff));
+        return InvalidArgument(
+            fmt::format("pipeline rank {} built layer {} stage {} differently from the model's "
+                        "declaration function: {} (built vs declared)",
+                        pp_rank, layer, k, diff));
       }
     }
   }

@@ -22,10 +22,10 @@ struct Context {
 
 // What a stage needs and produces on this configuration and batch variant.
 struct Contract {
-  Rows need;            // rows its compute reads (after any gather of its own)
-  Rows input;           // rows its entry hands to compute
-  Rows residual_to;     // the residual's rows while it runs
-  Rows output;          // rows of its output
+  Rows need;                   // rows its compute reads (after any gather of its own)
+  Rows input;                  // rows its entry hands to compute
+  Rows residual_to;            // the residual's rows while it runs
+  Rows output;                 // rows of its output
   Owed owes = Owed::kNothing;  // the sum its compute leaves (before normalising)
   bool gathers_itself = false;
   ReadKind read = ReadKind::kPlainNorm;

@@ -27,10 +27,13 @@ int64_t CommStats::elements_sent() const {
   return e;
 }
 
-constexpr auto kCommOpNames = EnumNames<CommOp>(
-    "operation", {{CommOp::kAllGather, "all-gather"}, {CommOp::kAllReduce, "all-reduce"},
-                  {CommOp::kAllToAll, "all-to-all"}, {CommOp::kBarrier, "barrier"}, {CommOp::kRecv, "recv"},
-                  {CommOp::kReduceScatter, "reduce-scatter"}, {CommOp::kSend, "send"}});
+constexpr auto kCommOpNames = EnumNames<CommOp>("operation", {{CommOp::kAllGather, "all-gather"},
+                                                              {CommOp::kAllReduce, "all-reduce"},
+                                                              {CommOp::kAllToAll, "all-to-all"},
+                                                              {CommOp::kBarrier, "barrier"},
+                                                              {CommOp::kRecv, "recv"},
+                                                              {CommOp::kReduceScatter, "reduce-scatter"},
+                                                              {CommOp::kSend, "send"}});
 static_assert(kCommOpNames.rows.size() == kCommOps);
 
 std::string_view Name(CommOp op) { return kCommOpNames.Name(op); }

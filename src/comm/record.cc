@@ -33,9 +33,7 @@ class RecordComm final : public Comm {
     return from;
   }
 
-  void SendTo(int peer, const Tensor&) override {
-    SEAM_CHECK(peer >= 0 && peer != rank(), "a send to no other rank");
-  }
+  void SendTo(int peer, const Tensor&) override { SEAM_CHECK(peer >= 0 && peer != rank(), "a send to no other rank"); }
 
   Tensor RecvFrom(int peer, Shape expect) override {
     SEAM_CHECK(peer >= 0 && peer != rank() && expect.rows >= 0, "a receive from no other rank");

@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 
 #include <mutex>
-#include <optional>
 #include <new>
+#include <optional>
 #include <thread>
 
 #include "comm/world.h"
@@ -29,10 +29,8 @@ Status RunOnRanks(Backend backend, int size, const std::function<void(int rank, 
   // Exhaustive: a backend added to the enum must say what its ranks talk through.
   const auto comm_for = [&](int rank) -> std::unique_ptr<Comm> {
     switch (backend) {
-      case Backend::kThreads:
-        return world.CommFor(rank);
-      case Backend::kRecord:
-        return MakeRecordComm(rank);
+      case Backend::kThreads: return world.CommFor(rank);
+      case Backend::kRecord: return MakeRecordComm(rank);
     }
     SEAM_CHECK(false, "an unknown backend");
   };

@@ -69,13 +69,13 @@ struct ThreadWorld::State {
   // Waits on cv until done() holds; fails when the world aborts or the wait
   // outlasts the timeout. Wakes up now and then to look at the abort flag.
   template <class Done>
-  void Wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, int me, std::string_view what,
-            Done done) {
+  void Wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, int me, std::string_view what, Done done) {
     const auto start = Clock::now();
     while (!done()) {
       if (aborted) throw RankAborted(AbortMessage());
       if (std::chrono::duration<double>(Clock::now() - start).count() > timeout_seconds) {
-        throw Failure(DeadlineExceeded(fmt::format("rank {} waited more than {:.3g} s for {}", me, timeout_seconds, what)));
+        throw Failure(
+            DeadlineExceeded(fmt::format("rank {} waited more than {:.3g} s for {}", me, timeout_seconds, what)));
       }
       cv.wait_for(lock, std::chrono::milliseconds(20));
     }
@@ -115,7 +115,8 @@ class ThreadComm final : public Comm {
     const auto published = slot.published;  // keeps every member's tensors alive while we read
     lock.unlock();
     std::vector<Tensor> from(static_cast<size_t>(n));
-    for (int j = 0; j < n; ++j) from[static_cast<size_t>(j)] = (*published[static_cast<size_t>(j)])[static_cast<size_t>(me)];
+    for (int j = 0; j < n; ++j)
+      from[static_cast<size_t>(j)] = (*published[static_cast<size_t>(j)])[static_cast<size_t>(me)];
     lock.lock();
     if (++slot.departed == n) {
       slot.departed = 0;
@@ -143,7 +144,7 @@ class ThreadComm final : public Comm {
     box.queue.pop_front();
     if (t.rows() != expect.rows || t.cols() != expect.cols) {
       throw Failure(FailedCheck(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", peer, t.rows(),
-                                           t.cols(), rank(), expect.rows, expect.cols)));
+                                            t.cols(), rank(), expect.rows, expect.cols)));
     }
     return t;
   }
@@ -154,7 +155,7 @@ class ThreadComm final : public Comm {
       const Shape e = expect[j];
       if (e.rows >= 0 && (from[j].rows() != e.rows || from[j].cols() != e.cols)) {
         throw Failure(FailedCheck(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", g.ranks[j],
-                                             from[j].rows(), from[j].cols(), rank(), e.rows, e.cols)));
+                                              from[j].rows(), from[j].cols(), rank(), e.rows, e.cols)));
       }
     }
   }
@@ -164,8 +165,7 @@ class ThreadComm final : public Comm {
 
 }  // namespace
 
-ThreadWorld::ThreadWorld(int size, double timeout_seconds)
-    : state_(std::make_shared<State>(size, timeout_seconds)) {}
+ThreadWorld::ThreadWorld(int size, double timeout_seconds) : state_(std::make_shared<State>(size, timeout_seconds)) {}
 ThreadWorld::~ThreadWorld() = default;
 int ThreadWorld::size() const { return state_->size; }
 

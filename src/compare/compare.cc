@@ -61,8 +61,15 @@ std::vector<ParallelConfig> ConfigsOf(int tp, int pp, bool moe, bool a2a) {
             for (bool scattered : {false, true}) {
               if (scattered && (dp > 1 || tp == 1)) continue;
               for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
-                out.push_back({.tp = tp, .attn_dp = dp, .dense_tp = d, .moe = m, .ep = ep, .dp_lm_head = dp_head,
-                               .input_scattered = scattered, .reduction = r, .pp = pp});
+                out.push_back({.tp = tp,
+                               .attn_dp = dp,
+                               .dense_tp = d,
+                               .moe = m,
+                               .ep = ep,
+                               .dp_lm_head = dp_head,
+                               .input_scattered = scattered,
+                               .reduction = r,
+                               .pp = pp});
               }
             }
           }
@@ -100,7 +107,8 @@ Status CheckOptions(const CompareOptions& o) {
   }
   if (o.gpus / o.nodes > o.hardware.gpus_per_node) {
     return InvalidArgument(fmt::format("{} GPUs on {} node(s) is {} a node, more than the {} a {} node has", o.gpus,
-                                       o.nodes, o.gpus / o.nodes, o.hardware.gpus_per_node, Printable(o.hardware.name)));
+                                       o.nodes, o.gpus / o.nodes, o.hardware.gpus_per_node,
+                                       Printable(o.hardware.name)));
   }
   if (o.load.batch < 1 || o.load.prefill < 1 || o.load.context < 1) {
     return InvalidArgument("the batch, the prefill length and the context are each at least 1");
@@ -184,6 +192,18 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
   }
   std::stable_sort(out.ranked.begin(), out.ranked.end(), Better);
   return out;
+}
+
+std::optional<size_t> RankOf(const Comparison& c, const ParallelConfig& cfg, int replicas) {
+  ParallelConfig mine = cfg;
+  mine.reduction = Reduction::kAr;
+  const std::string layout = SeamFlags(mine, {});
+  for (size_t i = 0; i < c.ranked.size(); ++i) {
+    ParallelConfig theirs = c.ranked[i].config;
+    theirs.reduction = Reduction::kAr;
+    if (SeamFlags(theirs, {}) == layout && c.ranked[i].replicas == replicas) return i;
+  }
+  return std::nullopt;
 }
 
 }  // namespace seam

@@ -4,9 +4,7 @@
 
 namespace seam {
 
-Error InvalidArgument(std::string message) {
-  return {ErrorCode::kInvalidArgument, std::move(message)};
-}
+Error InvalidArgument(std::string message) { return {ErrorCode::kInvalidArgument, std::move(message)}; }
 Error Unsupported(std::string message) { return {ErrorCode::kUnsupported, std::move(message)}; }
 Error Malformed(std::string message) { return {ErrorCode::kMalformed, std::move(message)}; }
 Error FailedCheck(std::string message) { return {ErrorCode::kFailedCheck, std::move(message)}; }

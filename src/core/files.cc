@@ -37,8 +37,8 @@ Expected<std::string> ReadFileAtMost(const std::string& path, size_t max_bytes) 
   if (S_ISDIR(st.st_mode)) return InvalidArgument(fmt::format("cannot read {}: it is a directory", path));
   if (!S_ISREG(st.st_mode)) return InvalidArgument(fmt::format("cannot read {}: not a regular file", path));
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return InvalidArgument(fmt::format("{} is {} bytes, more than the {} bytes such a file may have", path,
-                                       st.st_size, max_bytes));
+    return InvalidArgument(
+        fmt::format("{} is {} bytes, more than the {} bytes such a file may have", path, st.st_size, max_bytes));
   }
   // Read to the end, never past the limit: files such as /proc's report no size.
   std::string out;

@@ -14,9 +14,10 @@ Expected<std::vector<LayerRange>> SplitLayers(const ParallelConfig& cfg, int lay
   int first = 0;
   if (cfg.pp_split.empty()) {
     if (cfg.pp > layers) {
-      return InvalidArgument(fmt::format("pp={} is more than the model's {} layers; every pipeline rank needs at "
-                                         "least one layer",
-                                         cfg.pp, layers));
+      return InvalidArgument(
+          fmt::format("pp={} is more than the model's {} layers; every pipeline rank needs at "
+                      "least one layer",
+                      cfg.pp, layers));
     }
     // Even split; the remainder goes to the last ranks.
     for (int r = 0; r < cfg.pp; ++r) {
@@ -28,9 +29,10 @@ Expected<std::vector<LayerRange>> SplitLayers(const ParallelConfig& cfg, int lay
   }
   const int total = std::accumulate(cfg.pp_split.begin(), cfg.pp_split.end(), 0);
   if (total != layers) {
-    return InvalidArgument(fmt::format("the layer split {} covers {} layers but the model has {}; the counts must "
-                                       "add up to the model's layers",
-                                       fmt::join(cfg.pp_split, "+"), total, layers));
+    return InvalidArgument(
+        fmt::format("the layer split {} covers {} layers but the model has {}; the counts must "
+                    "add up to the model's layers",
+                    fmt::join(cfg.pp_split, "+"), total, layers));
   }
   for (int c : cfg.pp_split) {
     out.push_back({first, first + c});

@@ -182,8 +182,8 @@ Expected<std::string> RunFilter(const std::string& path, const std::vector<std::
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return stdout_text;
   while (!stderr_text.empty() && stderr_text.back() == '\n') stderr_text.pop_back();
-  return InvalidArgument(fmt::format("{} failed ({}){}{}", path, ExitText(status), stderr_text.empty() ? "" : ": ",
-                                     stderr_text));
+  return InvalidArgument(
+      fmt::format("{} failed ({}){}{}", path, ExitText(status), stderr_text.empty() ? "" : ": ", stderr_text));
 }
 
 }  // namespace seam

@@ -37,9 +37,10 @@ Status DenseWidthFits(const ParallelConfig& cfg) {
   if (cfg.attn_tp() != cfg.tp && cfg.attn_tp() != 1) {
     widths.push_back(fmt::format("attn_tp={} (the attention-TP group)", cfg.attn_tp()));
   }
-  return InvalidArgument(fmt::format("dense_tp={} is not a width a dense FFN can run at here; use {} or 1 "
-                                     "(fully data-parallel)",
-                                     d, fmt::join(widths, ", ")));
+  return InvalidArgument(
+      fmt::format("dense_tp={} is not a width a dense FFN can run at here; use {} or 1 "
+                  "(fully data-parallel)",
+                  d, fmt::join(widths, ", ")));
 }
 
 Status InputScatteredFits(const ParallelConfig& cfg) {
@@ -50,11 +51,11 @@ Status InputScatteredFits(const ParallelConfig& cfg) {
         "raise --tp or drop --input-scattered");
   }
   if (cfg.attn_dp > 1) {
-    return InvalidArgument(fmt::format(
-        "input-scattered batches need attn_dp=1 (attn_dp={}): the reduce-scatter at each "
-        "attention entry runs over the whole TP group, which spans other DP groups' requests; "
-        "drop --attn-dp or --input-scattered",
-        cfg.attn_dp));
+    return InvalidArgument(
+        fmt::format("input-scattered batches need attn_dp=1 (attn_dp={}): the reduce-scatter at each "
+                    "attention entry runs over the whole TP group, which spans other DP groups' requests; "
+                    "drop --attn-dp or --input-scattered",
+                    cfg.attn_dp));
   }
   return Status::Ok();
 }
@@ -63,14 +64,16 @@ Status ExpertGroupFits(const ParallelConfig& cfg) {
   const int ep = cfg.ep_size();
   if (ep == cfg.tp) return Status::Ok();
   if (cfg.moe != MoeMode::kA2a) {
-    return InvalidArgument(fmt::format("ep={} needs --moe a2a: a TP MoE splits every expert over the whole TP group "
-                                       "and completes its sum there, so no expert group of its own exists",
-                                       ep));
+    return InvalidArgument(
+        fmt::format("ep={} needs --moe a2a: a TP MoE splits every expert over the whole TP group "
+                    "and completes its sum there, so no expert group of its own exists",
+                    ep));
   }
   if (cfg.tp % ep != 0) {
-    return InvalidArgument(fmt::format("ep={} does not divide tp={}; the expert groups split the TP group (divisors "
-                                       "of {}: {})",
-                                       ep, cfg.tp, cfg.tp, Divisors(cfg.tp)));
+    return InvalidArgument(
+        fmt::format("ep={} does not divide tp={}; the expert groups split the TP group (divisors "
+                    "of {}: {})",
+                    ep, cfg.tp, cfg.tp, Divisors(cfg.tp)));
   }
   return Status::Ok();
 }
@@ -78,15 +81,17 @@ Status ExpertGroupFits(const ParallelConfig& cfg) {
 Status PipelineFits(const ParallelConfig& cfg) {
   if (cfg.pp_split.empty()) return Status::Ok();
   if (static_cast<int>(cfg.pp_split.size()) != cfg.pp) {
-    return InvalidArgument(fmt::format("the layer split {} names {} pipeline ranks but pp={}; give one layer "
-                                       "count per rank",
-                                       fmt::join(cfg.pp_split, "+"), cfg.pp_split.size(), cfg.pp));
+    return InvalidArgument(
+        fmt::format("the layer split {} names {} pipeline ranks but pp={}; give one layer "
+                    "count per rank",
+                    fmt::join(cfg.pp_split, "+"), cfg.pp_split.size(), cfg.pp));
   }
   for (size_t r = 0; r < cfg.pp_split.size(); ++r) {
     if (cfg.pp_split[r] < 1) {
-      return InvalidArgument(fmt::format("the layer split {} gives pipeline rank {} {} layers; every rank needs "
-                                         "at least one layer",
-                                         fmt::join(cfg.pp_split, "+"), r, cfg.pp_split[r]));
+      return InvalidArgument(
+          fmt::format("the layer split {} gives pipeline rank {} {} layers; every rank needs "
+                      "at least one layer",
+                      fmt::join(cfg.pp_split, "+"), r, cfg.pp_split[r]));
     }
   }
   return Status::Ok();
@@ -104,16 +109,17 @@ DenseWidth DenseWidthOf(const ParallelConfig& cfg) {
 Status Validate(const ParallelConfig& cfg) {
   SEAM_RETURN_IF_ERROR(PositiveSizes(cfg));
   if (cfg.tp % cfg.attn_dp != 0) {
-    return InvalidArgument(fmt::format(
-        "tp={} is not divisible by attn_dp={}; attn_dp must divide tp (divisors of {}: {})", cfg.tp,
-        cfg.attn_dp, cfg.tp, Divisors(cfg.tp)));
+    return InvalidArgument(
+        fmt::format("tp={} is not divisible by attn_dp={}; attn_dp must divide tp (divisors of {}: {})", cfg.tp,
+                    cfg.attn_dp, cfg.tp, Divisors(cfg.tp)));
   }
   SEAM_RETURN_IF_ERROR(DenseWidthFits(cfg));
   SEAM_RETURN_IF_ERROR(InputScatteredFits(cfg));
   SEAM_RETURN_IF_ERROR(ExpertGroupFits(cfg));
   if (cfg.dp_lm_head && cfg.attn_dp == 1) {
-    return InvalidArgument("--dp-lm-head needs --attn-dp > 1: without attention DP the LM head already splits the "
-                           "vocabulary over the whole TP group, which holds every row");
+    return InvalidArgument(
+        "--dp-lm-head needs --attn-dp > 1: without attention DP the LM head already splits the "
+        "vocabulary over the whole TP group, which holds every row");
   }
   return PipelineFits(cfg);
 }
@@ -121,22 +127,23 @@ Status Validate(const ParallelConfig& cfg) {
 int CanonicalKBlocks(const ParallelConfig& cfg) { return std::max(kDefaultKBlocks, cfg.tp); }
 
 Status CheckSumGroups(const ParallelConfig& cfg) {
-  const std::pair<const char*, int> groups[] = {{"tp", cfg.tp}, {"attn_tp", cfg.attn_tp()},
-                                                {"dense_tp", cfg.dense_tp_size()}};
+  const std::pair<const char*, int> groups[] = {
+      {"tp", cfg.tp}, {"attn_tp", cfg.attn_tp()}, {"dense_tp", cfg.dense_tp_size()}};
   for (const auto& [name, size] : groups) {
     const auto n = static_cast<unsigned>(size);
     if (std::has_single_bit(n)) continue;
-    return InvalidArgument(fmt::format("{}={} cannot run with the canonical reduction: every group that completes "
-                                       "a sum must be a power of two (the canonical sum is a binary tree over "
-                                       "K-blocks); use {} {} or {}",
-                                       name, size, name, std::bit_floor(n), std::bit_ceil(n)));
+    return InvalidArgument(
+        fmt::format("{}={} cannot run with the canonical reduction: every group that completes "
+                    "a sum must be a power of two (the canonical sum is a binary tree over "
+                    "K-blocks); use {} {} or {}",
+                    name, size, name, std::bit_floor(n), std::bit_ceil(n)));
   }
   return Status::Ok();
 }
 
 std::string Describe(const ParallelConfig& cfg) {
-  std::string s = fmt::format("tp={} attn_dp={} (attn_tp={}) dense_tp={} moe={}", cfg.tp, cfg.attn_dp,
-                              cfg.attn_tp(), cfg.dense_tp_size(), Name(cfg.moe));
+  std::string s = fmt::format("tp={} attn_dp={} (attn_tp={}) dense_tp={} moe={}", cfg.tp, cfg.attn_dp, cfg.attn_tp(),
+                              cfg.dense_tp_size(), Name(cfg.moe));
   if (cfg.ep_size() != cfg.tp) s += fmt::format(" ep={}", cfg.ep_size());
   s += fmt::format(" reduction={}", Name(cfg.reduction));
   if (cfg.dp_lm_head) s += " dp-lm-head";
@@ -151,7 +158,8 @@ constexpr auto kReductions = EnumNames<Reduction>(
     "boundary reduction",
     {{Reduction::kAr, "ar"}, {Reduction::kRs, "rs"}, {Reduction::kRsv, "rsv"}, {Reduction::kRsRsv, "rs+rsv"}});
 constexpr auto kGroups = EnumNames<Group>(
-    "group", {{Group::kAttnTp, "attn_tp"}, {Group::kDp, "dp"}, {Group::kTp, "tp"}, {Group::kPp, "pp"}, {Group::kEp, "ep"}});
+    "group",
+    {{Group::kAttnTp, "attn_tp"}, {Group::kDp, "dp"}, {Group::kTp, "tp"}, {Group::kPp, "pp"}, {Group::kEp, "ep"}});
 
 std::string_view Name(MoeMode m) { return kMoeModes.Name(m); }
 std::string_view Name(Reduction r) { return kReductions.Name(r); }
@@ -175,13 +183,9 @@ Group A2aGroup(const ParallelConfig& cfg) { return cfg.ep_size() == cfg.tp ? Gro
 
 int WorldSize(const ParallelConfig& cfg) { return cfg.tp * cfg.pp; }
 
-int TpRank(const ParallelConfig& cfg, const RankCoord& c) {
-  return c.dp_rank * cfg.attn_tp() + c.attn_tp_rank;
-}
+int TpRank(const ParallelConfig& cfg, const RankCoord& c) { return c.dp_rank * cfg.attn_tp() + c.attn_tp_rank; }
 
-int GlobalRank(const ParallelConfig& cfg, const RankCoord& c) {
-  return c.pp_rank * cfg.tp + TpRank(cfg, c);
-}
+int GlobalRank(const ParallelConfig& cfg, const RankCoord& c) { return c.pp_rank * cfg.tp + TpRank(cfg, c); }
 
 RankCoord CoordOf(const ParallelConfig& cfg, int global_rank) {
   SEAM_CHECK(global_rank >= 0 && global_rank < WorldSize(cfg), "rank out of range");
@@ -194,8 +198,8 @@ std::vector<int> GroupRanks(const ParallelConfig& cfg, Group g, int global_rank)
   std::vector<int> ranks;
   for (int dp = 0; dp < cfg.attn_dp && g != Group::kPp && g != Group::kEp; ++dp) {
     for (int a = 0; a < cfg.attn_tp(); ++a) {
-      const bool member = (g == Group::kTp) || (g == Group::kAttnTp && dp == me.dp_rank) ||
-                          (g == Group::kDp && a == me.attn_tp_rank);
+      const bool member =
+          (g == Group::kTp) || (g == Group::kAttnTp && dp == me.dp_rank) || (g == Group::kDp && a == me.attn_tp_rank);
       if (member) ranks.push_back(GlobalRank(cfg, {me.pp_rank, dp, a}));
     }
   }

@@ -7,10 +7,9 @@
 namespace seam {
 namespace {
 
-constexpr auto kDtypes = EnumNames<WireDtype>("wire dtype", {{WireDtype::kFp32, "fp32"},
-                                                              {WireDtype::kBf16, "bf16"},
-                                                              {WireDtype::kFp16, "fp16"},
-                                                              {WireDtype::kFp8, "fp8"}});
+constexpr auto kDtypes = EnumNames<WireDtype>(
+    "wire dtype",
+    {{WireDtype::kFp32, "fp32"}, {WireDtype::kBf16, "bf16"}, {WireDtype::kFp16, "fp16"}, {WireDtype::kFp8, "fp8"}});
 
 }  // namespace
 

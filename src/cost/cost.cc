@@ -45,9 +45,7 @@ StepCost Price(const Step& s, const PlanHeader& h, bool crosses, double tokens, 
   return {.seconds = link.latency_us * kMicro + bytes / (link.busbw_gbs * kGB), .crosses_nodes = crosses};
 }
 
-bool Priced(const Step& s) {
-  return IsCollective(s.kind) && s.group && Spec(s.kind).traffic != Traffic::kAtTheSender;
-}
+bool Priced(const Step& s) { return IsCollective(s.kind) && s.group && Spec(s.kind).traffic != Traffic::kAtTheSender; }
 
 // The steps of a line, in order.
 template <class F>

@@ -92,8 +92,8 @@ Expected<Hardware> ReadHardware(std::string_view text) {
   }
   const json& j = parsed.value;
   if (!j.is_object()) return Malformed("is not a JSON object");
-  static const std::set<std::string> kKeys = {"name", "summary", "gpus_per_node", "memory_gb", "node", "network",
-                                              "a2a_node_gbs", "a2a_network_gbs", "a2a_latency_us"};
+  static const std::set<std::string> kKeys = {"name",    "summary",      "gpus_per_node",   "memory_gb",     "node",
+                                              "network", "a2a_node_gbs", "a2a_network_gbs", "a2a_latency_us"};
   try {
     for (const auto& [k, v] : j.items()) {
       if (kKeys.count(k) == 0) throw Failure(Malformed(fmt::format("unknown key '{}'", k)));

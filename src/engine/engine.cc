@@ -70,8 +70,13 @@ Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::
   if (!model) return model.error();
   Expected<EngineTranslation> t = Translate(*launch, *model);
   if (!t) return t.error();
-  return EngineChoice{.hf_config = *config, .model = *std::move(model), .config = t->config, .wire = t->wire,
-                      .replicas = t->replicas, .seam_flags = t->seam_flags, .notes = t->notes,
+  return EngineChoice{.hf_config = *config,
+                      .model = *std::move(model),
+                      .config = t->config,
+                      .wire = t->wire,
+                      .replicas = t->replicas,
+                      .seam_flags = t->seam_flags,
+                      .notes = t->notes,
                       .ignored = launch->ignored};
 }
 

@@ -68,16 +68,16 @@ Expected<EngineLaunch> ReadFlags(Engine engine, const std::vector<FlagSpec>& fla
         bare = arg;
         continue;
       }
-      return InvalidArgument(fmt::format("{} flags: '{}' is not a flag (every value follows its flag)",
-                                         DisplayName(engine), arg));
+      return InvalidArgument(
+          fmt::format("{} flags: '{}' is not a flag (every value follows its flag)", DisplayName(engine), arg));
     }
     const size_t eq = arg.find('=');
     const std::string_view name = arg.substr(0, eq);
     const FlagSpec* f = Find(flags, name);
     if (f == nullptr) return Unknown(engine, name);
     if (!seen.insert(f).second) {
-      return InvalidArgument(fmt::format("{} is given twice; give each {} flag once", f->names.front(),
-                                         DisplayName(engine)));
+      return InvalidArgument(
+          fmt::format("{} is given twice; give each {} flag once", f->names.front(), DisplayName(engine)));
     }
     std::string_view value;
     if (f->arity == Arity::kSwitch) {
@@ -102,8 +102,8 @@ Expected<EngineLaunch> ReadFlags(Engine engine, const std::vector<FlagSpec>& fla
     const std::string flagged = l.model_path;
     SEAM_RETURN_IF_ERROR(positional(l, *bare));
     if (!flagged.empty() && flagged != l.model_path) {
-      l.ignored.push_back(fmt::format("--model {}: {} serves the model named first, {}", flagged, DisplayName(engine),
-                                      l.model_path));
+      l.ignored.push_back(
+          fmt::format("--model {}: {} serves the model named first, {}", flagged, DisplayName(engine), l.model_path));
     }
   }
   if (l.model_path.empty()) {

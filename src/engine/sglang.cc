@@ -13,8 +13,8 @@
 namespace seam::engine {
 namespace {
 
-constexpr std::array<std::string_view, 6> kA2aBackends = {"none", "deepep", "mooncake", "mori", "ascend_fuseep",
-                                                          "flashinfer"};
+constexpr std::array<std::string_view, 6> kA2aBackends = {"none", "deepep",        "mooncake",
+                                                          "mori", "ascend_fuseep", "flashinfer"};
 
 Status SetOptionalSize(std::optional<int>& out, std::string_view flag, std::string_view v) {
   EngineLaunch scratch;
@@ -31,8 +31,9 @@ Status CheckExperts(const EngineLaunch& l, const Model& m, bool a2a, std::vector
                                            "--ep-size must equal --tp-size {} (got {})",
                                            l.a2a_backend, l.tp, *l.ep));
     }
-    if (!moe) notes.push_back(fmt::format("--moe-a2a-backend {}: the model has no MoE, so nothing is dispatched",
-                                          l.a2a_backend));
+    if (!moe)
+      notes.push_back(
+          fmt::format("--moe-a2a-backend {}: the model has no MoE, so nothing is dispatched", l.a2a_backend));
     return Status::Ok();
   }
   if (!l.ep || *l.ep == 1) return Status::Ok();
@@ -40,8 +41,8 @@ Status CheckExperts(const EngineLaunch& l, const Model& m, bool a2a, std::vector
     return Refuses(l.engine, fmt::format("--tp-size {} is not divisible by --ep-size {}", l.tp, *l.ep));
   }
   if (moe && m.dims && m.dims->experts % *l.ep != 0) {
-    return Refuses(l.engine, fmt::format("the model's {} experts do not split over --ep-size {}", m.dims->experts,
-                                         *l.ep));
+    return Refuses(l.engine,
+                   fmt::format("the model's {} experts do not split over --ep-size {}", m.dims->experts, *l.ep));
   }
   notes.push_back(fmt::format(
       "--ep-size {}: experts spread over {} groups of {} ranks; each MoE still leaves a partial sum over the whole "

@@ -14,9 +14,8 @@
 namespace seam::engine {
 namespace {
 
-constexpr std::array<std::string_view, 6> kBackends = {"allgather_reducescatter", "naive", "pplx",
-                                                       "deepep_high_throughput", "deepep_low_latency",
-                                                       "flashinfer_all2allv"};
+constexpr std::array<std::string_view, 6> kBackends = {
+    "allgather_reducescatter", "naive", "pplx", "deepep_high_throughput", "deepep_low_latency", "flashinfer_all2allv"};
 
 bool DispatchesA2a(std::string_view backend) {
   return backend == "pplx" || backend.starts_with("deepep") || backend == "flashinfer_all2allv";
@@ -78,8 +77,8 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m)
         "attention, dense layers and the LM head each DP rank's {} (--attn-dp {}, --dense-tp {}, --dp-lm-head)",
         l.tp, l.dp, l.tp, c.tp, c.tp, l.tp, l.dp, l.tp));
   } else if (l.dp > 1) {
-    t.notes.push_back(fmt::format(
-        "--data-parallel-size {} of a model without MoE: {} replicas, each planned alone", l.dp, l.dp));
+    t.notes.push_back(
+        fmt::format("--data-parallel-size {} of a model without MoE: {} replicas, each planned alone", l.dp, l.dp));
     t.replicas = l.dp;
   }
   // vLLM reads --all2all-backend only where it runs its all-to-all kernels:
@@ -90,9 +89,10 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m)
     c.moe = MoeMode::kA2a;
   } else if (moe) {
     if (l.expert_parallel) {
-      t.notes.push_back(fmt::format("--enable-expert-parallel with the {} backend: experts spread over the {} ranks; "
-                                    "each MoE still leaves a partial sum over all of them (--moe tp)",
-                                    backend, c.tp));
+      t.notes.push_back(
+          fmt::format("--enable-expert-parallel with the {} backend: experts spread over the {} ranks; "
+                      "each MoE still leaves a partial sum over all of them (--moe tp)",
+                      backend, c.tp));
     }
     // allgather_reducescatter returns each DP rank's rows by a reduce-scatter.
     if (c.attn_dp > 1 && backend == "allgather_reducescatter") c.reduction = Reduction::kRsv;
@@ -104,12 +104,13 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m)
       t.notes.push_back(fmt::format("--all2all-backend {}: the model has no MoE layer; ignored", l.a2a_backend));
     }
   } else if (!l.expert_parallel && DispatchesA2a(backend)) {
-    t.notes.push_back(fmt::format("--all2all-backend {} without --enable-expert-parallel: vLLM dispatches nothing",
-                                  backend));
+    t.notes.push_back(
+        fmt::format("--all2all-backend {} without --enable-expert-parallel: vLLM dispatches nothing", backend));
   } else if (moe && !all2all && DispatchesA2a(backend)) {
-    t.notes.push_back(fmt::format("--all2all-backend {} without --data-parallel-size > 1: vLLM runs its all-to-all "
-                                  "only across data-parallel ranks and dispatches nothing",
-                                  backend));
+    t.notes.push_back(
+        fmt::format("--all2all-backend {} without --data-parallel-size > 1: vLLM runs its all-to-all "
+                    "only across data-parallel ranks and dispatches nothing",
+                    backend));
   }
   SEAM_RETURN_IF_ERROR(Validate(c));
   SEAM_RETURN_IF_ERROR(CheckModelSplits(l.engine, m, c));

@@ -42,7 +42,8 @@ Expected<std::map<std::string, std::string>> ReadWeightMap(const std::string& pa
   std::map<std::string, std::string> out;
   for (auto it = map->begin(); it != map->end(); ++it) {
     if (!it->is_string() || !PlainFileName(it->get<std::string>())) {
-      return Malformed(fmt::format("{}: weight_map[\"{}\"] is not the name of a file beside the index", path, it.key()));
+      return Malformed(
+          fmt::format("{}: weight_map[\"{}\"] is not the name of a file beside the index", path, it.key()));
     }
     out.emplace(it.key(), it->get<std::string>());
   }

@@ -37,7 +37,8 @@ Status WriteInputs(const std::string& path, const Batch& b) {
       positions.push_back(static_cast<int64_t>(p));
     }
   }
-  return WriteSafetensors(path, {Ints("input_ids", ids), Ints("positions", positions), Ints("request_lengths", lengths)});
+  return WriteSafetensors(path,
+                          {Ints("input_ids", ids), Ints("positions", positions), Ints("request_lengths", lengths)});
 }
 
 }  // namespace
@@ -61,40 +62,43 @@ Status CheckDumpTarget(const std::string& dir, bool force) {
   // Judged by owner and mode, not by access(): root may write anywhere, but
   // a dump never lands in another user's or a read-only directory.
   if (st.st_uid != geteuid()) {
-    return InvalidArgument(fmt::format("--dump {} belongs to another user (uid {}); seam dumps only into a directory "
-                                       "of its own user's",
-                                       dir, st.st_uid));
+    return InvalidArgument(
+        fmt::format("--dump {} belongs to another user (uid {}); seam dumps only into a directory "
+                    "of its own user's",
+                    dir, st.st_uid));
   }
   if ((st.st_mode & S_IWUSR) == 0) {
-    return InvalidArgument(fmt::format("--dump {} is read-only (mode {:o}); give a writable directory", dir,
-                                       st.st_mode & 07777));
+    return InvalidArgument(
+        fmt::format("--dump {} is read-only (mode {:o}); give a writable directory", dir, st.st_mode & 07777));
   }
   std::error_code ec;
   const bool empty = std::filesystem::is_empty(dir, ec);
   if (ec) return InvalidArgument(fmt::format("--dump {}: {}", dir, ec.message()));
   if (!empty && !force) {
-    return InvalidArgument(fmt::format("--dump {} is not empty; --force replaces the files of an earlier dump in it",
-                                       dir));
+    return InvalidArgument(
+        fmt::format("--dump {} is not empty; --force replaces the files of an earlier dump in it", dir));
   }
   bool earlier = false;
   for (const std::string& name : DumpFileNames()) {
     const std::string path = dir + "/" + name;
     if (lstat(path.c_str(), &st) != 0) continue;
     if (!S_ISREG(st.st_mode)) {
-      return InvalidArgument(fmt::format("--dump {}: {} is not a regular file; seam replaces only its own files", dir,
-                                         path));
+      return InvalidArgument(
+          fmt::format("--dump {}: {} is not a regular file; seam replaces only its own files", dir, path));
     }
     if (st.st_uid != geteuid()) {
-      return InvalidArgument(fmt::format("--dump {}: {} belongs to another user (uid {}); seam replaces only its own "
-                                         "files",
-                                         dir, path, st.st_uid));
+      return InvalidArgument(
+          fmt::format("--dump {}: {} belongs to another user (uid {}); seam replaces only its own "
+                      "files",
+                      dir, path, st.st_uid));
     }
     earlier = true;
   }
   if (!empty && !earlier) {
-    return InvalidArgument(fmt::format("--dump {} holds no earlier dump (none of {}); --force replaces only an earlier "
-                                       "dump's files",
-                                       dir, fmt::join(DumpFileNames(), ", ")));
+    return InvalidArgument(
+        fmt::format("--dump {} holds no earlier dump (none of {}); --force replaces only an earlier "
+                    "dump's files",
+                    dir, fmt::join(DumpFileNames(), ", ")));
   }
   return Status::Ok();
 }

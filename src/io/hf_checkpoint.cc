@@ -104,8 +104,8 @@ Expected<Dtype> CheckTensors(const CheckpointTensors& tensors, const std::vector
       return Malformed(fmt::format("{}: tensor '{}' has dtype {}; expected F32 or BF16", file, name, Name(t->dtype)));
     }
     if (t->shape != shape) {
-      return Malformed(fmt::format("{}: tensor '{}' has shape {}; expected {}", file, name, ShapeText(t->shape),
-                                   ShapeText(shape)));
+      return Malformed(
+          fmt::format("{}: tensor '{}' has shape {}; expected {}", file, name, ShapeText(t->shape), ShapeText(shape)));
     }
     if (t->dtype == StDtype::kF32 && first_f32 == nullptr) first_f32 = t;
     if (t->dtype == StDtype::kBf16 && first_bf16 == nullptr) first_bf16 = t;
@@ -149,7 +149,8 @@ Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& 
   if (ec) return InvalidArgument(fmt::format("cannot create {}: {}", dir, ec.message()));
   const StDtype st = dtype == Dtype::kBf16 ? StDtype::kBf16 : StDtype::kF32;
   std::vector<StTensor> tensors;
-  for (const HfTensor& t : *layout) tensors.push_back({.name = t.name, .dtype = st, .shape = t.shape, .floats = Gather(t, w)});
+  for (const HfTensor& t : *layout)
+    tensors.push_back({.name = t.name, .dtype = st, .shape = t.shape, .floats = Gather(t, w)});
   SEAM_RETURN_IF_ERROR(WriteText((fs::path(dir) / "config.json").string(), *config));
   return WriteSafetensors((fs::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
 }
@@ -171,8 +172,7 @@ Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir) {
     return e.error();
   }
   if (!HasHfForm(*model)) {
-    return InvalidArgument(fmt::format("{}: seam reads no checkpoint of model_type '{}'", config_path,
-                                       model->hf_type));
+    return InvalidArgument(fmt::format("{}: seam reads no checkpoint of model_type '{}'", config_path, model->hf_type));
   }
   Expected<CheckpointTensors> tensors = CheckpointTensors::Open(dir);
   if (!tensors) return tensors.error();

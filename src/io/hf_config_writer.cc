@@ -28,8 +28,8 @@ std::vector<std::vector<StageDecl>> Layers(const Model& m) {
 }
 
 [[noreturn]] void Cannot(const Model& m, const std::string& why) {
-  throw Failure(InvalidArgument(fmt::format("model '{}' cannot be written as a Hugging Face {} config: {}", m.name,
-                                            m.hf_type, why)));
+  throw Failure(InvalidArgument(
+      fmt::format("model '{}' cannot be written as a Hugging Face {} config: {}", m.name, m.hf_type, why)));
 }
 
 void Common(ordered_json& j, const Model& m, const char* architecture, const char* eps_key) {
@@ -58,12 +58,9 @@ void Rope(ordered_json& j, const ModelDims& d) {
                          {"original_max_position_embeddings", sc.original_positions}};
   } else if (d.yarn.factor > 0) {
     const YarnScaling& y = d.yarn;
-    j["rope_scaling"] = {{"rope_type", "yarn"},
-                         {"type", "yarn"},
-                         {"factor", y.factor},
-                         {"original_max_position_embeddings", y.original_positions},
-                         {"beta_fast", y.beta_fast},
-                         {"beta_slow", y.beta_slow},
+    j["rope_scaling"] = {{"rope_type", "yarn"},      {"type", "yarn"},
+                         {"factor", y.factor},       {"original_max_position_embeddings", y.original_positions},
+                         {"beta_fast", y.beta_fast}, {"beta_slow", y.beta_slow},
                          {"truncate", y.truncate}};
     // Zero is "not given" for these, as transformers reads them.
     for (const auto& [key, v] : {std::pair{"mscale", y.mscale}, std::pair{"mscale_all_dim", y.mscale_all_dim},
@@ -227,7 +224,10 @@ void NemotronH(ordered_json& j, const Model& m) {
     switch (s.kind) {
       case StageKind::kMixer: pattern += 'M'; break;
       case StageKind::kAttention: pattern += '*'; break;
-      case StageKind::kDenseFfn: pattern += '-'; widths.push_back(FfnWidthOf(s, d)); break;
+      case StageKind::kDenseFfn:
+        pattern += '-';
+        widths.push_back(FfnWidthOf(s, d));
+        break;
       case StageKind::kSparseFfn: pattern += 'E'; break;
       default: Cannot(m, fmt::format("it has a {} stage", Name(s.kind)));
     }
@@ -257,8 +257,8 @@ void NemotronH(ordered_json& j, const Model& m) {
     j["use_conv_bias"] = true;
     j["use_bias"] = false;
     // [min, max]; an unbounded max is Python's bare Infinity (see QuoteInfinity).
-    j["time_step_limit"] = {d.mixer_dt_min, std::isinf(d.mixer_dt_max) ? ordered_json(kInfinityMark)
-                                                                        : ordered_json(d.mixer_dt_max)};
+    j["time_step_limit"] = {d.mixer_dt_min,
+                            std::isinf(d.mixer_dt_max) ? ordered_json(kInfinityMark) : ordered_json(d.mixer_dt_max)};
   }
   if (d.experts > 0) {
     j["n_routed_experts"] = d.experts;
@@ -367,18 +367,24 @@ struct Writer {
 
 const std::vector<Writer>& Writers() {
   static const std::vector<Writer> writers = {
-      {"llama", Llama},         {"qwen3", Qwen3},           {"qwen3_moe", Qwen3Moe},
-      {"gpt_oss", GptOss},      {"deepseek_v2", Deepseek},  {"deepseek_v3", Deepseek},
-      {"kimi_k2", Deepseek},    {"nemotron_h", NemotronH},  {"qwen3_next", Qwen3Next},
-      {"nemotron-nas", NemotronNas}, {"zaya", Zaya},
+      {"llama", Llama},
+      {"qwen3", Qwen3},
+      {"qwen3_moe", Qwen3Moe},
+      {"gpt_oss", GptOss},
+      {"deepseek_v2", Deepseek},
+      {"deepseek_v3", Deepseek},
+      {"kimi_k2", Deepseek},
+      {"nemotron_h", NemotronH},
+      {"qwen3_next", Qwen3Next},
+      {"nemotron-nas", NemotronNas},
+      {"zaya", Zaya},
   };
   return writers;
 }
 
 // Where the imported model differs from the one that ran; empty when none.
 std::string Mismatch(const Model& ran, const Model& read) {
-  if (ran.hidden != read.hidden || ran.num_layers != read.num_layers ||
-      ran.residual_streams != read.residual_streams) {
+  if (ran.hidden != read.hidden || ran.num_layers != read.num_layers || ran.residual_streams != read.residual_streams) {
     return "its sizes";
   }
   if (!(*ran.dims == *read.dims)) return "its dims";
@@ -420,8 +426,8 @@ Expected<std::string> HfConfigText(const Model& m, Dtype dtype) {
   // The file must describe the model that ran: read it back and compare.
   Expected<Model> back = ModelFromHfConfig(text, "the written config.json");
   if (!back) {
-    return InvalidArgument(fmt::format("model '{}': the config.json seam wrote does not read back: {}", m.name,
-                                       back.error().message));
+    return InvalidArgument(
+        fmt::format("model '{}': the config.json seam wrote does not read back: {}", m.name, back.error().message));
   }
   if (const std::string where = Mismatch(m, *back); !where.empty()) {
     return InvalidArgument(fmt::format("model '{}' cannot be written as a Hugging Face {} config: read back, {} differ",

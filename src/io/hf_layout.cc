@@ -72,9 +72,10 @@ bool ZeroCentred(const std::string& type, const std::string& name) {
 // GPT-OSS's experts of one MoE, stacked into four tensors.
 void AddGptOssExperts(std::vector<HfTensor>& out, const std::string& prefix, const ModelDims& d, int hidden) {
   const int64_t e = d.experts, i = d.moe_intermediate, h = hidden;
-  HfTensor gate_up{.name = prefix + ".experts.gate_up_proj", .shape = {e, h, 2 * i}, .layout = HfLayout::kExpertsGateUp};
-  HfTensor gate_up_bias{.name = prefix + ".experts.gate_up_proj_bias", .shape = {e, 2 * i},
-                        .layout = HfLayout::kExpertsGateUpBias};
+  HfTensor gate_up{
+      .name = prefix + ".experts.gate_up_proj", .shape = {e, h, 2 * i}, .layout = HfLayout::kExpertsGateUp};
+  HfTensor gate_up_bias{
+      .name = prefix + ".experts.gate_up_proj_bias", .shape = {e, 2 * i}, .layout = HfLayout::kExpertsGateUpBias};
   HfTensor down{.name = prefix + ".experts.down_proj", .shape = {e, i, h}, .layout = HfLayout::kExpertsDown};
   HfTensor down_bias{.name = prefix + ".experts.down_proj_bias", .shape = {e, h}, .layout = HfLayout::kExpertsDownBias};
   for (int x = 0; x < d.experts; ++x) {
@@ -91,8 +92,8 @@ void AddGptOssExperts(std::vector<HfTensor>& out, const std::string& prefix, con
 
 Expected<std::vector<HfTensor>> HfTensorsOf(const Model& m) {
   if (!HasHfForm(m)) {
-    return InvalidArgument(fmt::format("model '{}' has no Hugging Face checkpoint form (model_type '{}')", m.name,
-                                       m.hf_type));
+    return InvalidArgument(
+        fmt::format("model '{}' has no Hugging Face checkpoint form (model_type '{}')", m.name, m.hf_type));
   }
   Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
   if (!specs) return specs.error();
@@ -112,13 +113,18 @@ Expected<std::vector<HfTensor>> HfTensorsOf(const Model& m) {
     }
     if (d.attention_gate && EndsWith(w.name, ".self_attn.q_proj.weight")) {
       // Qwen3-Next's q_proj gives, per head, its query then its output gate.
-      const std::string gate = w.name.substr(0, w.name.size() - std::string_view("q_proj.weight").size()) + "gate_proj.weight";
-      out.push_back({.name = HfName(type, w.name), .shape = {2 * int64_t{w.rows}, w.cols},
-                     .layout = HfLayout::kHeadPairs, .parts = {w.name, gate}, .block = d.head_dim});
+      const std::string gate =
+          w.name.substr(0, w.name.size() - std::string_view("q_proj.weight").size()) + "gate_proj.weight";
+      out.push_back({.name = HfName(type, w.name),
+                     .shape = {2 * int64_t{w.rows}, w.cols},
+                     .layout = HfLayout::kHeadPairs,
+                     .parts = {w.name, gate},
+                     .block = d.head_dim});
       held.insert({w.name, gate});
       continue;
     }
-    out.push_back({.name = HfName(type, w.name), .shape = ShapeOf(w),
+    out.push_back({.name = HfName(type, w.name),
+                   .shape = ShapeOf(w),
                    .layout = ZeroCentred(type, w.name) ? HfLayout::kZeroCentred : HfLayout::kSame,
                    .parts = {w.name}});
     held.insert(w.name);

@@ -52,7 +52,8 @@ class HeaderSax final : public nlohmann::json_sax<json> {
         return Stop(k == kMetadataKey ? std::string("duplicate __metadata__")
                                       : fmt::format("duplicate tensor name '{}'", k));
       }
-      if (stack_.size() == 2 && tensor_ == kMetadataKey) return Stop(fmt::format("__metadata__: duplicate key '{}'", k));
+      if (stack_.size() == 2 && tensor_ == kMetadataKey)
+        return Stop(fmt::format("__metadata__: duplicate key '{}'", k));
       if (stack_.size() == 2) return Stop(fmt::format("tensor '{}': duplicate field '{}'", tensor_, k));
       return Stop(fmt::format("duplicate key '{}'", k));
     }
@@ -163,7 +164,8 @@ Entry ReadEntry(const std::string& name, const json& v, size_t header_index, uin
   }
   e.begin = OffsetOf(offsets[0], name, 0);
   e.end = OffsetOf(offsets[1], name, 1);
-  if (e.begin > e.end) throw Bad{fmt::format("tensor '{}': data_offsets [{}, {}] begin after they end", name, e.begin, e.end)};
+  if (e.begin > e.end)
+    throw Bad{fmt::format("tensor '{}': data_offsets [{}, {}] begin after they end", name, e.begin, e.end)};
   if (e.end > data_size) {
     throw Bad{fmt::format("tensor '{}': data_offsets [{}, {}] end beyond the data section ({} bytes)", name, e.begin,
                           e.end, data_size)};
@@ -299,7 +301,8 @@ void DecodeFloats(const Entry& e, const uint8_t* data, uint64_t first, std::span
   const size_t item = ItemSize(e.dtype);
   const uint8_t* p = data + e.begin + first * item;
   if (e.dtype == StDtype::kF32) {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = std::bit_cast<float>(static_cast<uint32_t>(Load(p + i * item, item)));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = std::bit_cast<float>(static_cast<uint32_t>(Load(p + i * item, item)));
   } else {
     for (size_t i = 0; i < out.size(); ++i) out[i] = FromBf16Bits(static_cast<uint16_t>(Load(p + i * item, item)));
   }

@@ -27,12 +27,12 @@ std::vector<Bytes> Collect(const Bytes& mine, MPI_Comm c, double timeout_seconds
   std::exclusive_scan(lengths.begin(), lengths.end(), displs.begin(), 0);
   std::vector<char> buffer(here ? static_cast<size_t>(displs.back() + lengths.back()) : 0);
   if (all) {
-    Check(MPI_Iallgatherv(mine.data().data(), length, MPI_CHAR, buffer.data(), lengths.data(), displs.data(),
-                          MPI_CHAR, c, &r),
+    Check(MPI_Iallgatherv(mine.data().data(), length, MPI_CHAR, buffer.data(), lengths.data(), displs.data(), MPI_CHAR,
+                          c, &r),
           "MPI_Iallgatherv");
   } else {
-    Check(MPI_Igatherv(mine.data().data(), length, MPI_CHAR, buffer.data(), lengths.data(), displs.data(), MPI_CHAR,
-                       0, c, &r),
+    Check(MPI_Igatherv(mine.data().data(), length, MPI_CHAR, buffer.data(), lengths.data(), displs.data(), MPI_CHAR, 0,
+                       c, &r),
           "MPI_Igatherv");
   }
   WaitAll(std::span(&r, 1), peers, timeout_seconds, what);

@@ -11,12 +11,12 @@
 #include <numeric>
 #include <optional>
 #include <stdexcept>
-#include <type_traits>
 #include <thread>
+#include <type_traits>
 
 #include "mpi/wait.h"
-#include "seam/runtime/tree_sum.h"
 #include "seam/runtime/mpi.h"
+#include "seam/runtime/tree_sum.h"
 
 namespace seam {
 namespace {
@@ -116,8 +116,9 @@ class MpiComm final : public Comm {
       const Shape e = expect[static_cast<size_t>(j)];
       const Tensor& got = from[static_cast<size_t>(j)];
       if (j != me && e.rows >= 0 && (got.rows() != e.rows || got.cols() != e.cols)) {
-        throw Failure(FailedCheck(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", g.ranks[static_cast<size_t>(j)],
-                                             got.rows(), got.cols(), rank(), e.rows, e.cols)));
+        throw Failure(
+            FailedCheck(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]",
+                                    g.ranks[static_cast<size_t>(j)], got.rows(), got.cols(), rank(), e.rows, e.cols)));
       }
     }
     from[static_cast<size_t>(me)] = std::move(to_each[static_cast<size_t>(me)]);
@@ -143,7 +144,7 @@ class MpiComm final : public Comm {
     WaitAll(std::span(&r, 1), peers, options_.timeout_seconds, fmt::format("a receive from rank {}", peer));
     if ((expect.rows >= 0 && shape[0] != expect.rows) || (expect.cols >= 0 && shape[1] != expect.cols)) {
       throw Failure(FailedCheck(fmt::format("rank {} sent [{}, {}] where rank {} expected [{}, {}]", peer, shape[0],
-                                           shape[1], rank(), expect.rows, expect.cols)));
+                                            shape[1], rank(), expect.rows, expect.cols)));
     }
     Tensor t = Tensor::Uninitialized(shape[0], shape[1]);
     Check(MPI_Irecv(t.data(), Elements(t), MPI_FLOAT, peer, kDataTag, MPI_COMM_WORLD, &r), "MPI_Irecv");
@@ -218,7 +219,8 @@ class MpiComm final : public Comm {
     std::copy(mine.data(), mine.data() + mine.size(), out.data() + first[static_cast<size_t>(me)] * cols);
     Requests q(g, CommOf(g));
     for (int j : Others(me, n)) {
-      q.Recv(j, out.data() + first[static_cast<size_t>(j)] * cols, static_cast<size_t>(rows_of[static_cast<size_t>(j)]) * cols);
+      q.Recv(j, out.data() + first[static_cast<size_t>(j)] * cols,
+             static_cast<size_t>(rows_of[static_cast<size_t>(j)]) * cols);
       q.Send(j, mine.data(), mine.size());
     }
     q.Wait(options_.timeout_seconds, "an all-gather over " + Members(g));
@@ -230,7 +232,8 @@ class MpiComm final : public Comm {
     Tick();
     const int me = g.IndexOf(rank());
     int64_t sent = 0;
-    for (int j = 0; j < g.size(); ++j) sent += j == me ? 0 : static_cast<int64_t>(to_each[static_cast<size_t>(j)].size());
+    for (int j = 0; j < g.size(); ++j)
+      sent += j == me ? 0 : static_cast<int64_t>(to_each[static_cast<size_t>(j)].size());
     std::vector<Tensor> from = ExchangeAnyShape(g, to_each, "an all-to-all over " + Members(g));
     from[static_cast<size_t>(me)] = std::move(to_each[static_cast<size_t>(me)]);
     Comm::Count(CommOp::kAllToAll, sent);
@@ -263,7 +266,8 @@ class MpiComm final : public Comm {
   // Sends to_each[j] to every other member j and receives what each sends
   // this one, whatever its shape: one message per pair, its width in the tag
   // and its rows from its length, so no round of shapes goes first.
-  std::vector<Tensor> ExchangeAnyShape(const RankGroup& g, const std::vector<Tensor>& to_each, const std::string& what) {
+  std::vector<Tensor> ExchangeAnyShape(const RankGroup& g, const std::vector<Tensor>& to_each,
+                                       const std::string& what) {
     const int n = g.size();
     const int me = g.IndexOf(rank());
     const MPI_Comm c = CommOf(g);
@@ -294,7 +298,8 @@ class MpiComm final : public Comm {
       if (unmatched.empty()) break;
       if (std::chrono::steady_clock::now() > deadline) {
         throw mpi::PeerTimeout(fmt::format("rank {} did not answer within {:.3g} s ({})",
-                                           g.ranks[static_cast<size_t>(unmatched.front())], options_.timeout_seconds, what));
+                                           g.ranks[static_cast<size_t>(unmatched.front())], options_.timeout_seconds,
+                                           what));
       }
       std::this_thread::yield();
     }
@@ -321,7 +326,8 @@ class MpiComm final : public Comm {
 
   // The tag that carries a message's width.
   int WidthTag(int cols) const {
-    SEAM_CHECK(cols <= tag_ub_ - kWidthTag, fmt::format("a tensor {} columns wide is wider than MPI tags can carry", cols));
+    SEAM_CHECK(cols <= tag_ub_ - kWidthTag,
+               fmt::format("a tensor {} columns wide is wider than MPI tags can carry", cols));
     return kWidthTag + cols;
   }
 
@@ -341,7 +347,7 @@ class MpiComm final : public Comm {
       case FaultKind::kKill: std::raise(SIGKILL); break;
       case FaultKind::kHang:
         while (true) std::this_thread::sleep_for(std::chrono::seconds(1));  // until the job is aborted
-      case FaultKind::kInput: break;  // strikes at setup, not here
+      case FaultKind::kInput: break;                                        // strikes at setup, not here
     }
   }
 

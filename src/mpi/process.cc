@@ -135,9 +135,10 @@ Status MpiProcess::AgreeOn(std::string_view what, const std::string& mine, doubl
   for (int r = 1; r < static_cast<int>(all.size()); ++r) {
     const std::string theirs = mpi::Reader(all[static_cast<size_t>(r)]).String();
     if (theirs != first) {
-      return InvalidArgument(fmt::format("the ranks disagree on {}: rank {} has {} but rank 0 has {}; start every rank "
-                                         "with the same flags",
-                                         what, r, theirs, first));
+      return InvalidArgument(
+          fmt::format("the ranks disagree on {}: rank {} has {} but rank 0 has {}; start every rank "
+                      "with the same flags",
+                      what, r, theirs, first));
     }
   }
   return Status::Ok();

@@ -65,10 +65,10 @@ Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pip
   SEAM_RETURN_IF_ERROR(CheckRun(m, plans, w, options));
   const ParallelConfig& cfg = plans.front().config();
   if (WorldSize(cfg) != p.size()) {
-    return InvalidArgument(fmt::format("the job has {} MPI process{} but the configuration has tp x pp = {} x {} = {} "
-                                       "ranks; start it with mpirun -np {}",
-                                       p.size(), p.size() == 1 ? "" : "es", cfg.tp, cfg.pp, WorldSize(cfg),
-                                       WorldSize(cfg)));
+    return InvalidArgument(
+        fmt::format("the job has {} MPI process{} but the configuration has tp x pp = {} x {} = {} "
+                    "ranks; start it with mpirun -np {}",
+                    p.size(), p.size() == 1 ? "" : "es", cfg.tp, cfg.pp, WorldSize(cfg), WorldSize(cfg)));
   }
   const Fault& fault = mpi.fault;
   if (fault.rank >= p.size()) {
@@ -83,8 +83,9 @@ Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pip
     const RankOutput mine = RunRankOf(m, plans, w, b, options, p.rank(), *comm);
     // A fault asked for at a call this rank never made did not test anything.
     if (fault.rank == p.rank() && fault.kind != FaultKind::kInput && CommunicationCalls(*comm) < fault.at_call) {
-      fired = InvalidArgument(fmt::format("--fault {}:{}@{} never fired: rank {} made {} communication calls", fault.rank,
-                                          Name(fault.kind), fault.at_call, fault.rank, CommunicationCalls(*comm)));
+      fired =
+          InvalidArgument(fmt::format("--fault {}:{}@{} never fired: rank {} made {} communication calls", fault.rank,
+                                      Name(fault.kind), fault.at_call, fault.rank, CommunicationCalls(*comm)));
     }
     all = mpi::GatherBytes(Encode(mine), MPI_COMM_WORLD, mpi.timeout_seconds, "the ranks' results");
   } catch (const mpi::PeerTimeout& e) {

@@ -16,8 +16,8 @@ int Batch::tokens() const {
 Expected<Batch> RandomBatch(int tokens, int requests, int vocab, uint64_t seed) {
   if (requests < 1) return InvalidArgument(fmt::format("--requests {} must be at least 1", requests));
   if (tokens < requests) {
-    return InvalidArgument(fmt::format("--tokens {} cannot fill {} requests of at least one token each", tokens,
-                                       requests));
+    return InvalidArgument(
+        fmt::format("--tokens {} cannot fill {} requests of at least one token each", tokens, requests));
   }
   if (vocab < 1) return InvalidArgument(fmt::format("a vocabulary of {} tokens", vocab));
   std::mt19937_64 rng(seed);

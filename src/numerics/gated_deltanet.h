@@ -31,9 +31,9 @@ class GatedDeltaNetKernel : public MixerKernel {
 
   // The projections' outputs, rounded, un-interleaved, for this rank's heads.
   struct Projected {
-    Tensor qkv;  // [rows, 2 * key_heads * key_dim + heads * value_dim]: q, then k, then v
-    Tensor z;    // [rows, heads * value_dim]
-    Tensor b, a; // [rows, heads]
+    Tensor qkv;   // [rows, 2 * key_heads * key_dim + heads * value_dim]: q, then k, then v
+    Tensor z;     // [rows, heads * value_dim]
+    Tensor b, a;  // [rows, heads]
   };
   Projected Project(const Tensor& x) const;
   // The delta rule over rows of the conv's output, continuing `state`: o, rounded.
@@ -45,9 +45,9 @@ class GatedDeltaNetKernel : public MixerKernel {
 
  private:
   const ModelDims& d_;
-  int heads_ = 0;      // value heads, this rank's
-  int key_heads_ = 0;  // this rank's
-  int per_key_ = 1;    // value heads per key head
+  int heads_ = 0;                      // value heads, this rank's
+  int key_heads_ = 0;                  // this rank's
+  int per_key_ = 1;                    // value heads per key head
   std::vector<MatrixView> qkvz_, ba_;  // this rank's rows, in Projected's order, in place
   MatrixView dt_bias_, norm_;
   Tensor a_;  // -exp(A_log) of this rank's heads

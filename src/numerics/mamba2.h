@@ -45,9 +45,9 @@ class Mamba2Kernel : public MixerKernel {
 
  private:
   const ModelDims& d_;
-  int heads_ = 0;     // this rank's
-  int groups_ = 0;    // this rank's
-  int per_group_ = 1; // heads per group
+  int heads_ = 0;                    // this rank's
+  int groups_ = 0;                   // this rank's
+  int per_group_ = 1;                // heads per group
   std::vector<MatrixView> in_proj_;  // this rank's rows, in Projected's order, in place
   MatrixView dt_bias_, d_skip_, norm_;
   Tensor a_;  // -exp(A_log) of this rank's heads

@@ -246,8 +246,7 @@ Tensor LinearKernel::Run(const Tensor& x) const { return Linear(x, w_, n_.dtype)
 
 // ---- dense FFN ----
 
-FfnKernel::FfnKernel(const Weights& w, const std::string& prefix, const FfnShape& shape, Shard shard,
-                     const Numerics& n)
+FfnKernel::FfnKernel(const Weights& w, const std::string& prefix, const FfnShape& shape, Shard shard, const Numerics& n)
     : shape_(shape), n_(n) {
   SEAM_CHECK(shape.width % shard.count == 0 && n.k_blocks % shard.count == 0, "the FFN width does not split");
   const int first = shard.index * shape.width / shard.count, last = (shard.index + 1) * shape.width / shard.count;
@@ -287,8 +286,7 @@ Tensor FfnKernel::Partial(const Tensor& x) const { return TreeSum(Blocks(x)); }
 
 // ---- MoE ----
 
-MoeKernel::MoeKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, MoeMode mode,
-                     const Numerics& n)
+MoeKernel::MoeKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, MoeMode mode, const Numerics& n)
     : d_(*m.dims), top_k_(s.decl.top_k), hidden_(m.hidden), n_(n), shard_(shard) {
   const std::string p = StagePrefix(s);
   router_ = w.at(p + ".gate.weight");
@@ -362,7 +360,8 @@ Tensor MoeKernel::TpPartial(const Tensor& x) const {
     }
   }
   std::vector<std::vector<Tensor>> blocks(static_cast<size_t>(d_.experts));  // [expert][block] -> rows_of rows
-  std::vector<std::vector<int>> slot_row(static_cast<size_t>(d_.experts), std::vector<int>(static_cast<size_t>(x.rows()), -1));
+  std::vector<std::vector<int>> slot_row(static_cast<size_t>(d_.experts),
+                                         std::vector<int>(static_cast<size_t>(x.rows()), -1));
   for (int e = 0; e < d_.experts; ++e) {
     const std::vector<int>& rows = rows_of[static_cast<size_t>(e)];
     if (rows.empty()) continue;
@@ -392,7 +391,8 @@ Tensor MoeKernel::TpPartial(const Tensor& x) const {
           }
           continue;
         }
-        const float* p = blocks[static_cast<size_t>(e)][static_cast<size_t>(b)].row(slot_row[static_cast<size_t>(e)][static_cast<size_t>(r)]);
+        const float* p = blocks[static_cast<size_t>(e)][static_cast<size_t>(b)].row(
+            slot_row[static_cast<size_t>(e)][static_cast<size_t>(r)]);
         for (int c = 0; c < hidden_; ++c) out[c] = out[c] + route.weights[slot] * p[c];
       }
       if (shared_) {

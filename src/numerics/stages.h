@@ -11,11 +11,11 @@
 #include <span>
 #include <vector>
 
-#include "seam/runtime/reference.h"
-#include "seam/runtime/kernels.h"
 #include "seam/model.h"
-#include "seam/sharding.h"
+#include "seam/runtime/kernels.h"
+#include "seam/runtime/reference.h"
 #include "seam/runtime/weights.h"
+#include "seam/sharding.h"
 
 namespace seam::exec {
 
@@ -67,18 +67,18 @@ class AttentionKernel {
   Numerics n_;
   Shard shard_;
   bool mla_ = false;
-  int heads_ = 0;      // query heads this rank holds
-  int kv_heads_ = 0;   // key/value heads it holds
-  int group_ = 1;      // query heads per key/value head
-  int kv_first_ = 0;   // its first key/value head (model-wide)
+  int heads_ = 0;     // query heads this rank holds
+  int kv_heads_ = 0;  // key/value heads it holds
+  int group_ = 1;     // query heads per key/value head
+  int kv_first_ = 0;  // its first key/value head (model-wide)
   int qk_dim_ = 0;
   int v_dim_ = 0;
   int window_ = 0;
   float scale_ = 1;
   RopeParams rope_;
   // Views of this rank's part of the weights, read in place.
-  MatrixView q_, k_, v_, o_, gate_;                   // GQA (q_ also MLA's direct query projection)
-  MatrixView q_bias_, k_bias_, v_bias_, o_bias_;      // GQA biases (o_bias_ empty off block 0)
+  MatrixView q_, k_, v_, o_, gate_;               // GQA (q_ also MLA's direct query projection)
+  MatrixView q_bias_, k_bias_, v_bias_, o_bias_;  // GQA biases (o_bias_ empty off block 0)
   MatrixView q_norm_, k_norm_, sinks_;
   MatrixView q_a_, q_a_norm_, q_b_, kv_a_, kv_a_norm_, kv_b_;  // MLA
 };
@@ -162,8 +162,8 @@ class MoeKernel {
   Numerics n_;
   Shard shard_;
   MatrixView router_;
-  MatrixView router_bias_;  // empty without one
-  MatrixView correction_;  // selection-only bias per expert (empty without one)
+  MatrixView router_bias_;                           // empty without one
+  MatrixView correction_;                            // selection-only bias per expert (empty without one)
   std::vector<std::unique_ptr<FfnKernel>> experts_;  // null where another rank holds it (a2a)
   std::unique_ptr<FfnKernel> shared_;
   MatrixView shared_gate_;  // [1, hidden]: sigmoid(x . gate) scales the shared expert (empty without one)

@@ -84,8 +84,8 @@ std::vector<Pair> Align(const std::vector<T>& a, const std::vector<T>& b, Same s
 // Every field of the step, so two different steps never print alike.
 std::string StepText(const Step& s) {
   const std::string group = s.group ? fmt::format("({})", Name(*s.group)) : "";
-  return fmt::format("{}{} {} {} -> {}, owes {} -> {}, width {}", Name(s.kind), group, Name(s.operand),
-                     Name(s.rows_in), Name(s.rows_out), Name(s.owed_before), Name(s.owed_after), s.width);
+  return fmt::format("{}{} {} {} -> {}, owes {} -> {}, width {}", Name(s.kind), group, Name(s.operand), Name(s.rows_in),
+                     Name(s.rows_out), Name(s.owed_before), Name(s.owed_after), s.width);
 }
 
 // ShortString leaves out a plain add; the diff names every fact.
@@ -127,7 +127,8 @@ class Differ {
       Field("config ep", a.config.ep, b.config.ep);
     }
     Field("pp_rank", a.pp_rank, b.pp_rank);
-    Field("layers", fmt::format("{}..{}", a.first_layer, a.last_layer), fmt::format("{}..{}", b.first_layer, b.last_layer));
+    Field("layers", fmt::format("{}..{}", a.first_layer, a.last_layer),
+          fmt::format("{}..{}", b.first_layer, b.last_layer));
   }
 
   // A step only one list has is one "-" or "+" line; a removed and an
@@ -148,7 +149,8 @@ class Differ {
 
   void Stage(const std::string& where, const StagePlan& a, const StagePlan& b) {
     Field(where + " layer", a.layer, b.layer);
-    if (!(a.decl == b.decl)) out_.push_back(fmt::format("{} declaration differs: {}", where, FirstDifference(a.decl, b.decl)));
+    if (!(a.decl == b.decl))
+      out_.push_back(fmt::format("{} declaration differs: {}", where, FirstDifference(a.decl, b.decl)));
     Field(where + " arrives", BoundaryText(a.arrives), BoundaryText(b.arrives));
     Field(where + " input", RowsText(a.input), RowsText(b.input));
     Field(where + " residual", RowsText(a.residual), RowsText(b.residual));
@@ -183,8 +185,8 @@ class Differ {
   }
 
  private:
-  static std::string Changed(const std::string& where, const std::vector<Step>& a, size_t i,
-                             const std::vector<Step>& b, size_t j) {
+  static std::string Changed(const std::string& where, const std::vector<Step>& a, size_t i, const std::vector<Step>& b,
+                             size_t j) {
     return fmt::format("~ {}: {} != {}", Position(where, i, j), StepText(a[i]), StepText(b[j]));
   }
 
@@ -207,8 +209,8 @@ class Differ {
   // "3 (layer 1, dense-ffn): 1 entry, 1 compute, 1 exit steps": what the
   // stage is, without a line per step.
   static std::string StageSummary(const StagePlan& s) {
-    return fmt::format("{} (layer {}, {}): {} entry, {} compute, {} exit steps", s.index, s.layer,
-                       Name(s.decl.kind), s.entry.size(), s.compute.size(), s.exit.size());
+    return fmt::format("{} (layer {}, {}): {} entry, {} compute, {} exit steps", s.index, s.layer, Name(s.decl.kind),
+                       s.entry.size(), s.compute.size(), s.exit.size());
   }
 
   std::vector<std::string>& out_;
@@ -227,7 +229,8 @@ void Structure(const Plan& a, const Plan& b, std::vector<std::string>& out) {
     }
   }
   for (const LinePlan& lb : b.lines()) {
-    if (a.line(lb.variant) == nullptr) out.push_back(fmt::format("only the second plan has {} batches", Name(lb.variant)));
+    if (a.line(lb.variant) == nullptr)
+      out.push_back(fmt::format("only the second plan has {} batches", Name(lb.variant)));
   }
 }
 

@@ -203,17 +203,15 @@ class LineDrawer {
     return out;
   }
 
-  std::string Side(const StagePlan& s) const {
-    return NodeId(h_.pp_rank, v_, fmt::format("{}_experts", s.index));
-  }
+  std::string Side(const StagePlan& s) const { return NodeId(h_.pp_rank, v_, fmt::format("{}_experts", s.index)); }
 
   void SideNode(const StagePlan& s, std::string_view indent) {
     if (!HasSide(s)) return;
     std::string label = "experts";
     for (const Step& x : s.compute) {
       if (x.kind == StepKind::kDispatch && x.group) {
-        label = fmt::format("experts\\nover {} ({} ranks)", GroupText(h_.config, *x.group),
-                            GroupSize(h_.config, *x.group));
+        label =
+            fmt::format("experts\\nover {} ({} ranks)", GroupText(h_.config, *x.group), GroupSize(h_.config, *x.group));
         break;
       }
     }
@@ -260,7 +258,8 @@ std::string Cluster(const Plan& plan, const LinePlan& line) {
   const PlanHeader& h = plan.header();
   const std::string_view v = Name(line.variant);
   return fmt::format(
-      "  subgraph \"cluster_r{}_{}\" {{\n    label=\"rank {} (layers {}..{}), {} batches: {} B/token in all\";\n{}  }}\n",
+      "  subgraph \"cluster_r{}_{}\" {{\n    label=\"rank {} (layers {}..{}), {} batches: {} B/token in all\";\n{}  "
+      "}}\n",
       h.pp_rank, v, h.pp_rank, h.first_layer, h.last_layer - 1, v, BytesText(BytesPerToken(line, h)),
       LineDrawer(h, line).Draw(line));
 }
@@ -290,7 +289,8 @@ std::string ToDot(const Pipeline& ranks) {
     }
   }
   // Last, so that no cluster takes the title's label or size for its own.
-  if (!ranks.empty()) out += fmt::format("  labelloc=t;\n  fontsize=18;\n  label=\"{}\";\n", Title(ranks.front().header()));
+  if (!ranks.empty())
+    out += fmt::format("  labelloc=t;\n  fontsize=18;\n  label=\"{}\";\n", Title(ranks.front().header()));
   return out + "}\n";
 }
 

@@ -8,10 +8,10 @@
 namespace seam {
 
 constexpr auto kFormats = EnumNames<PlanFormat>("format", {{PlanFormat::kTable, "table"},
-                                                            {PlanFormat::kJson, "json"},
-                                                            {PlanFormat::kText, "text"},
-                                                            {PlanFormat::kDot, "dot"},
-                                                            {PlanFormat::kSvg, "svg"}});
+                                                           {PlanFormat::kJson, "json"},
+                                                           {PlanFormat::kText, "text"},
+                                                           {PlanFormat::kDot, "dot"},
+                                                           {PlanFormat::kSvg, "svg"}});
 
 std::string_view Name(PlanFormat f) { return kFormats.Name(f); }
 Expected<PlanFormat> ParsePlanFormat(std::string_view text) { return kFormats.Parse(text); }
@@ -27,9 +27,10 @@ Expected<std::string> ToSvg(const Pipeline& ranks) {
   // an exit 0 that wrote no whole picture: seam never prints half an SVG.
   Expected<std::string> svg = RunFilter(*dot, {"-Tsvg"}, ToDot(ranks));
   if (svg && svg->find("</svg>") == std::string::npos) {
-    return InvalidArgument(fmt::format("{} -Tsvg exited 0 but wrote no SVG ({} bytes); --format dot writes the graph "
-                                       "text",
-                                       *dot, svg->size()));
+    return InvalidArgument(
+        fmt::format("{} -Tsvg exited 0 but wrote no SVG ({} bytes); --format dot writes the graph "
+                    "text",
+                    *dot, svg->size()));
   }
   return svg;
 }

@@ -7,8 +7,8 @@
 #include "seam/plan_io.h"
 
 #include "core/strict_json.h"
-#include "plan/read_limits.h"
 #include "plan/json_writer.h"
+#include "plan/read_limits.h"
 
 namespace seam {
 namespace {
@@ -339,7 +339,6 @@ Plan ReadPlan(const Node& n) {
   return Plan(std::move(h), std::move(lines));
 }
 
-
 Pipeline ReadPipeline(const Node& n) {
   if (n["seam_pipeline"].Int() != kFormatVersion) {
     n["seam_pipeline"].Fail(fmt::format("expected format {}", kFormatVersion));
@@ -428,7 +427,8 @@ nlohmann::ordered_json ModelJson(const CatalogueEntry& e) {
           {"summary", e.summary},
           {"stages", PatternOf(e.make())},
           {"features", e.features},
-          {"real_config", e.source == "-" ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json("configs/" + e.source)}};
+          {"real_config",
+           e.source == "-" ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json("configs/" + e.source)}};
 }
 
 nlohmann::ordered_json ConfigJson(const ParallelConfig& c) {

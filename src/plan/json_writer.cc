@@ -63,7 +63,8 @@ void JsonWriter::EndArray() {
 void JsonWriter::Key(std::string_view key) {
   SEAM_CHECK(!levels_.empty() && levels_.back().object && !after_key_, "a key outside an object");
   Level& l = levels_.back();
-  SEAM_CHECK(l.members == 0 || key > l.last_key, fmt::format("key \"{}\" after \"{}\": keys go in sorted order", key, l.last_key));
+  SEAM_CHECK(l.members == 0 || key > l.last_key,
+             fmt::format("key \"{}\" after \"{}\": keys go in sorted order", key, l.last_key));
   l.last_key = key;
   NextMember();
   Quoted(key);
@@ -118,11 +119,26 @@ void JsonWriter::Double(double d) {
   out_ += nlohmann::json(d).dump();
 }
 
-void JsonWriter::Field(std::string_view key, std::string_view s) { Key(key); String(s); }
-void JsonWriter::Field(std::string_view key, int64_t v) { Key(key); Int(v); }
-void JsonWriter::Field(std::string_view key, int v) { Key(key); Int(v); }
-void JsonWriter::Field(std::string_view key, bool b) { Key(key); Bool(b); }
-void JsonWriter::Field(std::string_view key, double d) { Key(key); Double(d); }
+void JsonWriter::Field(std::string_view key, std::string_view s) {
+  Key(key);
+  String(s);
+}
+void JsonWriter::Field(std::string_view key, int64_t v) {
+  Key(key);
+  Int(v);
+}
+void JsonWriter::Field(std::string_view key, int v) {
+  Key(key);
+  Int(v);
+}
+void JsonWriter::Field(std::string_view key, bool b) {
+  Key(key);
+  Bool(b);
+}
+void JsonWriter::Field(std::string_view key, double d) {
+  Key(key);
+  Double(d);
+}
 
 void JsonWriter::Value(const nlohmann::json& v) {
   switch (v.type()) {
@@ -139,9 +155,7 @@ void JsonWriter::Value(const nlohmann::json& v) {
       for (const nlohmann::json& item : v) Value(item);
       EndArray();
       return;
-    default:
-      BeforeValue();
-      out_ += v.dump();
+    default: BeforeValue(); out_ += v.dump();
   }
 }
 

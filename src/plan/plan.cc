@@ -90,8 +90,10 @@ namespace {
 constexpr auto kVariants = EnumNames<Variant>(
     "batch variant", {{Variant::kOrdinary, "ordinary"}, {Variant::kInputScattered, "input-scattered"}});
 constexpr auto kEnds = EnumNames<EndKind>("rank end", {{EndKind::kFinalNorm, "final"}, {EndKind::kSend, "send"}});
-constexpr auto kOperands = EnumNames<Operand>(
-    "operand", {{Operand::kValue, "value"}, {Operand::kResidual, "residual"}, {Operand::kInput, "input"}, {Operand::kLogits, "logits"}});
+constexpr auto kOperands = EnumNames<Operand>("operand", {{Operand::kValue, "value"},
+                                                          {Operand::kResidual, "residual"},
+                                                          {Operand::kInput, "input"},
+                                                          {Operand::kLogits, "logits"}});
 
 }  // namespace
 

@@ -66,7 +66,8 @@ std::string StepRuleError(const Step& s, const ParallelConfig& cfg) {
     case StepKind::kDispatch:
     case StepKind::kCombine:
       if (s.rows_in != Rows::Slice(cfg) || !same_rows) return "the all-to-all runs on this rank's slice";
-      if (s.group != A2aGroup(cfg)) return fmt::format("the all-to-all runs over the expert group ({})", Name(A2aGroup(cfg)));
+      if (s.group != A2aGroup(cfg))
+        return fmt::format("the all-to-all runs over the expert group ({})", Name(A2aGroup(cfg)));
       return untouched ? "" : "the all-to-all moves complete values";
     case StepKind::kCompute: return "";
     case StepKind::kLmHead:
@@ -77,8 +78,7 @@ std::string StepRuleError(const Step& s, const ParallelConfig& cfg) {
       return untouched ? "" : "the vocabulary gather moves complete logits";
     case StepKind::kEmbed:
       if (!same_rows || s.owed_before != Owed::kNothing) return "the embedding starts a value on its rows";
-      return s.owed_after == Owed::kNothing || s.owed_after == Owed::kTp ? ""
-                                                                          : "the embedding's table splits over tp";
+      return s.owed_after == Owed::kNothing || s.owed_after == Owed::kTp ? "" : "the embedding's table splits over tp";
   }
   return "";
 }

@@ -11,9 +11,7 @@ std::string RowsText(const Step& s) {
   return fmt::format("{}->{}", Name(s.rows_in), Name(s.rows_out));
 }
 
-std::string GroupText(const Step& s) {
-  return s.group ? fmt::format("({})", Name(*s.group)) : std::string();
-}
+std::string GroupText(const Step& s) { return s.group ? fmt::format("({})", Name(*s.group)) : std::string(); }
 
 }  // namespace
 
@@ -21,19 +19,15 @@ std::string ShortString(const Step& s) {
   switch (s.kind) {
     case StepKind::kStartResidual:
     case StepKind::kAdd:
-    case StepKind::kNorm:
-      return fmt::format("{} {}", Name(s.kind), RowsText(s));
-    case StepKind::kAllReduceAddNorm:
-      return fmt::format("{}{} {}", Name(s.kind), GroupText(s), RowsText(s));
+    case StepKind::kNorm: return fmt::format("{} {}", Name(s.kind), RowsText(s));
+    case StepKind::kAllReduceAddNorm: return fmt::format("{}{} {}", Name(s.kind), GroupText(s), RowsText(s));
     case StepKind::kCompute:
     case StepKind::kEmbed: {  // both make a value, which may owe a sum
-      const std::string owes = s.owed_after == Owed::kNothing
-                                   ? std::string()
-                                   : fmt::format(" owes {}", Name(s.owed_after));
+      const std::string owes =
+          s.owed_after == Owed::kNothing ? std::string() : fmt::format(" owes {}", Name(s.owed_after));
       return fmt::format("{} {}{}", Name(s.kind), RowsText(s), owes);
     }
-    default:
-      return fmt::format("{}{} {} {}", Name(s.kind), GroupText(s), Name(s.operand), RowsText(s));
+    default: return fmt::format("{}{} {} {}", Name(s.kind), GroupText(s), Name(s.operand), RowsText(s));
   }
 }
 

@@ -53,8 +53,8 @@ class Seams {
       label = std::max(label, r.label.size());
       coll = std::max(coll, r.collectives.size());
     }
-    std::string out = fmt::format("  {:<{}}  {:>5}  {:<{}}  {}\n", "seam", label, "count", "collectives", coll,
-                                  "bytes/token each");
+    std::string out =
+        fmt::format("  {:<{}}  {:>5}  {:<{}}  {}\n", "seam", label, "count", "collectives", coll, "bytes/token each");
     for (const SeamRow& r : rows_) {
       out += fmt::format("  {:<{}}  {:>5}  {:<{}}  {:>16}\n", r.label, label, r.count, r.collectives, coll,
                          BytesText(r.bytes));
@@ -97,7 +97,8 @@ std::string ToSummary(const Pipeline& ranks) {
   std::string out;
   for (const Plan& p : ranks) {
     const PlanHeader& h = p.header();
-    if (out.empty()) out = fmt::format("{}\n{}\n{}", ModelLabel(h.model, h.hidden), Describe(h.config), WireText(h.wire));
+    if (out.empty())
+      out = fmt::format("{}\n{}\n{}", ModelLabel(h.model, h.hidden), Describe(h.config), WireText(h.wire));
     for (const LinePlan& line : p.lines()) {
       out += fmt::format("\npipeline rank {} of {} (layers {}..{}), {} batches\n", h.pp_rank, h.config.pp,
                          h.first_layer, h.last_layer - 1, Name(line.variant));

@@ -11,8 +11,8 @@ namespace {
 
 using Row = std::vector<std::string>;
 
-const Row kHeader = {"stage", "layer", "kind", "residual", "side", "step", "operand", "group", "rows", "owes",
-                     "bytes/token"};
+const Row kHeader = {"stage",   "layer", "kind", "residual", "side",       "step",
+                     "operand", "group", "rows", "owes",     "bytes/token"};
 
 std::string Arrow(std::string_view a, std::string_view b) {
   return a == b ? std::string(a) : fmt::format("{} -> {}", a, b);
@@ -21,9 +21,17 @@ std::string Arrow(std::string_view a, std::string_view b) {
 std::string Bytes(double b) { return BytesText(b); }
 
 Row StepRow(const Step& s, std::string_view side, const PlanHeader& h) {
-  return {"", "", "", "", std::string(side), std::string(Name(s.kind)), std::string(Name(s.operand)),
-          s.group ? std::string(Name(*s.group)) : "-", Arrow(Name(s.rows_in), Name(s.rows_out)),
-          Arrow(Name(s.owed_before), Name(s.owed_after)), Bytes(BytesPerToken(s, h))};
+  return {"",
+          "",
+          "",
+          "",
+          std::string(side),
+          std::string(Name(s.kind)),
+          std::string(Name(s.operand)),
+          s.group ? std::string(Name(*s.group)) : "-",
+          Arrow(Name(s.rows_in), Name(s.rows_out)),
+          Arrow(Name(s.owed_before), Name(s.owed_after)),
+          Bytes(BytesPerToken(s, h))};
 }
 
 void AddStage(std::vector<Row>& rows, const StagePlan& s, const PlanHeader& h) {
@@ -84,8 +92,7 @@ std::string Totals(const LinePlan& line, const PlanHeader& h) {
     parts.push_back(fmt::format("{}: {}", EndLabel(line.end.kind), Bytes(Sum(line.end.steps, h))));
   }
   if (!line.end.head.empty()) parts.push_back(fmt::format("lm head: {}", Bytes(Sum(line.end.head, h))));
-  return fmt::format("bytes per token per rank: {}; total {}\n", fmt::join(parts, ", "),
-                     Bytes(BytesPerToken(line, h)));
+  return fmt::format("bytes per token per rank: {}; total {}\n", fmt::join(parts, ", "), Bytes(BytesPerToken(line, h)));
 }
 
 // Rows for the steps outside any stage (receive, final norm, send).
@@ -100,9 +107,8 @@ void AddSteps(std::vector<Row>& rows, const std::vector<Step>& steps, std::strin
 
 std::string WireText(const WireDtypes& w) {
   if (w.dispatch == w.act) return fmt::format("wire: {} activations\n", Name(w.act));
-  const std::string scales = w.dispatch == WireDtype::kFp8
-                                 ? fmt::format(", with an fp32 scale per {} elements", kFp8ScaleBlock)
-                                 : "";
+  const std::string scales =
+      w.dispatch == WireDtype::kFp8 ? fmt::format(", with an fp32 scale per {} elements", kFp8ScaleBlock) : "";
   return fmt::format("wire: {} activations, {} all-to-all dispatch{}\n", Name(w.act), Name(w.dispatch), scales);
 }
 
@@ -115,11 +121,11 @@ std::string ToTable(const Pipeline& ranks) {
 std::string ToTable(const Plan& plan) {
   const PlanHeader& h = plan.header();
   std::string out = fmt::format("{} on pipeline rank {} of {} (layers {}..{})\n{}\n", ModelLabel(h.model, h.hidden),
-                                h.pp_rank,
-                                h.config.pp, h.first_layer, h.last_layer - 1, Describe(h.config));
+                                h.pp_rank, h.config.pp, h.first_layer, h.last_layer - 1, Describe(h.config));
   out += WireText(h.wire);
-  out += "rows: full = every row of the batch, attn = this attention-DP group's rows, "
-         "slice = this rank's 1/attn_tp share of them\n";
+  out +=
+      "rows: full = every row of the batch, attn = this attention-DP group's rows, "
+      "slice = this rank's 1/attn_tp share of them\n";
   for (const LinePlan& line : plan.lines()) {
     std::vector<Row> rows = {kHeader};
     AddSteps(rows, line.start, "start", h.pp_rank == 0 ? "embedding" : "from_pp", h);

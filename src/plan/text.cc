@@ -99,10 +99,12 @@ std::string HeaderText(const PlanHeader& h) {
   const ParallelConfig& c = h.config;
   const std::string split = c.pp_split.empty() ? "-" : fmt::format("{}", fmt::join(c.pp_split, "+"));
   return fmt::format(
-      "plan {} hidden={} streams={} vocab={} act={} dispatch={} tp={} attn_dp={} dense_tp={} moe={} ep={} dp_lm_head={} "
+      "plan {} hidden={} streams={} vocab={} act={} dispatch={} tp={} attn_dp={} dense_tp={} moe={} ep={} "
+      "dp_lm_head={} "
       "reduction={} scattered={} pp={} split={} pp_rank={} layers={}..{}\n",
-      ModelText(h.model), h.hidden, h.residual_streams, h.vocab, Name(h.wire.act), Name(h.wire.dispatch), c.tp, c.attn_dp,
-      c.dense_tp, Name(c.moe), c.ep, YesNo(c.dp_lm_head), Name(c.reduction), YesNo(c.input_scattered), c.pp, split, h.pp_rank, h.first_layer, h.last_layer);
+      ModelText(h.model), h.hidden, h.residual_streams, h.vocab, Name(h.wire.act), Name(h.wire.dispatch), c.tp,
+      c.attn_dp, c.dense_tp, Name(c.moe), c.ep, YesNo(c.dp_lm_head), Name(c.reduction), YesNo(c.input_scattered), c.pp,
+      split, h.pp_rank, h.first_layer, h.last_layer);
 }
 
 // ---- reading ----
@@ -254,15 +256,16 @@ class PlanReader {
 
  private:
   static constexpr std::string_view kHeaderUsage =
-      "plan MODEL hidden= streams= vocab= act= dispatch= tp= attn_dp= dense_tp= moe= ep= dp_lm_head= reduction= scattered= pp= split= pp_rank= "
+      "plan MODEL hidden= streams= vocab= act= dispatch= tp= attn_dp= dense_tp= moe= ep= dp_lm_head= reduction= "
+      "scattered= pp= split= pp_rank= "
       "layers=FIRST..LAST";
 
   PlanHeader ReadHeader(const TextLine& l) {
     ExpectKeyword(r_, l, 0, "plan", kHeaderUsage);
     ExpectCount(r_, l, 2, kHeaderUsage);
     const Fields f(r_, l, 2,
-                   {"hidden", "streams", "vocab", "act", "dispatch", "tp", "attn_dp", "dense_tp", "moe", "ep", "dp_lm_head", "reduction", "scattered", "pp",
-                    "split", "pp_rank", "layers"});
+                   {"hidden", "streams", "vocab", "act", "dispatch", "tp", "attn_dp", "dense_tp", "moe", "ep",
+                    "dp_lm_head", "reduction", "scattered", "pp", "split", "pp_rank", "layers"});
     ParallelConfig c{.tp = Int(f, l, "tp", 1),
                      .attn_dp = Int(f, l, "attn_dp", 1),
                      .dense_tp = Int(f, l, "dense_tp"),
@@ -324,8 +327,9 @@ class PlanReader {
     std::string out;
     for (size_t i = 1; i + 1 < token.size(); ++i) {
       if (token[i] != '\\') {
-        if (!IsBare(token[i])) r_.Fail(l, fmt::format("the model name {} holds an unescaped '{}'", Printable(token),
-                                                     Printable(token.substr(i, 1))));
+        if (!IsBare(token[i]))
+          r_.Fail(l, fmt::format("the model name {} holds an unescaped '{}'", Printable(token),
+                                 Printable(token.substr(i, 1))));
         out += token[i];
         continue;
       }

@@ -63,7 +63,8 @@ Tensor A2aExchange::Fold(const MoeKernel& moe, const std::vector<Tensor>& back, 
   for (size_t j = 0; j < sent_.size(); ++j) {
     const auto& rows = sent_[j];
     if (has_data && back[j].rows() != static_cast<int>(rows.size())) {
-      throw Failure(FailedCheck(fmt::format("the a2a combine returned {} rows for {} sent", back[j].rows(), rows.size())));
+      throw Failure(
+          FailedCheck(fmt::format("the a2a combine returned {} rows for {} sent", back[j].rows(), rows.size())));
     }
     for (size_t i = 0; i < rows.size(); ++i) {
       const float* p = static_cast<int>(i) < back[j].rows() ? back[j].row(static_cast<int>(i)) : zeros.row(0);

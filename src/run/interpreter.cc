@@ -14,11 +14,11 @@
 #include "run/a2a.h"
 #include "run/rank_kernels.h"
 #include "run/rank_place.h"
-#include "seam/runtime/gemm.h"
 #include "seam/owed_sum.h"
+#include "seam/runtime/gemm.h"
 #include "seam/stage_shape.h"
-#include "seam/weight_specs.h"
 #include "seam/step_rules.h"
+#include "seam/weight_specs.h"
 
 namespace seam::exec {
 namespace {
@@ -74,8 +74,8 @@ class RankRunner {
 
   Tensor Complete(Value v, std::string_view what) const {
     if (auto* t = std::get_if<Tensor>(&v)) return std::move(*t);
-    throw Failure(FailedCheck(fmt::format("{} a value that still owes a sum over {}", what,
-                                         Name(std::get<OwedSum<Tensor>>(v).group()))));
+    throw Failure(FailedCheck(
+        fmt::format("{} a value that still owes a sum over {}", what, Name(std::get<OwedSum<Tensor>>(v).group()))));
   }
 
   Tensor TakePartial(Owed expected) {
@@ -83,8 +83,8 @@ class RankRunner {
     auto* owed = std::get_if<OwedSum<Tensor>>(&*value_);
     if (owed == nullptr) throw Failure(FailedCheck("sums a value that owes nothing: the sum would be taken twice"));
     if (owed->group() != expected) {
-      throw Failure(FailedCheck(fmt::format("completes a sum owed over {} over {}", Name(owed->group()),
-                                           Name(expected))));
+      throw Failure(
+          FailedCheck(fmt::format("completes a sum owed over {} over {}", Name(owed->group()), Name(expected))));
     }
     Tensor partial = std::move(*owed).Complete([](Tensor t, Owed) { return t; });
     value_.reset();
@@ -128,8 +128,8 @@ class RankRunner {
     const bool partial = s.owed_after != Owed::kNothing;
     const RowSpan rows = Span(s.rows_out);
     Tensor x(rows.rows(), table.cols());
-    const RowSpan vocab = partial ? EvenSpans(table.rows(), cfg_.tp)[static_cast<size_t>(TpRank(cfg_, me_))]
-                                  : RowSpan{0, table.rows()};
+    const RowSpan vocab =
+        partial ? EvenSpans(table.rows(), cfg_.tp)[static_cast<size_t>(TpRank(cfg_, me_))] : RowSpan{0, table.rows()};
     for (int r = 0; r < rows.rows(); ++r) {
       const int id = ctx_.layout.token_ids[static_cast<size_t>(rows.begin + r)];
       if (id >= vocab.begin && id < vocab.end) table.CopyRow(id, x.row(r));
@@ -172,7 +172,8 @@ class RankRunner {
     Tensor out(rows, vocab);
     for (int j = 0; j < g.size(); ++j) {
       const int first = j * chunk, width = std::max(0, std::min(vocab, first + chunk) - first);
-      for (int r = 0; r < rows; ++r) std::copy(all.row(j * rows + r), all.row(j * rows + r) + width, out.row(r) + first);
+      for (int r = 0; r < rows; ++r)
+        std::copy(all.row(j * rows + r), all.row(j * rows + r) + width, out.row(r) + first);
     }
     logits_ = std::move(out);
   }
@@ -262,8 +263,8 @@ class RankRunner {
   }
 
   void Recv(const Step& s) {
-    const int width = s.operand == Operand::kResidual ? ctx_.model.hidden * ctx_.model.residual_streams
-                                                      : ctx_.model.hidden;
+    const int width =
+        s.operand == Operand::kResidual ? ctx_.model.hidden * ctx_.model.residual_streams : ctx_.model.hidden;
     Put(s.operand, comm_.Recv(Neighbour(-1), Span(s.rows_out).rows(), width));
   }
 
@@ -293,7 +294,8 @@ class RankRunner {
     const RowSpan sp = Span(rows);
     positions.assign(ctx_.layout.positions.begin() + sp.begin, ctx_.layout.positions.begin() + sp.end);
     starts.clear();
-    for (int r = sp.begin; r < sp.end; ++r) starts.push_back(ctx_.layout.request_start[static_cast<size_t>(r)] - sp.begin);
+    for (int r = sp.begin; r < sp.end; ++r)
+      starts.push_back(ctx_.layout.request_start[static_cast<size_t>(r)] - sp.begin);
   }
 
   // A stage's compute section. A gather there is the stage gathering its own

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "numerics/stages.h"
+#include "seam/plan.h"
 #include "seam/runtime/batch.h"
 #include "seam/runtime/comm.h"
-#include "seam/plan.h"
 
 namespace seam::exec {
 

@@ -40,7 +40,8 @@ std::vector<Base> Bases(const Model& m) {
     out.push_back({"tp8 attn-dp2 a2a dense-tp1", {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}});
     // Expert groups apart from TP: two sets of experts, and every expert on every rank.
     out.push_back({"tp4 a2a ep2", {.tp = 4, .moe = MoeMode::kA2a, .ep = 2}});
-    out.push_back({"tp8 attn-dp2 a2a ep4 dense-tp1", {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .ep = 4}});
+    out.push_back(
+        {"tp8 attn-dp2 a2a ep4 dense-tp1", {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .ep = 4}});
     out.push_back({"tp2 a2a ep1", {.tp = 2, .moe = MoeMode::kA2a, .ep = 1}});
   }
   return out;

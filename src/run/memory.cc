@@ -66,11 +66,11 @@ Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dty
     }
   }
   const std::string fits = lo > 0 ? fmt::format("--layers {} fits", lo) : "no layer count fits";
-  return InvalidArgument(fmt::format(
-      "the run needs about {} (weights {}, working buffers {}, allocator {}) but the memory limit is {} "
-      "({}); {}, and --backend record counts the plan without weights",
-      SizeText(e->total()), SizeText(e->weights), SizeText(e->activations), SizeText(e->overhead()),
-      SizeText(limit.bytes), limit.source, fits));
+  return InvalidArgument(
+      fmt::format("the run needs about {} (weights {}, working buffers {}, allocator {}) but the memory limit is {} "
+                  "({}); {}, and --backend record counts the plan without weights",
+                  SizeText(e->total()), SizeText(e->weights), SizeText(e->activations), SizeText(e->overhead()),
+                  SizeText(limit.bytes), limit.source, fits));
 }
 
 double AttentionFlops(const Model& m, const Batch& b) {
@@ -88,10 +88,11 @@ double AttentionFlops(const Model& m, const Batch& b) {
 Status CheckRunSeconds(const Model& m, const Batch& b, double max_seconds) {
   const double seconds = AttentionFlops(m, b) / kAttentionFlopsPerSecond;
   if (seconds <= max_seconds) return Status::Ok();
-  return InvalidArgument(fmt::format("attention over {} tokens in {} requests would take about {:.0f} s (its cost grows "
-                                     "with the square of a request's length), more than --max-seconds {:g}; use fewer "
-                                     "tokens or more requests, or raise --max-seconds",
-                                     b.tokens(), b.requests.size(), seconds, max_seconds));
+  return InvalidArgument(
+      fmt::format("attention over {} tokens in {} requests would take about {:.0f} s (its cost grows "
+                  "with the square of a request's length), more than --max-seconds {:g}; use fewer "
+                  "tokens or more requests, or raise --max-seconds",
+                  b.tokens(), b.requests.size(), seconds, max_seconds));
 }
 
 int64_t AvailableMemory() {
@@ -115,7 +116,8 @@ std::optional<int64_t> NumberIn(const char* path, std::string_view key, int64_t 
     if (!key.empty() && word != key) continue;
     int64_t n = 0;
     if (!key.empty() && !(in >> n)) return std::nullopt;
-    if (key.empty() && std::from_chars(word.data(), word.data() + word.size(), n).ec != std::errc()) return std::nullopt;
+    if (key.empty() && std::from_chars(word.data(), word.data() + word.size(), n).ec != std::errc())
+      return std::nullopt;
     return n * unit;
   }
   return std::nullopt;

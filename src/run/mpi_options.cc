@@ -26,8 +26,7 @@ std::string_view Name(FaultKind k) { return kFaults.Name(k); }
 
 Expected<Fault> ParseFault(std::string_view text) {
   const auto bad = [&] {
-    return Malformed(fmt::format("'{}' is not RANK:KIND or RANK:KIND@CALL (KIND: throw, kill, hang, input)",
-                                 text));
+    return Malformed(fmt::format("'{}' is not RANK:KIND or RANK:KIND@CALL (KIND: throw, kill, hang, input)", text));
   };
   const size_t colon = text.find(':');
   if (colon == std::string_view::npos) return bad();

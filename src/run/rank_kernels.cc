@@ -20,8 +20,7 @@ Shard ShardOf(const StageDecl& d, const ParallelConfig& cfg, RankCoord me) {
 
 std::unique_ptr<StreamKernel> StreamsOf(const RunContext& ctx, const std::string& prefix, bool head) {
   const Model& m = ctx.model;
-  return std::make_unique<StreamKernel>(ctx.weights, prefix, head, m.residual_streams, m.hidden, *m.dims,
-                                        ctx.numerics);
+  return std::make_unique<StreamKernel>(ctx.weights, prefix, head, m.residual_streams, m.hidden, *m.dims, ctx.numerics);
 }
 
 StageKernels Build(const RunContext& ctx, const StageRef& s, const ParallelConfig& cfg, RankCoord me) {
@@ -33,9 +32,7 @@ StageKernels Build(const RunContext& ctx, const StageRef& s, const ParallelConfi
     case StageKind::kAttention:
       k.attention = std::make_unique<AttentionKernel>(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n);
       break;
-    case StageKind::kMixer:
-      k.mixer = MakeMixerKernel(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n);
-      break;
+    case StageKind::kMixer: k.mixer = MakeMixerKernel(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n); break;
     case StageKind::kDenseFfn:
       k.ffn = std::make_unique<FfnKernel>(ctx.weights, StagePrefix(s), DenseShape(s.decl, *ctx.model.dims),
                                           ShardOf(s.decl, cfg, me), n);

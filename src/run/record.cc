@@ -53,9 +53,7 @@ class Recorder {
       }
       case StepKind::kDispatch: return Exchange(s, *stage, true);
       case StepKind::kCombine: return Exchange(s, *stage, false);
-      case StepKind::kSend:
-        comm_.Send(Neighbour(+1), Tensor(Span(s.rows_in).rows(), s.width));
-        return;
+      case StepKind::kSend: comm_.Send(Neighbour(+1), Tensor(Span(s.rows_in).rows(), s.width)); return;
       case StepKind::kRecv: comm_.Recv(Neighbour(-1), Span(s.rows_out).rows(), s.width); return;
       case StepKind::kSlice:
       case StepKind::kStartResidual:

@@ -28,10 +28,13 @@ Status CheckRun(const Model& m, const Pipeline& plans, const Weights& w, const R
   return Status::Ok();
 }
 
-RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
-                     const RunOptions& options, int rank, Comm& comm) {
+RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b, const RunOptions& options,
+                     int rank, Comm& comm) {
   const ParallelConfig& cfg = plans.front().config();
-  const exec::RunContext ctx{m, w, LayoutOf(b, cfg.attn_dp), NumericsOf(cfg, options.dtype),
+  const exec::RunContext ctx{m,
+                             w,
+                             LayoutOf(b, cfg.attn_dp),
+                             NumericsOf(cfg, options.dtype),
                              cfg.input_scattered ? Variant::kInputScattered : Variant::kOrdinary,
                              StagesOf(m, 0, m.num_layers)};
   const Plan& plan = plans[static_cast<size_t>(CoordOf(cfg, rank).pp_rank)];
@@ -77,9 +80,10 @@ Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weight
   const ParallelConfig& cfg = plans.front().config();
   std::vector<RankOutput> ranks(static_cast<size_t>(WorldSize(cfg)));
   const auto start = std::chrono::steady_clock::now();
-  Status status = RunOnRanks(options.backend, WorldSize(cfg), [&](int rank, Comm& comm) {
-    ranks[static_cast<size_t>(rank)] = RunRankOf(m, plans, w, b, options, rank, comm);
-  }, options.timeout_seconds);
+  Status status = RunOnRanks(
+      options.backend, WorldSize(cfg),
+      [&](int rank, Comm& comm) { ranks[static_cast<size_t>(rank)] = RunRankOf(m, plans, w, b, options, rank, comm); },
+      options.timeout_seconds);
   if (!status.ok()) return status.error();
   RunOutput out = AssembleRun(m, cfg, b, std::move(ranks));
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -87,9 +91,9 @@ Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weight
 }
 
 Status CheckFinite(const RunOutput& out, const Tensor& reference, const Tensor& reference_logits) {
-  for (const auto& [what, t] : {std::pair{"the run's output", &out.hidden}, std::pair{"the reference", &reference},
-                                std::pair{"the run's logits", &out.logits},
-                                std::pair{"the reference logits", &reference_logits}}) {
+  for (const auto& [what, t] :
+       {std::pair{"the run's output", &out.hidden}, std::pair{"the reference", &reference},
+        std::pair{"the run's logits", &out.logits}, std::pair{"the reference logits", &reference_logits}}) {
     if (const std::string where = FirstNonFinite(*t); !where.empty()) {
       return FailedCheck(fmt::format("{} holds {}: nothing was computed to compare", what, where));
     }

@@ -10,9 +10,7 @@
 namespace seam {
 namespace {
 
-ModelDims Base(double eps) {
-  return {.vocab = 256, .heads = 8, .kv_heads = 2, .head_dim = 16, .rms_eps = eps};
-}
+ModelDims Base(double eps) { return {.vocab = 256, .heads = 8, .kv_heads = 2, .head_dim = 16, .rms_eps = eps}; }
 
 ModelDims LlamaDims() {
   ModelDims d = Base(1e-5);
@@ -29,7 +27,11 @@ ModelDims DeepseekLiteDims(int hidden) {
   // DeepSeek-V2-Lite's YaRN: its mscale and mscale_all_dim cancel on cos and
   // sin and scale the softmax; on 8 rotary dims the ramp keeps pairs 0 and 1,
   // blends pair 2 and slows pair 3.
-  d.yarn = {.factor = 40, .original_positions = 4096, .beta_fast = 32, .beta_slow = 1, .mscale = 0.707,
+  d.yarn = {.factor = 40,
+            .original_positions = 4096,
+            .beta_fast = 32,
+            .beta_slow = 1,
+            .mscale = 0.707,
             .mscale_all_dim = 0.707};
   d.intermediate = 2 * hidden;
   d.experts = 8;
@@ -110,8 +112,7 @@ Model KimiK2() {
   // Kimi-K2's rope, and DeepSeek-V3's group limit (Kimi-K2 itself has one
   // group): four groups of two experts, a row choosing within its best two.
   d.rope_theta = 50000.0;
-  d.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 1, .beta_slow = 1, .mscale = 1,
-            .mscale_all_dim = 1};
+  d.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 1, .beta_slow = 1, .mscale = 1, .mscale_all_dim = 1};
   d.expert_groups = {.count = 4, .keep = 2, .score = GroupScore::kTopTwoSum};
   return Typed(MoeDecoderModel("kimi-k2", 4, 128, d, 2, kFirstDense), "kimi_k2");
 }
@@ -162,12 +163,12 @@ Model NemotronNas() {
   // Block configs: n_heads_in_group 2, 2, -, 4, linear, -; ffn_mult 2.625,
   // 5.25, 1.3125, 2.625, 1.0, - at hidden 128 (widths rounded up to 256).
   return Typed(NasModel("nemotron-nas", 128, d,
-                  {{P::kPresent, 4, P::kPresent, 256},
-                   {P::kPresent, 4, P::kPresent, 512},
-                   {P::kNoOp, 0, P::kPresent, 256},
-                   {P::kPresent, 2, P::kPresent, 256},
-                   {P::kLinear, 0, P::kPresent, 256},
-                   {P::kNoOp, 0, P::kNoOp, 0}}),
+                        {{P::kPresent, 4, P::kPresent, 256},
+                         {P::kPresent, 4, P::kPresent, 512},
+                         {P::kNoOp, 0, P::kPresent, 256},
+                         {P::kPresent, 2, P::kPresent, 256},
+                         {P::kLinear, 0, P::kPresent, 256},
+                         {P::kNoOp, 0, P::kNoOp, 0}}),
                "nemotron-nas");
 }
 
@@ -265,8 +266,8 @@ Expected<Model> CatalogueModel(const std::string& name) {
     if (e.name == name) return e.make();
     names.push_back(e.name);
   }
-  return InvalidArgument(fmt::format("unknown model '{}'; the catalogue has: {} (see `seam models`)", name,
-                                     fmt::join(names, ", ")));
+  return InvalidArgument(
+      fmt::format("unknown model '{}'; the catalogue has: {} (see `seam models`)", name, fmt::join(names, ", ")));
 }
 
 std::string ModelLabel(const std::string& name, int hidden) {

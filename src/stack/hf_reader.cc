@@ -145,8 +145,8 @@ YarnScaling ReadYarn(const Reader& r, const Reader& s) {
   y.beta_fast = s.NumberOr("beta_fast", 32, 0, 1e6);
   y.beta_slow = s.NumberOr("beta_slow", 1, 0, 1e6);
   if (y.beta_fast < y.beta_slow) {
-    r.Fail(fmt::format("rope_scaling.beta_fast {} must be at least rope_scaling.beta_slow {}", y.beta_fast,
-                       y.beta_slow));
+    r.Fail(
+        fmt::format("rope_scaling.beta_fast {} must be at least rope_scaling.beta_slow {}", y.beta_fast, y.beta_slow));
   }
   y.mscale = NumberOrZero(s, "mscale");
   y.mscale_all_dim = NumberOrZero(s, "mscale_all_dim");
@@ -176,15 +176,16 @@ void ReadRopeScaling(const Reader& r, ModelDims& d) {
       const int positions = r.Int("max_position_embeddings", 1, kMaxSize * 100);
       const double product = d.yarn.factor * d.yarn.original_positions;
       if (positions != product) {
-        r.Fail(fmt::format("max_position_embeddings is {} but rope_scaling.factor * "
-                           "rope_scaling.original_max_position_embeddings is {}; transformers releases take YaRN's "
-                           "factor from one or the other",
-                           positions, product));
+        r.Fail(
+            fmt::format("max_position_embeddings is {} but rope_scaling.factor * "
+                        "rope_scaling.original_max_position_embeddings is {}; transformers releases take YaRN's "
+                        "factor from one or the other",
+                        positions, product));
       }
     }
   } else {
-    r.Fail(fmt::format("{} {} is not supported; supported: default, llama3, yarn", s.Path(type_key),
-                       Found(json(type))));
+    r.Fail(
+        fmt::format("{} {} is not supported; supported: default, llama3, yarn", s.Path(type_key), Found(json(type))));
   }
 }
 
@@ -217,8 +218,8 @@ void ReadAttention(const Reader& r, int hidden, ModelDims& d, const char* heads_
   }
   if (d.head_dim == 0) {
     if (hidden % d.heads != 0) {
-      r.Fail(fmt::format("{} is not given and hidden_size {} is not divisible by {} {}", *head_dim_keys.begin(),
-                         hidden, heads_key, d.heads));
+      r.Fail(fmt::format("{} is not given and hidden_size {} is not divisible by {} {}", *head_dim_keys.begin(), hidden,
+                         heads_key, d.heads));
     }
     d.head_dim = hidden / d.heads;
   }
@@ -263,9 +264,10 @@ ExpertGroups ReadExpertGroups(const Reader& r, const ModelDims& d, int top_k, in
   }
   g.keep = r.IntOr("topk_group", keep_default, 1, g.count);
   if (top_k > g.keep * size) {
-    r.Fail(fmt::format("num_experts_per_tok {} is more than the {} experts a row chooses from (topk_group {} groups "
-                       "of {})",
-                       top_k, g.keep * size, g.keep, size));
+    r.Fail(
+        fmt::format("num_experts_per_tok {} is more than the {} experts a row chooses from (topk_group {} groups "
+                    "of {})",
+                    top_k, g.keep * size, g.keep, size));
   }
   return g;
 }

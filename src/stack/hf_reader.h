@@ -24,8 +24,8 @@ namespace seam::hf {
 
 using json = nlohmann::json;
 
-constexpr int64_t kMaxSize = 10'000'000;   // any width, head count, expert count, vocabulary
-constexpr int64_t kMaxLayers = 100'000;    // num_hidden_layers
+constexpr int64_t kMaxSize = 10'000'000;           // any width, head count, expert count, vocabulary
+constexpr int64_t kMaxLayers = 100'000;            // num_hidden_layers
 constexpr int64_t kMaxProduct = int64_t{1} << 30;  // heads x head_dim and the like
 
 // Python's json writes non-finite floats as bare NaN / Infinity / -Infinity;

@@ -107,7 +107,8 @@ Model Deepseek(const Reader& r, const std::string& name, bool v3) {
   // transformers' DeepSeek-V3 has a MoE on every layer from
   // first_k_dense_replace on; DeepSeek's own code (Kimi-K2's) reads the key.
   if (family == "deepseek_v3") {
-    OnlyDefault(r, "moe_layer_freq", 1, "transformers' DeepSeek-V3 has a MoE on every layer from first_k_dense_replace on");
+    OnlyDefault(r, "moe_layer_freq", 1,
+                "transformers' DeepSeek-V3 has a MoE on every layer from first_k_dense_replace on");
   }
   const int freq = r.IntOr("moe_layer_freq", 1, 1, kMaxLayers);
   auto sparse = [routed, first_dense, freq](int l) { return routed > 0 && l >= first_dense && l % freq == 0; };

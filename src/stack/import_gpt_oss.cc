@@ -49,9 +49,9 @@ Model GptOss(const Reader& r) {
   }
   const bool any_sliding = std::find(sliding.begin(), sliding.end(), true) != sliding.end();
   const int window = any_sliding ? r.Int("sliding_window", 1, kMaxSize) : 0;
-  return MoeDecoderModel("gpt-oss", c.layers, c.hidden, d, top_k,
-                         {.window = [sliding, window](int l) { return sliding[static_cast<size_t>(l)] ? window : 0; },
-                          .a2a = false});
+  return MoeDecoderModel(
+      "gpt-oss", c.layers, c.hidden, d, top_k,
+      {.window = [sliding, window](int l) { return sliding[static_cast<size_t>(l)] ? window : 0; }, .a2a = false});
 }
 
 }  // namespace seam::hf

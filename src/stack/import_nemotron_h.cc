@@ -72,14 +72,15 @@ Model NemotronH(const Reader& r) {
   ModelDims& d = c.dims;
   const std::string pattern = r.String("hybrid_override_pattern");
   if (pattern.size() != static_cast<size_t>(c.layers)) {
-    r.Fail(fmt::format("hybrid_override_pattern has {} characters but num_hidden_layers is {}", pattern.size(),
-                       c.layers));
+    r.Fail(
+        fmt::format("hybrid_override_pattern has {} characters but num_hidden_layers is {}", pattern.size(), c.layers));
   }
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (std::string_view("M*-E").find(pattern[i]) == std::string_view::npos) {
-      r.Fail(fmt::format("hybrid_override_pattern has {} at position {}; use M (mamba mixer), * (attention), "
-                         "- (dense MLP) or E (MoE)",
-                         Found(json(std::string(1, pattern[i]))), i));
+      r.Fail(
+          fmt::format("hybrid_override_pattern has {} at position {}; use M (mamba mixer), * (attention), "
+                      "- (dense MLP) or E (MoE)",
+                      Found(json(std::string(1, pattern[i]))), i));
     }
   }
   // transformers 5 takes the layer list as layers_block_type (alias

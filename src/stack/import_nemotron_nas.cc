@@ -27,8 +27,8 @@ int NasFfnWidth(const Reader& r, const std::string& path, double mult, int hidde
 NasBlock::Part NasPart(const Reader& part) {
   const bool no_op = part.BoolOr("no_op", false);
   const bool linear = part.BoolOr("replace_with_linear", false);
-  if (no_op && linear) part.Fail(fmt::format("{}no_op and {}replace_with_linear are both true", part.Path(""),
-                                             part.Path("")));
+  if (no_op && linear)
+    part.Fail(fmt::format("{}no_op and {}replace_with_linear are both true", part.Path(""), part.Path("")));
   return no_op ? NasBlock::Part::kNoOp : linear ? NasBlock::Part::kLinear : NasBlock::Part::kPresent;
 }
 
@@ -47,9 +47,10 @@ Model NemotronNas(const Reader& r) {
   d.head_dim = c.hidden / d.heads;
   if (r.Given("head_dim") != nullptr) {
     if (const int given = r.Int("head_dim", 1, kMaxSize); given != d.head_dim) {
-      r.Fail(fmt::format("head_dim is {}; seam models only hidden_size / num_attention_heads = {} (DeciLM "
-                         "versions differ on reading it)",
-                         given, d.head_dim));
+      r.Fail(
+          fmt::format("head_dim is {}; seam models only hidden_size / num_attention_heads = {} (DeciLM "
+                      "versions differ on reading it)",
+                      given, d.head_dim));
     }
   }
   RefuseActivationAndBiases(r, /*mlp_bias=*/true);

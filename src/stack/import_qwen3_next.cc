@@ -29,9 +29,10 @@ void ReadGatedDeltaNet(const Reader& r, int hidden, ModelDims& d) {
   CheckProduct(r, "the Gated DeltaNet in_proj_qkvz's outputs * hidden_size",
                conv + int64_t{d.mixer_heads} * d.mixer_head_dim, hidden);
   if (d.mixer_heads % d.mixer_groups != 0) {
-    r.Fail(fmt::format("linear_num_value_heads {} is not a multiple of linear_num_key_heads {}; each key head "
-                       "serves a whole number of value heads",
-                       d.mixer_heads, d.mixer_groups));
+    r.Fail(
+        fmt::format("linear_num_value_heads {} is not a multiple of linear_num_key_heads {}; each key head "
+                    "serves a whole number of value heads",
+                    d.mixer_heads, d.mixer_groups));
   }
   // hidden_act is also the conv's activation (and the experts', which seam runs as SwiGLU).
   if (const std::string act = r.StringOr("hidden_act", "silu"); act != "silu") {

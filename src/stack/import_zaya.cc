@@ -22,8 +22,8 @@ Model Zaya(const Reader& r) {
   d.rope_fraction = r.NumberOr("partial_rotary_factor", 1.0, 0, 1);
   const int top_k = ReadExperts(r, d, "num_experts", "moe_router_topk", "ffn_hidden_size");
   if (d.moe_intermediate % 2 != 0) {
-    r.Fail(fmt::format("ffn_hidden_size {} is a merged gate and up projection, so it must be even",
-                       d.moe_intermediate));
+    r.Fail(
+        fmt::format("ffn_hidden_size {} is a merged gate and up projection, so it must be even", d.moe_intermediate));
   }
   d.moe_intermediate /= 2;
   d.renormalize = false;  // the top-1 (or skip) expert keeps its softmax probability

@@ -20,9 +20,9 @@ char Letter(const StageDecl& d) {
 // The declaration function is only ever asked for a layer the model
 // declares: a NAS block list or a hybrid pattern has nothing past its end.
 void CheckDeclared(const Model& m, int last_layer) {
-  SEAM_CHECK(m.declared_layers == 0 || last_layer <= m.declared_layers,
-             m.name + " declares " + std::to_string(m.declared_layers) + " layers; asked for " +
-                 std::to_string(last_layer));
+  SEAM_CHECK(
+      m.declared_layers == 0 || last_layer <= m.declared_layers,
+      m.name + " declares " + std::to_string(m.declared_layers) + " layers; asked for " + std::to_string(last_layer));
 }
 
 }  // namespace

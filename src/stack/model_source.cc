@@ -11,8 +11,8 @@ namespace seam {
 
 Expected<Model> ChooseModel(std::string_view name, std::string_view hf_config, int layers) {
   if (!name.empty() && !hf_config.empty()) {
-    return InvalidArgument(fmt::format("give a catalogue model or --hf-config, not both (got '{}' and --hf-config {})",
-                                       name, hf_config));
+    return InvalidArgument(
+        fmt::format("give a catalogue model or --hf-config, not both (got '{}' and --hf-config {})", name, hf_config));
   }
   if (name.empty() && hf_config.empty()) {
     return InvalidArgument("name a catalogue model (see `seam models`) or give --hf-config PATH");

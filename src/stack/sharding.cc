@@ -33,9 +33,10 @@ Status Splits(std::string_view field, int value, const Split& by, std::string_vi
 // copy of one when attn_tp is a multiple of them.
 Status KvHeadsSplit(std::string_view field, int kv, const Split& by) {
   if (kv % by.size == 0 || by.size % kv == 0) return Status::Ok();
-  return InvalidArgument(fmt::format("{} = {} does not split over {} = {} ({}), nor is {} a multiple of it to "
-                                     "replicate them; {} must divide {} ({}) or be a multiple of it",
-                                     field, kv, by.name, by.size, by.origin, by.name, by.name, kv, Divisors(kv)));
+  return InvalidArgument(
+      fmt::format("{} = {} does not split over {} = {} ({}), nor is {} a multiple of it to "
+                  "replicate them; {} must divide {} ({}) or be a multiple of it",
+                  field, kv, by.name, by.size, by.origin, by.name, by.name, kv, Divisors(kv)));
 }
 
 // A mixer's heads split over attention TP, and its groups of heads split
@@ -83,7 +84,8 @@ Status StageSplits(const StageRef& s, const ModelDims& d, const ParallelConfig& 
       const std::string field = own ? LayerField(s, "key/value heads") : "num_key_value_heads";
       const int kv = own ? s.decl.kv_heads : d.kv_heads;
       if (kv < 1 || d.heads % kv != 0) {
-        return InvalidArgument(fmt::format("num_attention_heads = {} is not a multiple of {} = {}", d.heads, field, kv));
+        return InvalidArgument(
+            fmt::format("num_attention_heads = {} is not a multiple of {} = {}", d.heads, field, kv));
       }
       return KvHeadsSplit(field, kv, g.attn_tp);
     }
@@ -104,8 +106,8 @@ Status StageSplits(const StageRef& s, const ModelDims& d, const ParallelConfig& 
 
 Status IntoBlocks(std::string_view what, int width, int k_blocks) {
   if (width % k_blocks == 0) return Status::Ok();
-  return InvalidArgument(fmt::format("{} = {} does not split into the {} K-blocks of the canonical reduction", what,
-                                     width, k_blocks));
+  return InvalidArgument(
+      fmt::format("{} = {} does not split into the {} K-blocks of the canonical reduction", what, width, k_blocks));
 }
 
 // Every row-parallel product is summed over the canonical K-blocks.

@@ -7,14 +7,17 @@
 namespace seam {
 
 StageDecl AttentionStage(const AttentionOptions& o) {
-  return {.kind = StageKind::kAttention, .attention_sum = o.sum, .gathers_input = o.gathers_input,
-          .update = o.update, .read = o.read, .gather_width = o.gather_width, .window = o.window,
+  return {.kind = StageKind::kAttention,
+          .attention_sum = o.sum,
+          .gathers_input = o.gathers_input,
+          .update = o.update,
+          .read = o.read,
+          .gather_width = o.gather_width,
+          .window = o.window,
           .kv_heads = o.kv_heads};
 }
 
-StageDecl MixerStage(const StageOptions& o) {
-  return {.kind = StageKind::kMixer, .update = o.update, .read = o.read};
-}
+StageDecl MixerStage(const StageOptions& o) { return {.kind = StageKind::kMixer, .update = o.update, .read = o.read}; }
 
 StageDecl DenseFfnStage(const DenseOptions& o) {
   return {.kind = StageKind::kDenseFfn, .update = o.update, .read = o.read, .ffn_width = o.width};
@@ -31,9 +34,7 @@ StageDecl LinearStage(const StageOptions& o) {
 }
 
 std::string FirstDifference(const StageDecl& a, const StageDecl& b) {
-  auto text = [](std::string_view field, auto x, auto y) {
-    return fmt::format("{}={} vs {}={}", field, x, field, y);
-  };
+  auto text = [](std::string_view field, auto x, auto y) { return fmt::format("{}={} vs {}={}", field, x, field, y); };
   if (a.kind != b.kind) return text("kind", Name(a.kind), Name(b.kind));
   if (a.attention_sum != b.attention_sum) return text("attention_sum", Name(a.attention_sum), Name(b.attention_sum));
   if (a.gathers_input != b.gathers_input) return text("gathers_input", a.gathers_input, b.gathers_input);
@@ -48,13 +49,9 @@ std::string FirstDifference(const StageDecl& a, const StageDecl& b) {
   return "";
 }
 
-bool IsFfn(const StageDecl& d) {
-  return d.kind == StageKind::kDenseFfn || d.kind == StageKind::kSparseFfn;
-}
+bool IsFfn(const StageDecl& d) { return d.kind == StageKind::kDenseFfn || d.kind == StageKind::kSparseFfn; }
 
-bool IsAttentionLike(const StageDecl& d) {
-  return d.kind == StageKind::kAttention || d.kind == StageKind::kMixer;
-}
+bool IsAttentionLike(const StageDecl& d) { return d.kind == StageKind::kAttention || d.kind == StageKind::kMixer; }
 
 bool IsAlwaysPartialAttention(const StageDecl& d) {
   return d.kind == StageKind::kAttention && d.attention_sum == AttentionSum::kAlwaysPartial;
@@ -69,7 +66,8 @@ constexpr auto kStageKinds = EnumNames<StageKind>("stage kind", {{StageKind::kAt
                                                                  {StageKind::kNoOp, "no-op"},
                                                                  {StageKind::kLinear, "linear"}});
 constexpr auto kAttentionSums = EnumNames<AttentionSum>(
-    "attention sum", {{AttentionSum::kAlwaysPartial, "always-partial"}, {AttentionSum::kReducesItself, "reduces-itself"}});
+    "attention sum",
+    {{AttentionSum::kAlwaysPartial, "always-partial"}, {AttentionSum::kReducesItself, "reduces-itself"}});
 constexpr auto kUpdates = EnumNames<UpdateKind>(
     "update kind", {{UpdateKind::kPlainAdd, "plain-add"}, {UpdateKind::kHyperConnection, "hyper-connection"}});
 constexpr auto kReads =

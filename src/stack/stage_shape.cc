@@ -19,7 +19,7 @@ StageShape ShapeOf(const StageDecl& d, const ParallelConfig& cfg) {
   switch (d.kind) {
     case StageKind::kAttention:
     case StageKind::kMixer: return {Rows::Attention(cfg), Owed::kAttnTp, Group::kAttnTp};  // heads split
-    case StageKind::kLinear: return {Rows::Attention(cfg), Owed::kNothing, std::nullopt};   // replicated
+    case StageKind::kLinear: return {Rows::Attention(cfg), Owed::kNothing, std::nullopt};  // replicated
     case StageKind::kDenseFfn: return DenseFfn(cfg);
     case StageKind::kSparseFfn:
       // a2a: each row goes to its experts' owners and the combine sums it back.

@@ -27,8 +27,16 @@ class Checker {
  public:
   Checker(const SweepConfig& c, const Subject& subject, bool recheck, size_t keep, SegmentTable& table,
           Resolved& resolved, Unit& out)
-      : config_(c), subject_(subject), model_(subject.model), recheck_(recheck), keep_(keep), table_(table),
-        out_(out), layers_(subject.model.num_layers), uncut_(Bind(model_, c.cfg, 0)), resolved_(resolved) {}
+      : config_(c),
+        subject_(subject),
+        model_(subject.model),
+        recheck_(recheck),
+        keep_(keep),
+        table_(table),
+        out_(out),
+        layers_(subject.model.num_layers),
+        uncut_(Bind(model_, c.cfg, 0)),
+        resolved_(resolved) {}
 
   void Run(int max_pp) {
     if (uncut_) {
@@ -239,9 +247,10 @@ class Checker {
     if (recheck_) Recheck(split, rejected);
     if (uncut_.ok() == (rejected != nullptr)) {
       const Error& why = rejected != nullptr ? *rejected : uncut_.error();
-      Violate(Where(split), fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): {}",
-                                        rejected != nullptr ? "the cut rejects: " + why.message
-                                                            : "the cut binds what the uncut stack rejects: " + why.message));
+      Violate(Where(split),
+              fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): {}",
+                          rejected != nullptr ? "the cut rejects: " + why.message
+                                              : "the cut binds what the uncut stack rejects: " + why.message));
       return;
     }
     if (rejected != nullptr) return SameRejection(split, uncut_.error(), *rejected);
@@ -318,7 +327,8 @@ class Checker {
       }
       return;
     }
-    if (!(Assemble(split, true) == *whole)) return Violate(where, "reuse: the reused ranks differ from the cut bound whole");
+    if (!(Assemble(split, true) == *whole))
+      return Violate(where, "reuse: the reused ranks differ from the cut bound whole");
     if (!uncut_) return;
     CutCoverage direct;
     const int64_t found =
@@ -339,9 +349,10 @@ class Checker {
   void SameRejection(std::span<const LayerRange> split, const Error& uncut, const Error& cut) {
     ++out_.counts.rejections_compared;
     if (SameRule(uncut, cut)) return;
-    Violate(Where(split), fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): the cut rejects stage {} "
-                                      "(rule: {}) but the uncut stack stage {} (rule: {})",
-                                      cut.stage, cut.rule, uncut.stage, uncut.rule));
+    Violate(Where(split),
+            fmt::format("invariant 5 (a cut rejects only what the uncut stack rejects): the cut rejects stage {} "
+                        "(rule: {}) but the uncut stack stage {} (rule: {})",
+                        cut.stage, cut.rule, uncut.stage, uncut.rule));
   }
 
   void Violate(const std::string& where, const std::string& what) {
@@ -364,8 +375,8 @@ class Checker {
   Unit& out_;
   int layers_;
   const Expected<Plan> uncut_;
-  Resolved& resolved_;  // this subject's uncut numbers and ranks, the ranks resolved when first needed
-  std::vector<int> key_;                           // a comparison's key, reused
+  Resolved& resolved_;    // this subject's uncut numbers and ranks, the ranks resolved when first needed
+  std::vector<int> key_;  // a comparison's key, reused
   int max_pp_ = 1;
   // The cut being checked, rank by rank.
   std::array<LayerRange, kMaxRanks> split_;

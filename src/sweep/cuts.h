@@ -60,7 +60,7 @@ struct Rank {
 // is the same segment, and where the two uncut plans number its stages
 // alike it is the same comparison too.
 struct Resolved {
-  std::vector<uint8_t> letters;            // the subject's; empty: nothing to hand on
+  std::vector<uint8_t> letters;  // the subject's; empty: nothing to hand on
   bool uncut_binds = false;
   std::vector<std::vector<int>> uncut;     // its uncut stages' numbers, line by line
   std::vector<std::optional<Rank>> ranks;  // by first layer and last

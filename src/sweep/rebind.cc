@@ -28,7 +28,9 @@ bool UsesFusedSteps(const Pipeline& ranks) {
 }
 
 std::vector<std::string> CompareBound(const Pipeline& ranks, const Model& model, bool fuse) {
-  const Expected<Pipeline> bound = BindPipeline(model, ranks.front().config(), {.fuse = fuse, .wire = ranks.front().header().wire, .vocab = ranks.front().header().vocab});
+  const Expected<Pipeline> bound =
+      BindPipeline(model, ranks.front().config(),
+                   {.fuse = fuse, .wire = ranks.front().header().wire, .vocab = ranks.front().header().vocab});
   if (!bound) return {"seam does not bind these stages under this configuration: " + bound.error().message};
   return Diff(ranks, *bound);
 }
@@ -43,7 +45,9 @@ Model DeclaredModel(const Pipeline& ranks) {
   const PlanHeader& h = ranks.front().header();
   std::vector<std::vector<StageDecl>> stages;
   for (auto& [layer, decls] : layers) stages.push_back(std::move(decls));
-  Model m{.name = h.model, .num_layers = static_cast<int>(stages.size()), .hidden = h.hidden,
+  Model m{.name = h.model,
+          .num_layers = static_cast<int>(stages.size()),
+          .hidden = h.hidden,
           .residual_streams = h.residual_streams,
           .layer = [stages](int i) { return stages.at(static_cast<size_t>(i)); }};
   return m;

@@ -137,7 +137,8 @@ Segment MovedTo(const Segment& alike, int first) {
   s.edges.layers = {was.first + by, was.last + by};
   for (RankEdges::Line& line : s.edges.lines) {
     if (line.stages == 0) continue;
-    SEAM_CHECK(line.first_stage == was.first && line.last_stage == was.last - 1, "a stack's layers hold one stage each");
+    SEAM_CHECK(line.first_stage == was.first && line.last_stage == was.last - 1,
+               "a stack's layers hold one stage each");
     line.first_stage += by;
     line.last_stage += by;
   }

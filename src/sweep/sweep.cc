@@ -55,8 +55,9 @@ int64_t StackCount(int max_stages) {
 Model StackModel(const std::string& letters) {
   std::vector<StageDecl> stages;
   for (char c : letters) stages.push_back(DeclOf(c));
-  return {.name = letters, .num_layers = static_cast<int>(stages.size()), .hidden = 64,
-          .layer = [stages](int i) { return std::vector{stages[static_cast<size_t>(i)]}; }};
+  return {.name = letters, .num_layers = static_cast<int>(stages.size()), .hidden = 64, .layer = [stages](int i) {
+            return std::vector{stages[static_cast<size_t>(i)]};
+          }};
 }
 
 std::vector<uint8_t> Digits(const std::string& letters) {
@@ -149,7 +150,7 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
       sweep::CheckCuts(configs[c], subject, options.max_pp, options.recheck, options.max_reported, table, resolved,
                        unit);
     } catch (const InternalError& e) {  // a binder bug: report it with its subject, keep sweeping
-      resolved = {};  // what it resolved may be partial
+      resolved = {};                    // what it resolved may be partial
       ++unit.counts.violations;
       unit.violations.push_back(fmt::format("{} under {}: {}", subject.label, configs[c].name, e.what()));
     }
@@ -171,7 +172,8 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
       const size_t model = m / configs.size();
       SegmentTable table;
       sweep::Resolved resolved;
-      check(c, {"model " + models[model].name, models[model].make(), {}}, table, resolved, mine[configs.size() + model]);
+      check(c, {"model " + models[model].name, models[model].make(), {}}, table, resolved,
+            mine[configs.size() + model]);
     }
     const std::lock_guard<std::mutex> lock(mu);
     for (size_t u = 0; u < mine.size(); ++u) {
@@ -193,8 +195,8 @@ Expected<SweepReport> Sweep(const SweepOptions& options) {
   for (std::thread& t : threads) t.join();
   if (options.progress) options.progress(total, total);
 
-  SweepReport report{.stacks = stacks, .configs = static_cast<int64_t>(configs.size()),
-                     .models = static_cast<int64_t>(models.size())};
+  SweepReport report{
+      .stacks = stacks, .configs = static_cast<int64_t>(configs.size()), .models = static_cast<int64_t>(models.size())};
   for (size_t u = 0; u < per_unit.size(); ++u) {
     const bool stack = u < configs.size();
     (stack ? report.totals : report.model_totals) += per_unit[u].counts;

@@ -39,9 +39,9 @@
 #include <cstring>
 #include <vector>
 
+#include "seam/error.h"
 #include "tensor/gemm_internal.h"
 #include "tensor/gemm_tiles.h"
-#include "seam/error.h"
 
 // No fused multiply-add, whatever the target: GCC contracts a*b+c (and
 // _mm256_add_ps(_mm256_mul_ps(..))) into an FMA in C++ even with -std=c++20
@@ -102,7 +102,8 @@ void RunReference(const Problem& p) {
       w = widened.data();
     }
     for (int m = 0; m < p.m; ++m) {
-      p.y[static_cast<size_t>(m) * p.ldy + static_cast<size_t>(n)] = ReferenceDot(p.x + static_cast<size_t>(m) * p.ldx, w, p.k);
+      p.y[static_cast<size_t>(m) * p.ldy + static_cast<size_t>(n)] =
+          ReferenceDot(p.x + static_cast<size_t>(m) * p.ldx, w, p.k);
     }
   }
 }
@@ -178,8 +179,15 @@ SEAM_INLINE void Blocked(const Problem& p) {
           const int nr = std::min(NR, nc - nt);
           const size_t at = static_cast<size_t>(n0 + nt) * p.ldw + static_cast<size_t>(k0);
           float* l = lanes + static_cast<size_t>(nt) * 8;
-          const TilesOfX tiles{.packed = packed, .steps = steps, .k0 = k0, .mc = mc, .nr = nr, .kc = kc,
-                               .first = first, .lanes = l, .lanes_ld = lanes_ld};
+          const TilesOfX tiles{.packed = packed,
+                               .steps = steps,
+                               .k0 = k0,
+                               .mc = mc,
+                               .nr = nr,
+                               .kc = kc,
+                               .first = first,
+                               .lanes = l,
+                               .lanes_ld = lanes_ld};
           if (p.wb == nullptr) {
             tiles.Run<P, IP, NR>(p.w + at, p.ldw);
           } else if (mc <= MR) {
@@ -289,9 +297,7 @@ void Run(Path path, const Problem& p) {
 // is speed alone: AVX-512's register tile holds two rows of x, half of it
 // idle for one row, where AVX2's one-row tile streams w at the same width.
 Path BestPath(int m) {
-  static const Path best = CpuHas(Path::kAvx512) ? Path::kAvx512
-                           : CpuHas(Path::kAvx2)   ? Path::kAvx2
-                                                   : Path::kPortable;
+  static const Path best = CpuHas(Path::kAvx512) ? Path::kAvx512 : CpuHas(Path::kAvx2) ? Path::kAvx2 : Path::kPortable;
   return m <= 2 && best == Path::kAvx512 ? Path::kAvx2 : best;
 }
 
@@ -303,8 +309,16 @@ const uint16_t* Halves(MatrixView w) { return w.storage() == Dtype::kBf16 ? w.bf
 void GemmInto(Path path, const Tensor& x, MatrixView w, float* y, size_t ldy) {
   SEAM_CHECK(x.cols() == w.cols(), "gemm: x and w differ in K (w is [out, in])");
   if (x.rows() == 0 || w.rows() == 0) return;  // no data to point into
-  Run(path, {.x = x.data(), .ldx = static_cast<size_t>(x.cols()), .w = Floats(w), .ldw = w.stride(), .wb = Halves(w),
-             .y = y, .ldy = ldy, .m = x.rows(), .n = w.rows(), .k = x.cols()});
+  Run(path, {.x = x.data(),
+             .ldx = static_cast<size_t>(x.cols()),
+             .w = Floats(w),
+             .ldw = w.stride(),
+             .wb = Halves(w),
+             .y = y,
+             .ldy = ldy,
+             .m = x.rows(),
+             .n = w.rows(),
+             .k = x.cols()});
 }
 
 // Every element of y is written (an empty K gives +0), so y starts unset.
@@ -353,9 +367,16 @@ std::vector<Tensor> GemmBlocks(const Tensor& x, MatrixView w, int blocks) {
     if (!y.empty()) {
       const float* floats = Floats(w);
       const uint16_t* halves = Halves(w);
-      Run(path, {.x = x.data() + k0, .ldx = static_cast<size_t>(x.cols()), .w = floats != nullptr ? floats + k0 : nullptr,
-                 .ldw = w.stride(), .wb = halves != nullptr ? halves + k0 : nullptr, .y = y.data(),
-                 .ldy = static_cast<size_t>(w.rows()), .m = x.rows(), .n = w.rows(), .k = kb});
+      Run(path, {.x = x.data() + k0,
+                 .ldx = static_cast<size_t>(x.cols()),
+                 .w = floats != nullptr ? floats + k0 : nullptr,
+                 .ldw = w.stride(),
+                 .wb = halves != nullptr ? halves + k0 : nullptr,
+                 .y = y.data(),
+                 .ldy = static_cast<size_t>(w.rows()),
+                 .m = x.rows(),
+                 .n = w.rows(),
+                 .k = kb});
     }
     out.push_back(std::move(y));
   }

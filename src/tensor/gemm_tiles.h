@@ -196,8 +196,8 @@ SEAM_INLINE void Tile(const float* xp, size_t xstep, const W* w, size_t ldw, int
 // A tile of ip groups by nr rows of w (at most IP x NR), through the
 // instantiation of that size.
 template <int P, int IP, int NR, class W>
-SEAM_INLINE void EdgeTile(int ip, int nr, const float* xp, size_t xstep, const W* w, size_t ldw, int kc,
-                          bool first, float* lanes, size_t lanes_ld) {
+SEAM_INLINE void EdgeTile(int ip, int nr, const float* xp, size_t xstep, const W* w, size_t ldw, int kc, bool first,
+                          float* lanes, size_t lanes_ld) {
   if constexpr (IP > 1) {
     if (ip < IP) return EdgeTile<P, IP - 1, NR, W>(ip, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
   }
@@ -210,14 +210,14 @@ SEAM_INLINE void EdgeTile(int ip, int nr, const float* xp, size_t xstep, const W
 // A tile of r < P * IP rows or nr < NR columns: whole groups of P rows, then
 // any rows left one at a time (one element per lane vector).
 template <int P, int IP, int NR, class W>
-SEAM_INLINE void PartTile(int r, int nr, const float* xp, size_t xstep, const W* w, size_t ldw, int kc,
-                          bool first, float* lanes, size_t lanes_ld) {
+SEAM_INLINE void PartTile(int r, int nr, const float* xp, size_t xstep, const W* w, size_t ldw, int kc, bool first,
+                          float* lanes, size_t lanes_ld) {
   const int groups = r / P;
   if (groups > 0) EdgeTile<P, IP, NR, W>(groups, nr, xp, xstep, w, ldw, kc, first, lanes, lanes_ld);
   if constexpr (P > 1) {
     for (int i = groups * P; i < r; ++i) {
       EdgeTile<1, 1, NR, W>(1, nr, xp + static_cast<size_t>(i) * 8, xstep, w, ldw, kc, first,
-                         lanes + static_cast<size_t>(i) * lanes_ld, lanes_ld);
+                            lanes + static_cast<size_t>(i) * lanes_ld, lanes_ld);
     }
   }
 }

@@ -106,8 +106,8 @@ double InverseFrequency(int i, int rotary_dim, const RopeParams& p) {
 
 }  // namespace
 
-void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<const int> positions,
-               const RopeParams& p, Dtype d) {
+void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<const int> positions, const RopeParams& p,
+               Dtype d) {
   SEAM_CHECK(x.cols() == heads * head_dim && static_cast<int>(positions.size()) == x.rows() && rotary_dim % 2 == 0 &&
                  rotary_dim <= head_dim,
              "rotary embedding of another shape");
@@ -140,8 +140,8 @@ void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<con
   RoundToStorage(x, d);
 }
 
-void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim,
-               int v_dim, float scale, const float* sink, float* out) {
+void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim, int v_dim,
+               float scale, const float* sink, float* out) {
   std::vector<float> score(static_cast<size_t>(count));
   float top = sink != nullptr ? *sink : -INFINITY;
   for (int j = 0; j < count; ++j) {

@@ -43,8 +43,7 @@ Tensor Tensor::Uninitialized(int rows, int cols) {
   return t;
 }
 
-Tensor::Tensor(int rows, int cols, const std::vector<float>& values)
-    : rows_(rows), cols_(cols) {
+Tensor::Tensor(int rows, int cols, const std::vector<float>& values) : rows_(rows), cols_(cols) {
   data_.resize(values.size());
   std::copy(values.begin(), values.end(), data_.begin());
   SEAM_CHECK(rows >= 0 && cols >= 0 && data_.size() == static_cast<size_t>(rows) * static_cast<size_t>(cols),
@@ -223,8 +222,8 @@ std::string FirstNonFinite(const Tensor& t, int first_row) {
     const float v = t.data()[i];
     if (std::isfinite(v)) continue;
     const size_t cols = static_cast<size_t>(std::max(t.cols(), 1));
-    return fmt::format("{} at [{}, {}]", std::isnan(v) ? "a NaN" : "an infinity", i / cols + static_cast<size_t>(first_row),
-                       i % cols);
+    return fmt::format("{} at [{}, {}]", std::isnan(v) ? "a NaN" : "an infinity",
+                       i / cols + static_cast<size_t>(first_row), i % cols);
   }
   return "";
 }

@@ -43,10 +43,14 @@ struct Shape {
 class Count {
  public:
   Count(const Plan& plan, const LinePlan& line)
-      : cfg_(plan.config()), variant_(line.variant), hidden_(plan.header().hidden),
-        wire_(plan.header().wire), first_rank_(plan.header().pp_rank == 0),
+      : cfg_(plan.config()),
+        variant_(line.variant),
+        hidden_(plan.header().hidden),
+        wire_(plan.header().wire),
+        first_rank_(plan.header().pp_rank == 0),
         value_bytes_(RowBytes(wire_.act, hidden_)),
-        residual_bytes_(value_bytes_ * plan.header().residual_streams), line_(line) {}
+        residual_bytes_(value_bytes_ * plan.header().residual_streams),
+        line_(line) {}
 
   // Bytes per seam: seam k ends at the compute of the k-th computing stage;
   // the last seam runs to the rank's end.
@@ -285,7 +289,12 @@ Violation SeamViolation(const Plan& plan, const LinePlan& line, size_t k, double
     if (b > 0) moved.push_back(fmt::format("{} {}", ShortString(*l.s), b));
   });
   if (!where) where = Located{-1, Side::kSeam, -1, nullptr};
-  return {h.pp_rank, line.variant, where->stage, where->side, where->step, Invariant::kFewestBytes,
+  return {h.pp_rank,
+          line.variant,
+          where->stage,
+          where->side,
+          where->step,
+          Invariant::kFewestBytes,
           fmt::format("the seam from here to the next compute moves {} bytes per token ({}) but its stages need {}{}",
                       got, moved.empty() ? "nothing" : fmt::format("{}", fmt::join(moved, ", ")), want,
                       got < want ? " (fewer than the count: the count or the plan is wrong)" : "")};

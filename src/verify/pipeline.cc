@@ -26,7 +26,8 @@ RankEdges::Run TransportsOf(const std::vector<Step>& steps, StepKind kind, std::
 
 std::string TransportText(std::span<const Transport> transports) {
   std::vector<std::string> parts;
-  for (const Transport& t : transports) parts.push_back(fmt::format("{} on {} x{}", Name(t.operand), Name(t.rows), t.width));
+  for (const Transport& t : transports)
+    parts.push_back(fmt::format("{} on {} x{}", Name(t.operand), Name(t.rows), t.width));
   return parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -52,9 +53,9 @@ void CheckLayers(std::span<const RankEdges* const> ranks, std::span<const LayerR
   for (size_t r = 0; r < ranks.size(); ++r) {
     const LayerRange& h = ranks[r]->layers;
     if (h.first != next_layer) {
-      out.push_back(At(static_cast<int>(r), Variant::kOrdinary, -1, Side::kHeader, Invariant::kHandoff,
-                       fmt::format("the rank starts at layer {} but the previous one ended before layer {}", h.first,
-                                   next_layer)));
+      out.push_back(At(
+          static_cast<int>(r), Variant::kOrdinary, -1, Side::kHeader, Invariant::kHandoff,
+          fmt::format("the rank starts at layer {} but the previous one ended before layer {}", h.first, next_layer)));
     }
     next_layer = h.last;
   }
@@ -195,12 +196,12 @@ class CutComparer {
   }
 
   // Compares one stage; returns why what it hands on may differ.
-  Difference Stage(int rank, Variant v, const StagePlan& s, const StagePlan& u, Difference arrival,
-                   bool looks_across) {
+  Difference Stage(int rank, Variant v, const StagePlan& s, const StagePlan& u, Difference arrival, bool looks_across) {
     if (!(s.decl == u.decl) || s.layer != u.layer) Fail(rank, v, s.index, "declares another stage than uncut");
     if (!(s.compute == u.compute) || s.input != u.input) {
-      Fail(rank, v, s.index, fmt::format("compute '{}' on {} vs uncut '{}' on {}", ShortString(s.compute),
-                                         RowsText(s.input), ShortString(u.compute), RowsText(u.input)));
+      Fail(rank, v, s.index,
+           fmt::format("compute '{}' on {} vs uncut '{}' on {}", ShortString(s.compute), RowsText(s.input),
+                       ShortString(u.compute), RowsText(u.input)));
     }
     const bool arrives_differs = !(s.arrives == u.arrives);
     if (arrives_differs && arrival == Difference::kNone) {
@@ -224,8 +225,9 @@ class CutComparer {
     if (s.decl.kind == StageKind::kNoOp && arrival != Difference::kNone) return arrival;
     if (looks_across) return Difference::kAtCut;
     if (s.residual != u.residual) return Difference::kHandedOn;
-    Fail(rank, v, s.index, fmt::format("exit '{}' departing {} vs uncut '{}' departing {}", ShortString(s.exit),
-                                       ShortString(s.departs), ShortString(u.exit), ShortString(u.departs)));
+    Fail(rank, v, s.index,
+         fmt::format("exit '{}' departing {} vs uncut '{}' departing {}", ShortString(s.exit), ShortString(s.departs),
+                     ShortString(u.exit), ShortString(u.departs)));
     return Difference::kNone;
   }
 
@@ -242,7 +244,8 @@ class CutComparer {
   static std::string RowsText(const std::optional<Rows>& rows) { return rows ? std::string(Name(*rows)) : "nothing"; }
 
   void Fail(int rank, Variant v, int stage, std::string what) {
-    out_.push_back(At(rank, v, stage, Side::kBinding, Invariant::kAwayFromCut, "binds differently than uncut: " + what));
+    out_.push_back(
+        At(rank, v, stage, Side::kBinding, Invariant::kAwayFromCut, "binds differently than uncut: " + what));
   }
 
   const LinePlan& uncut_;
@@ -256,7 +259,8 @@ RankEdges EdgesOf(const Plan& plan) {
   RankEdges e{.layers = {plan.header().first_layer, plan.header().last_layer}};
   e.lines.reserve(plan.lines().size());
   for (const LinePlan& line : plan.lines()) {
-    RankEdges::Line l{.variant = line.variant, .stages = line.stages.size(),
+    RankEdges::Line l{.variant = line.variant,
+                      .stages = line.stages.size(),
                       .receives = TransportsOf(line.start, StepKind::kRecv, e.transports),
                       .sends = TransportsOf(line.end.steps, StepKind::kSend, e.transports)};
     if (!line.stages.empty()) {

@@ -109,8 +109,8 @@ class Checker {
                            (s.kind == StepKind::kAllGather && s.operand == Operand::kInput) ||
                            (s.kind == StepKind::kSlice && s.operand == Operand::kLogits);
       if (!belongs) {
-        Report(v_, -1, Side::kHead, static_cast<int>(i), fmt::format("{} {} has no place in an LM head", Name(s.kind),
-                                                                     Name(s.operand)));
+        Report(v_, -1, Side::kHead, static_cast<int>(i),
+               fmt::format("{} {} has no place in an LM head", Name(s.kind), Name(s.operand)));
       }
       Transitions(-1, Side::kHead, i, s);
     }
@@ -122,7 +122,8 @@ class Checker {
     if (line.stages.empty()) return Report(v_, -1, Side::kHeader, -1, "the line has no stages");
     const StagePlan& first = line.stages.front();
     if (h().pp_rank == 0 && first.index != 0) {
-      Report(v_, first.index, Side::kHeader, -1, fmt::format("the first pipeline rank starts at stage {}, not 0", first.index));
+      Report(v_, first.index, Side::kHeader, -1,
+             fmt::format("the first pipeline rank starts at stage {}, not 0", first.index));
     }
     if (first.layer != h().first_layer) {
       Report(v_, first.index, Side::kHeader, -1,
@@ -133,8 +134,8 @@ class Checker {
       const StagePlan& a = line.stages[i - 1];
       const StagePlan& b = line.stages[i];
       if (b.index != a.index + 1) {
-        Report(v_, b.index, Side::kHeader, -1, fmt::format("stage {} follows stage {}: stage indices run on by one", b.index,
-                                                      a.index));
+        Report(v_, b.index, Side::kHeader, -1,
+               fmt::format("stage {} follows stage {}: stage indices run on by one", b.index, a.index));
       }
       if (b.layer != a.layer && b.layer != a.layer + 1) {
         Report(v_, b.index, Side::kHeader, -1,
@@ -160,8 +161,9 @@ class Checker {
       const StagePlan& b = line.stages[i];
       same = a.index == b.index && a.layer == b.layer && a.decl == b.decl;
     }
-    if (!same) Report(v_, -1, Side::kHeader, -1, fmt::format("the {} line holds other stages than the {} line", Name(v_),
-                                                        Name(first.variant)));
+    if (!same)
+      Report(v_, -1, Side::kHeader, -1,
+             fmt::format("the {} line holds other stages than the {} line", Name(v_), Name(first.variant)));
   }
 
   // Input-scattered batches: every layer's input is a TP partial sum on the
@@ -175,10 +177,9 @@ class Checker {
     }
     for (const StagePlan& s : line.stages) {
       const StageDecl& d = s.decl;
-      const bool eligible =
-          d.kind == StageKind::kNoOp || (d.kind == StageKind::kAttention && d.gathers_input) ||
-          (d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg_) != DenseWidth::kRank) ||
-          (d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kTp);
+      const bool eligible = d.kind == StageKind::kNoOp || (d.kind == StageKind::kAttention && d.gathers_input) ||
+                            (d.kind == StageKind::kDenseFfn && DenseWidthOf(cfg_) != DenseWidth::kRank) ||
+                            (d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kTp);
       if (!eligible || d.read == ReadKind::kAllRows) {
         Report(v_, s.index, Side::kHeader, -1,
                fmt::format("a {} of this declaration cannot run on input-scattered batches under {}", Name(d.kind),
@@ -259,8 +260,8 @@ class Checker {
       }
       if (step.width != want[i].width) {
         Report(v_, s.index, Side::kCompute, static_cast<int>(i),
-               fmt::format("{} {} is {} wide but the model makes it {}", Name(step.kind), Name(step.operand), step.width,
-                           want[i].width));
+               fmt::format("{} {} is {} wide but the model makes it {}", Name(step.kind), Name(step.operand),
+                           step.width, want[i].width));
       }
       if (step.kind != StepKind::kCompute) Transitions(s.index, Side::kCompute, i, step);
     }
@@ -268,8 +269,8 @@ class Checker {
 
   // Entry, exit, receive and end steps: the buffer's width, then the shape.
   void Shape(int stage, Side side, size_t i, const Step& s) {
-    const bool residual = (s.operand == Operand::kResidual && s.kind != StepKind::kNorm) ||
-                          s.kind == StepKind::kStartResidual;
+    const bool residual =
+        (s.operand == Operand::kResidual && s.kind != StepKind::kNorm) || s.kind == StepKind::kStartResidual;
     const int want = residual ? residual_width() : value_width();
     if (s.width != want) {
       Report(v_, stage, side, static_cast<int>(i),

@@ -32,8 +32,8 @@ bool CheckOperand(const Step& s, const State& st, const Report& report) {
 void CheckGroupPresence(const Step& s, const Report& report) {
   const bool names_group = IsCollective(s.kind) || s.kind == StepKind::kLeave;
   if (names_group != s.group.has_value()) {
-    report(Invariant::kGroupFitsRows, fmt::format("{} {} a group", Name(s.kind),
-                                                  s.group ? "is local but names" : "is a collective without"));
+    report(Invariant::kGroupFitsRows,
+           fmt::format("{} {} a group", Name(s.kind), s.group ? "is local but names" : "is a collective without"));
   }
 }
 
@@ -41,8 +41,8 @@ void CheckGroupPresence(const Step& s, const Report& report) {
 void CheckCompletes(const ParallelConfig& cfg, const Step& s, const State& st, const Report& report) {
   const Owed owed = st.value ? st.value->owed : Owed::kNothing;
   if (owed == Owed::kNothing) {
-    report(Invariant::kSumOnce, fmt::format("{}({}) sums a value that owes nothing: the sum is taken twice",
-                                            Name(s.kind), Name(*s.group)));
+    report(Invariant::kSumOnce,
+           fmt::format("{}({}) sums a value that owes nothing: the sum is taken twice", Name(s.kind), Name(*s.group)));
     return;
   }
   if (!(AxesOf(cfg, GroupOf(owed)) == AxesOf(cfg, *s.group))) {
@@ -50,9 +50,8 @@ void CheckCompletes(const ParallelConfig& cfg, const Step& s, const State& st, c
                                             Name(s.kind), Name(*s.group)));
   }
   if (s.rows_in.Shares(AxesOf(cfg, *s.group))) {
-    report(Invariant::kGroupFitsRows,
-           fmt::format("{}({}) on {} rows: the ranks of {} hold different rows", Name(s.kind),
-                       Name(*s.group), Name(s.rows_in), Name(*s.group)));
+    report(Invariant::kGroupFitsRows, fmt::format("{}({}) on {} rows: the ranks of {} hold different rows",
+                                                  Name(s.kind), Name(*s.group), Name(s.rows_in), Name(*s.group)));
   }
 }
 
@@ -60,8 +59,7 @@ void CheckScatterRows(const ParallelConfig& cfg, const Step& s, const Report& re
   const Rows expected = s.rows_in.With(AxesOf(cfg, *s.group));
   if (s.rows_out != expected) {
     report(Invariant::kGroupFitsRows, fmt::format("{}({}) from {} rows lands on {}, not {}", Name(s.kind),
-                                                  Name(*s.group), Name(s.rows_in), Name(expected),
-                                                  Name(s.rows_out)));
+                                                  Name(*s.group), Name(s.rows_in), Name(expected), Name(s.rows_out)));
   }
   if (s.kind == StepKind::kReduceScatterV && cfg.attn_tp() > 1) {
     report(Invariant::kGroupFitsRows, "reduce-scatterv returns whole DP groups only with attn_tp=1");
@@ -70,11 +68,10 @@ void CheckScatterRows(const ParallelConfig& cfg, const Step& s, const Report& re
 
 void CheckGather(const ParallelConfig& cfg, const Step& s, const State& st, const Report& report) {
   const Rows axes = AxesOf(cfg, *s.group);
-  if (axes == Rows::Full() || s.rows_in.With(axes) != s.rows_in ||
-      s.rows_out != s.rows_in.Without(axes)) {
-    report(Invariant::kGroupFitsRows, fmt::format("ag({}) cannot take {} rows to {} (it gathers the {} axes)",
-                                                  Name(*s.group), Name(s.rows_in), Name(s.rows_out),
-                                                  AxesText(cfg, *s.group)));
+  if (axes == Rows::Full() || s.rows_in.With(axes) != s.rows_in || s.rows_out != s.rows_in.Without(axes)) {
+    report(Invariant::kGroupFitsRows,
+           fmt::format("ag({}) cannot take {} rows to {} (it gathers the {} axes)", Name(*s.group), Name(s.rows_in),
+                       Name(s.rows_out), AxesText(cfg, *s.group)));
   }
   if (s.operand == Operand::kValue && st.value && st.value->owed != Owed::kNothing) {
     report(Invariant::kSumOnce, fmt::format("gathers a value that still owes a sum over {}", Name(st.value->owed)));
@@ -88,13 +85,12 @@ void CheckAdd(const State& st, const Report& report) {
     report(Invariant::kSumOnce, fmt::format("adds a value that still owes a sum over {}", Name(st.value->owed)));
   }
   if (st.value->rows != *st.residual) {
-    report(Invariant::kResidualRowsAgree, fmt::format("adds a value on {} rows into a residual on {}",
-                                                      Name(st.value->rows), Name(*st.residual)));
+    report(Invariant::kResidualRowsAgree,
+           fmt::format("adds a value on {} rows into a residual on {}", Name(st.value->rows), Name(*st.residual)));
   }
 }
 
-void CheckNorm(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, const State& st,
-               const Report& report) {
+void CheckNorm(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, const State& st, const Report& report) {
   if (!st.residual) return report(Invariant::kResidualRowsAgree, "reads with no residual");
   if (st.value) report(Invariant::kSumOnce, "reads the residual while a value is still pending");
   if (decl && decl->read == ReadKind::kAllRows && s.rows_out.attn_tp() && cfg.attn_tp() > 1) {
@@ -106,20 +102,21 @@ void CheckCompute(const ParallelConfig& cfg, const StageDecl* decl, const Step& 
   if (decl == nullptr) return report(Invariant::kStageRows, "compute outside a stage");
   const Rows need = NeedOf(*decl, cfg);
   if (s.rows_in != need) {
-    report(Invariant::kStageRows, fmt::format("the {} receives {} rows but declares {}", Name(decl->kind),
-                                              Name(s.rows_in), Name(need)));
+    report(Invariant::kStageRows,
+           fmt::format("the {} receives {} rows but declares {}", Name(decl->kind), Name(s.rows_in), Name(need)));
   }
   if (s.rows_out != need || s.owed_after != OwesOf(*decl, cfg)) {
-    report(Invariant::kSumOnce, fmt::format("the {} produces {} owing {}, not {} owing {}", Name(decl->kind),
-                                            Name(s.rows_out), Name(s.owed_after), Name(need),
-                                            Name(OwesOf(*decl, cfg))));
+    report(Invariant::kSumOnce,
+           fmt::format("the {} produces {} owing {}, not {} owing {}", Name(decl->kind), Name(s.rows_out),
+                       Name(s.owed_after), Name(need), Name(OwesOf(*decl, cfg))));
   }
 }
 
 // The transport carries complete slices of the attention rows, one per
 // attention-TP rank, between the ranks at the same TP position.
 void CheckTransport(const ParallelConfig& cfg, const Step& s, const State& st, const Report& report) {
-  if (s.group != Group::kPp) report(Invariant::kHandoff, fmt::format("{} runs between pipeline neighbours", Name(s.kind)));
+  if (s.group != Group::kPp)
+    report(Invariant::kHandoff, fmt::format("{} runs between pipeline neighbours", Name(s.kind)));
   if (s.rows_in != Rows::Slice(cfg)) {
     report(Invariant::kHandoff, fmt::format("{} moves {} rows; the transport moves this rank's slice of the attention "
                                             "rows",
@@ -129,7 +126,8 @@ void CheckTransport(const ParallelConfig& cfg, const Step& s, const State& st, c
     report(Invariant::kHandoff, fmt::format("sends a value that still owes a sum over {}", Name(st.value->owed)));
   }
   if (s.kind == StepKind::kRecv && s.owed_after != Owed::kNothing) {
-    report(Invariant::kHandoff, fmt::format("the receiver declares a sum over {} on what it receives", Name(s.owed_after)));
+    report(Invariant::kHandoff,
+           fmt::format("the receiver declares a sum over {} on what it receives", Name(s.owed_after)));
   }
   if (s.kind == StepKind::kRecv && s.operand == Operand::kInput) report(Invariant::kHandoff, "receives a normed input");
 }
@@ -246,8 +244,8 @@ void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, Stat
       break;
     case StepKind::kSlice:
       if (!s.rows_in.Covers(s.rows_out)) {
-        report(Invariant::kStageRows, fmt::format("a local slice cannot take {} rows to {}", Name(s.rows_in),
-                                                  Name(s.rows_out)));
+        report(Invariant::kStageRows,
+               fmt::format("a local slice cannot take {} rows to {}", Name(s.rows_in), Name(s.rows_out)));
       }
       break;
     case StepKind::kStartResidual:

@@ -28,7 +28,6 @@ Owed OwesOf(const StageDecl& d, const ParallelConfig& cfg);
 // Applies `s` to `state`, reporting each check it fails. The state always
 // moves on to what the step claims, so one wrong step is reported once.
 // `decl` is the stage the step belongs to (null for the final norm).
-void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, State& state,
-           const Report& report);
+void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, State& state, const Report& report);
 
 }  // namespace seam::verify

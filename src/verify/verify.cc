@@ -142,7 +142,8 @@ class Walker {
     if (st.residual != Rows::Attention(cfg_)) {
       Report(Invariant::kResidualRowsAgree, "the final norm does not read the residual on the attention rows");
     }
-    if (st.input != Rows::Attention(cfg_)) Report(Invariant::kStageRows, "the final norm does not read the attention rows");
+    if (st.input != Rows::Attention(cfg_))
+      Report(Invariant::kStageRows, "the final norm does not read the attention rows");
     RunHead(st);
   }
 
@@ -182,8 +183,8 @@ class Walker {
   void Policy(const Step& s) {
     const bool completes = s.operand == Operand::kValue && s.owed_before != Owed::kNothing;
     if (s.kind == StepKind::kReduceScatterV && !cfg_.allows_reduce_scatterv()) {
-      Report(Invariant::kPolicy, fmt::format("rsv under --reduction {}, which does not allow the reduce-scatterv",
-                                             Name(cfg_.reduction)));
+      Report(Invariant::kPolicy,
+             fmt::format("rsv under --reduction {}, which does not allow the reduce-scatterv", Name(cfg_.reduction)));
     }
     if (s.kind == StepKind::kReduceScatter && completes && from_ffn_ && !cfg_.allows_reduce_scatter()) {
       Report(Invariant::kPolicy, fmt::format("rs completes an FFN's sum under --reduction {}, which allows no "
@@ -198,8 +199,8 @@ class Walker {
       Report(Invariant::kResidualRowsAgree, fmt::format("the residual is on {} but {} it on {}", RowsText(st.residual),
                                                         what, RowsText(recorded.residual)));
     }
-    const bool same_rows = st.value.has_value() == recorded.value.has_value() &&
-                           (!st.value || st.value->rows == recorded.value->rows);
+    const bool same_rows =
+        st.value.has_value() == recorded.value.has_value() && (!st.value || st.value->rows == recorded.value->rows);
     if (!same_rows) {
       Report(Invariant::kStageRows, fmt::format("the {} but {} a {}", Facts(st.value), what, Facts(recorded.value)));
     } else if (st.value && st.value->owed != recorded.value->owed) {

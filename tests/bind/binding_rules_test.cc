@@ -4,8 +4,8 @@
 
 #include "seam/bind.h"
 #include "seam/checked.h"
-#include "seam/sharding.h"
 #include "seam/pipeline.h"
+#include "seam/sharding.h"
 #include "seam/verify.h"
 #include "testing.h"
 
@@ -70,11 +70,12 @@ TEST(SliceFfnRule, AnFfnOnItsSliceStaysThereWhenAnotherFfnFollowsTheAttentions) 
 }
 
 TEST(SliceFfnRule, AnFfnOnItsSliceReturnsBeforeAReadOfEveryRow) {
-  const Model m{.name = "reads", .num_layers = 4, .hidden = 64, .layer = [](int i) {
-                  const StageDecl all_rows = AttentionStage({.read = ReadKind::kAllRows});
-                  const StageDecl stages[] = {AttentionStage(), SparseFfnStage({.top_k = 2}), all_rows, DenseFfnStage()};
-                  return std::vector{stages[i]};
-                }};
+  const Model m{
+      .name = "reads", .num_layers = 4, .hidden = 64, .layer = [](int i) {
+        const StageDecl all_rows = AttentionStage({.read = ReadKind::kAllRows});
+        const StageDecl stages[] = {AttentionStage(), SparseFfnStage({.top_k = 2}), all_rows, DenseFfnStage()};
+        return std::vector{stages[i]};
+      }};
   const Plan p = MustBind(m, {.tp = 2, .moe = MoeMode::kA2a});
   EXPECT_EQ(Exit(p, 1), "add slice; ag(attn_tp) residual slice->full");
   EXPECT_EQ(Entry(p, 2), "norm full");
@@ -109,8 +110,8 @@ TEST(ReductionRule, RsvPermitsOnlyTheAllReduceWhenAttentionTpExceedsOneRank) {
 }
 
 TEST(ReductionRule, ATpFfnUnderAttentionDpStaysOnTheSliceWhenTheNextEntryAddsThere) {
-  const Plan p = MustBind(StackOf("A F E A"),
-                          {.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a, .reduction = Reduction::kRs});
+  const Plan p =
+      MustBind(StackOf("A F E A"), {.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a, .reduction = Reduction::kRs});
   EXPECT_EQ(Exit(p, 1), "rs(tp) value full->slice");
   EXPECT_EQ(Entry(p, 2), "slice residual attn->slice; add slice; norm slice");
 }
@@ -178,7 +179,10 @@ Model HyperConnectionStack(std::string_view letters) {
     if (c == 'F') stages.push_back(DenseFfnStage({.update = hc}));
     if (c == 'E') stages.push_back(SparseFfnStage({.top_k = 2, .update = hc}));
   }
-  return {.name = "hc", .num_layers = static_cast<int>(stages.size()), .hidden = 64, .residual_streams = 4,
+  return {.name = "hc",
+          .num_layers = static_cast<int>(stages.size()),
+          .hidden = 64,
+          .residual_streams = 4,
           .layer = [stages](int i) { return std::vector{stages[static_cast<size_t>(i)]}; }};
 }
 
@@ -276,8 +280,12 @@ TEST(PlanShape, EveryCatalogueModelBindsCleanlyOrIsRejectedByARuleAcrossTheGrid)
             for (bool scattered : {false, true}) {
               if (scattered && (tp == 1 || dp > 1)) continue;
               for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
-                const ParallelConfig cfg{.tp = tp, .attn_dp = dp, .dense_tp = dense, .moe = moe,
-                                         .input_scattered = scattered, .reduction = r};
+                const ParallelConfig cfg{.tp = tp,
+                                         .attn_dp = dp,
+                                         .dense_tp = dense,
+                                         .moe = moe,
+                                         .input_scattered = scattered,
+                                         .reduction = r};
                 const Expected<Plan> p = BindChecked(m, cfg, 0);
                 if (p.ok()) {
                   ++bound;

@@ -5,12 +5,12 @@
 #include <functional>
 #include <type_traits>
 
+#include "defect_plans.h"
 #include "seam/bind.h"
 #include "seam/owed_sum.h"
-#include "seam/runtime/tensor.h"
 #include "seam/pipeline.h"
+#include "seam/runtime/tensor.h"
 #include "seam/verify.h"
-#include "defect_plans.h"
 #include "testing.h"
 
 namespace seam {
@@ -37,8 +37,8 @@ Model Zaya1Shaped() { return Zaya1Model(6); }  // A E A E A E, single-stage appe
 // ---- (1) an append after an always-partial attention ----
 
 TEST(Defect1, AnAppendAfterAnAlwaysPartialAttentionIsBoundWithTheResidualRowsThatAttentionRanOn) {
-  for (const ParallelConfig& cfg : {ParallelConfig{.tp = 2, .moe = MoeMode::kA2a},
-                                    ParallelConfig{.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a}}) {
+  for (const ParallelConfig& cfg :
+       {ParallelConfig{.tp = 2, .moe = MoeMode::kA2a}, ParallelConfig{.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a}}) {
     std::vector<Pipeline> pipelines = {{MustBind(Zaya1Shaped(), cfg)}};
     for (const std::vector<int>& split : LayerSplits(6, 3)) {
       if (split.size() > 1) pipelines.push_back(MustBindPipeline(Zaya1Shaped(), Cut(cfg, split)));
@@ -48,7 +48,8 @@ TEST(Defect1, AnAppendAfterAnAlwaysPartialAttentionIsBoundWithTheResidualRowsTha
         const std::vector<StagePlan>& stages = rank.line(kOrd)->stages;
         for (size_t i = 1; i < stages.size(); ++i) {
           if (!IsAlwaysPartialAttention(stages[i - 1].decl)) continue;
-          EXPECT_EQ(stages[i].arrives.residual, stages[i - 1].residual) << Describe(cfg) << " stage " << stages[i].index;
+          EXPECT_EQ(stages[i].arrives.residual, stages[i - 1].residual)
+              << Describe(cfg) << " stage " << stages[i].index;
           EXPECT_EQ(stages[i].arrives, stages[i - 1].departs);
         }
       }
@@ -83,11 +84,17 @@ TEST(Defect2, APlanThatLeavesTheResidualOnTheSliceBeforeTrailingAttentionsIsCaug
 // ---- (3) a later rank's batch comes from positions ----
 
 template <class T>
-concept HasSize = requires(const T& t) { t.size(); };
+concept HasSize = requires(const T& t) {
+  t.size();
+};
 template <class T>
-concept HasRows = requires(const T& t) { t.rows(); };
+concept HasRows = requires(const T& t) {
+  t.rows();
+};
 template <class T>
-concept HasData = requires(const T& t) { t.data(); };
+concept HasData = requires(const T& t) {
+  t.data();
+};
 
 TEST(Defect3, ALaterRanksBatchComesFromPositionsNotFromAnOwedSumHandle) {
   using Handle = OwedSum<std::vector<float>>;

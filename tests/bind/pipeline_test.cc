@@ -80,15 +80,19 @@ TEST(LayerSplit, APipelineRankWithOnlyNoOpStagesPassesTheStateOn) {
 // layer, the one after the first in any later layer, and the rank sees them
 // in that order.
 TEST(NeighbourDeclarations, ARankSeesItsStagesAndTheNearestStageThatDoesSomethingOnEitherSide) {
-  const std::vector<std::vector<StageDecl>> layers = {
-      {AttentionStage(), DenseFfnStage()}, {NoOpStage(), NoOpStage()}, {AttentionStage(), NoOpStage()},
-      {NoOpStage()}, {NoOpStage(), MixerStage(), SparseFfnStage({.top_k = 2})}, {NoOpStage(), NoOpStage()}};
-  const Model m{.name = "mixed", .num_layers = static_cast<int>(layers.size()), .hidden = 64,
-                .layer = [layers](int i) { return layers[static_cast<size_t>(i)]; }};
+  const std::vector<std::vector<StageDecl>> layers = {{AttentionStage(), DenseFfnStage()},
+                                                      {NoOpStage(), NoOpStage()},
+                                                      {AttentionStage(), NoOpStage()},
+                                                      {NoOpStage()},
+                                                      {NoOpStage(), MixerStage(), SparseFfnStage({.top_k = 2})},
+                                                      {NoOpStage(), NoOpStage()}};
+  const Model m{.name = "mixed", .num_layers = static_cast<int>(layers.size()), .hidden = 64, .layer = [layers](int i) {
+                  return layers[static_cast<size_t>(i)];
+                }};
   const auto does_something = [](const StageRef& s) { return s.decl.kind != StageKind::kNoOp; };
   const auto same = [](const std::optional<StageRef>& a, const std::optional<StageRef>& b) {
-    return a.has_value() == b.has_value() && (!a || (a->index == b->index && a->layer == b->layer &&
-                                                     a->slot == b->slot && a->decl == b->decl));
+    return a.has_value() == b.has_value() &&
+           (!a || (a->index == b->index && a->layer == b->layer && a->slot == b->slot && a->decl == b->decl));
   };
   int checked = 0;
   for (int first = 0; first <= m.num_layers; ++first) {
@@ -98,7 +102,8 @@ TEST(NeighbourDeclarations, ARankSeesItsStagesAndTheNearestStageThatDoesSomethin
       const std::vector<StageRef> own = StagesOf(m, first, last);
       const std::vector<StageRef> after = StagesOf(m, last, m.num_layers);
       std::optional<StageRef> want_before, want_after;
-      if (auto it = std::find_if(before.rbegin(), before.rend(), does_something); it != before.rend()) want_before = *it;
+      if (auto it = std::find_if(before.rbegin(), before.rend(), does_something); it != before.rend())
+        want_before = *it;
       if (auto it = std::find_if(after.begin(), after.end(), does_something); it != after.end()) want_after = *it;
       const std::string where = std::to_string(first) + ".." + std::to_string(last);
       EXPECT_TRUE(same(got.neighbours.before, want_before)) << where;
@@ -150,15 +155,17 @@ TEST(NeighbourDeclarations, AMixerBeforeTheCutLeavesItsSumToTheHandoff) {
   // Before an FFN a mixer hands its sum on as declared, across a cut as within a rank.
   const Pipeline p = MustBindPipeline(StackOf("M F M A"), Cut({.tp = 2}, {1, 3}));
   EXPECT_EQ(ShortString(StageOf(p[0], kOrd, 0).exit), "leave(attn_tp) value full");
-  EXPECT_EQ(End(p[0]), "rs(attn_tp) value full->slice; slice residual full->slice; send(pp) value slice; "
-                       "send(pp) residual slice");
+  EXPECT_EQ(End(p[0]),
+            "rs(attn_tp) value full->slice; slice residual full->slice; send(pp) value slice; "
+            "send(pp) residual slice");
   // Before a handoff it leaves its sum to to_pp whatever the next rank
   // starts with: to_pp's reduce-scatter onto the slice it sends moves half
   // the bytes of an all-reduce at the mixer's exit.
   const Pipeline dp = MustBindPipeline(StackOf("F M A F"), Cut({.tp = 4, .attn_dp = 2}, {2, 2}));
   EXPECT_EQ(ShortString(StageOf(dp[0], kOrd, 1).exit), "leave(attn_tp) value attn");
-  EXPECT_EQ(End(dp[0]), "rs(attn_tp) value attn->slice; slice residual attn->slice; send(pp) value slice; "
-                        "send(pp) residual slice");
+  EXPECT_EQ(End(dp[0]),
+            "rs(attn_tp) value attn->slice; slice residual attn->slice; send(pp) value slice; "
+            "send(pp) residual slice");
   // Within a rank, before an attention under attention DP, it completes at its exit.
   const Plan uncut = MustBind(StackOf("F M A F"), {.tp = 4, .attn_dp = 2});
   EXPECT_EQ(ShortString(StageOf(uncut, kOrd, 1).exit), "ar(attn_tp) value attn");
@@ -180,7 +187,8 @@ TEST(NeighbourDeclarations, NoOpLayersAtTheCutAreSkippedToTheNearestStageThatCom
 constexpr std::string_view kStackLetters = "AMFEX";
 std::string StackLetters(int index, int length) {
   std::string out(static_cast<size_t>(length), 'A');
-  for (int i = length - 1; i >= 0; --i, index /= 5) out[static_cast<size_t>(i)] = kStackLetters[static_cast<size_t>(index % 5)];
+  for (int i = length - 1; i >= 0; --i, index /= 5)
+    out[static_cast<size_t>(i)] = kStackLetters[static_cast<size_t>(index % 5)];
   return out;
 }
 
@@ -291,10 +299,12 @@ TEST(WorkedExampleE2, TheCutFfnWritesAtTheHandoffAndTheReceiverReadsWithoutAddin
 // E4: nemotron-h M - * - cut after the attention, T = 4, D = 1.
 TEST(WorkedExampleE4, TheSenderReduceScattersTheAttentionSumAndTheReceiverGathersBoth) {
   const Pipeline p = MustBindPipeline(NemotronHModel("M-*-", 128).value(), Cut({.tp = 4}, {3, 1}));
-  EXPECT_EQ(End(p[0]), "rs(attn_tp) value full->slice; slice residual full->slice; send(pp) value slice; "
-                       "send(pp) residual slice");
-  EXPECT_EQ(Receive(p[1]), "recv(pp) value slice; recv(pp) residual slice; ag(attn_tp) value slice->full; "
-                           "ag(attn_tp) residual slice->full");
+  EXPECT_EQ(End(p[0]),
+            "rs(attn_tp) value full->slice; slice residual full->slice; send(pp) value slice; "
+            "send(pp) residual slice");
+  EXPECT_EQ(Receive(p[1]),
+            "recv(pp) value slice; recv(pp) residual slice; ag(attn_tp) value slice->full; "
+            "ag(attn_tp) residual slice->full");
   EXPECT_EQ(ShortString(StageOf(p[1], kOrd, 3).entry), "add full; norm full");
 }
 

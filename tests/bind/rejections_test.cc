@@ -116,7 +116,8 @@ TEST(Rejection, BindReportsAnInvalidConfigurationFirst) {
   const Expected<Plan> p = Bind(LlamaModel(2), {.tp = 6, .attn_dp = 4});
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(p.error().message, "tp=6 is not divisible by attn_dp=4; attn_dp must divide tp (divisors of 6: 1, 2, 3, 6)");
+  EXPECT_EQ(p.error().message,
+            "tp=6 is not divisible by attn_dp=4; attn_dp must divide tp (divisors of 6: 1, 2, 3, 6)");
 }
 
 TEST(Rejection, APipelineRankOutsideTheConfigurationIsRejected) {

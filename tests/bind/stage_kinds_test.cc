@@ -41,7 +41,8 @@ const char kDpFfnEntry[] = "ar+add+norm(attn_tp) attn; ag(dp) input attn->full";
 const char kDpReturnAr[] = "ar(tp) value full; slice value full->attn";
 const char kDpReturnRs[] = "rs(tp) value full->slice; ag(attn_tp) value slice->attn";
 const char kSliceEntryDp[] = "rs(attn_tp) value attn->slice; slice residual attn->slice; add slice; norm slice";
-const char kScatteredFfnEntry[] = "rs(attn_tp) value full->slice; add slice; ag(attn_tp) residual slice->full; norm full";
+const char kScatteredFfnEntry[] =
+    "rs(attn_tp) value full->slice; add slice; ag(attn_tp) residual slice->full; norm full";
 const char kA2aCompute[] = "a2a-dispatch(tp) input slice; compute slice; a2a-combine(tp) value slice";
 // Attention after an FFN: "A F A F", stage 2.
 const char kScatteredAttnEntryAr[] = "slice value full->slice; slice residual full->slice; add slice; norm slice";
@@ -52,10 +53,10 @@ const KindCase kCases[] = {
     // ---- dense FFN ----
     {"TpDenseFfnFusesTheAttentionSumAndLeavesItsOwnToTheNextAttention", "A F A F", 1, kTp2, kOrd, kTpFfnEntry,
      kTpFfnCompute, "leave(tp) value full", "full"},
-    {"TpDenseFfnUnderAttentionDpGathersOverDpAndReturnsOverDp", "A F A F", 1, kTp4Dp2, kOrd, kDpFfnEntry,
-     kTpFfnCompute, kDpReturnAr, "attn", kDpReturnRs},
-    {"FullyDataParallelDenseFfnRunsOnItsSliceAfterAReduceScatter", "A F A F", 1, kTp4Dp2Dense1A2a, kOrd,
-     kSliceEntryDp, "compute slice", "", "slice"},
+    {"TpDenseFfnUnderAttentionDpGathersOverDpAndReturnsOverDp", "A F A F", 1, kTp4Dp2, kOrd, kDpFfnEntry, kTpFfnCompute,
+     kDpReturnAr, "attn", kDpReturnRs},
+    {"FullyDataParallelDenseFfnRunsOnItsSliceAfterAReduceScatter", "A F A F", 1, kTp4Dp2Dense1A2a, kOrd, kSliceEntryDp,
+     "compute slice", "", "slice"},
     {"TpDenseFfnBesideA2aMoeRunsOnTheFullRows", "A F A F", 1, kTp4A2a, kOrd, kTpFfnEntry, kTpFfnCompute,
      "leave(tp) value full", "full"},
     {"TpDenseFfnOnOrdinaryBatchesOfAnInputScatteredConfig", "A F A F", 1, kTp2Scattered, kOrd, kTpFfnEntry,
@@ -65,35 +66,35 @@ const KindCase kCases[] = {
     // ---- sparse FFN ----
     {"TpMoeFusesTheAttentionSumAndLeavesItsOwn", "A E A F", 1, kTp2, kOrd, kTpFfnEntry, kTpFfnCompute,
      "leave(tp) value full", "full"},
-    {"TpMoeUnderAttentionDpReturnsOverDp", "A E A F", 1, kTp4Dp2, kOrd, kDpFfnEntry, kTpFfnCompute, kDpReturnAr,
-     "attn", kDpReturnRs},
+    {"TpMoeUnderAttentionDpReturnsOverDp", "A E A F", 1, kTp4Dp2, kOrd, kDpFfnEntry, kTpFfnCompute, kDpReturnAr, "attn",
+     kDpReturnRs},
     {"A2aMoeDispatchesFromItsSliceAndHandsItOnComplete", "A E A F", 1, kTp4Dp2Dense1A2a, kOrd, kSliceEntryDp,
      kA2aCompute, "", "slice"},
     {"A2aMoeWithoutAttentionDpSlicesTheFullRows", "A E A F", 1, kTp4A2a, kOrd,
      "rs(attn_tp) value full->slice; slice residual full->slice; add slice; norm slice", kA2aCompute, "", "slice"},
-    {"TpMoeOnOrdinaryBatchesOfAnInputScatteredConfig", "A E A F", 1, kTp2Scattered, kOrd, kTpFfnEntry,
-     kTpFfnCompute, "leave(tp) value full", "full"},
+    {"TpMoeOnOrdinaryBatchesOfAnInputScatteredConfig", "A E A F", 1, kTp2Scattered, kOrd, kTpFfnEntry, kTpFfnCompute,
+     "leave(tp) value full", "full"},
     {"TpMoeOnInputScatteredBatchesAddsOnTheSliceAndGathersTheResidual", "A E A F", 1, kTp2Scattered, kScat,
      kScatteredFfnEntry, kTpFfnCompute, "ar(tp) value full", "full", "leave(tp) value full"},
     // ---- always-partial attention ----
     {"AttentionFusesTheTpFfnSumAndLeavesItsOwn", "A F A F", 2, kTp2, kOrd, "ar+add+norm(tp) full",
      "compute full owes attn_tp", "leave(attn_tp) value full", "full"},
-    {"AttentionUnderAttentionDpAddsTheReturnedRowsAndLeavesItsSum", "A F A F", 2, kTp4Dp2, kOrd,
-     "add attn; norm attn", "compute attn owes attn_tp", "leave(attn_tp) value attn", "attn"},
+    {"AttentionUnderAttentionDpAddsTheReturnedRowsAndLeavesItsSum", "A F A F", 2, kTp4Dp2, kOrd, "add attn; norm attn",
+     "compute attn owes attn_tp", "leave(attn_tp) value attn", "attn"},
     {"AttentionAfterAnFfnOnItsSliceKeepsTheResidualThereAndGathersItsInput", "A F A F", 2, kTp4Dp2Dense1A2a, kOrd,
      kGatherInputEntry, "compute attn owes attn_tp", "leave(attn_tp) value attn", "slice"},
     {"AttentionBesideA2aMoeFusesTheTpFfnSum", "A F A F", 2, kTp4A2a, kOrd, "ar+add+norm(tp) full",
      "compute full owes attn_tp", "leave(attn_tp) value full", "full"},
-    {"AttentionOnOrdinaryBatchesOfAnInputScatteredConfig", "A F A F", 2, kTp2Scattered, kOrd,
-     "ar+add+norm(tp) full", "compute full owes attn_tp", "leave(attn_tp) value full", "full"},
-    {"InputScatteredAttentionTakesItsSliceAndGathersItsQkv", "A F A F", 2, kTp2Scattered, kScat,
-     kScatteredAttnEntryAr, "ag(attn_tp) input slice->full; compute full owes attn_tp",
-     "leave(attn_tp) value full", "slice", nullptr, kScatteredAttnEntryRs},
+    {"AttentionOnOrdinaryBatchesOfAnInputScatteredConfig", "A F A F", 2, kTp2Scattered, kOrd, "ar+add+norm(tp) full",
+     "compute full owes attn_tp", "leave(attn_tp) value full", "full"},
+    {"InputScatteredAttentionTakesItsSliceAndGathersItsQkv", "A F A F", 2, kTp2Scattered, kScat, kScatteredAttnEntryAr,
+     "ag(attn_tp) input slice->full; compute full owes attn_tp", "leave(attn_tp) value full", "slice", nullptr,
+     kScatteredAttnEntryRs},
     // ---- attention that reduces itself ----
     {"SelfReducingAttentionCompletesItsSumInsideCompute", "A F R F", 2, kTp2, kOrd, "ar+add+norm(tp) full",
      "compute full owes attn_tp; ar(attn_tp) value full", "", "full"},
-    {"SelfReducingAttentionUnderAttentionDpReducesOverAttentionTp", "A F R F", 2, kTp4Dp2, kOrd,
-     "add attn; norm attn", "compute attn owes attn_tp; ar(attn_tp) value attn", "", "attn"},
+    {"SelfReducingAttentionUnderAttentionDpReducesOverAttentionTp", "A F R F", 2, kTp4Dp2, kOrd, "add attn; norm attn",
+     "compute attn owes attn_tp; ar(attn_tp) value attn", "", "attn"},
     {"SelfReducingAttentionAfterAnFfnOnItsSliceGathersItsInput", "A F R F", 2, kTp4Dp2Dense1A2a, kOrd,
      kGatherInputEntry, "compute attn owes attn_tp; ar(attn_tp) value attn", "", "slice"},
     {"SelfReducingAttentionBesideA2aMoe", "A F R F", 2, kTp4A2a, kOrd, "ar+add+norm(tp) full",
@@ -106,10 +107,10 @@ const KindCase kCases[] = {
     // ---- mixer (before an attention) ----
     {"MixerBeforeAnAttentionCarriesItsSumWithoutAttentionDp", "A F M A F", 2, kTp2, kOrd, "ar+add+norm(tp) full",
      "compute full owes attn_tp", "leave(attn_tp) value full", "full"},
-    {"MixerBeforeAnAttentionUnderAttentionDpCompletesAtItsExit", "A F M A F", 2, kTp4Dp2, kOrd,
-     "add attn; norm attn", "compute attn owes attn_tp", "ar(attn_tp) value attn", "attn"},
-    {"MixerWithTheResidualOnTheSliceCompletesOntoTheSlice", "A F M A F", 2, kTp4Dp2Dense1A2a, kOrd,
-     kGatherInputEntry, "compute attn owes attn_tp", "rs(attn_tp) value attn->slice", "slice"},
+    {"MixerBeforeAnAttentionUnderAttentionDpCompletesAtItsExit", "A F M A F", 2, kTp4Dp2, kOrd, "add attn; norm attn",
+     "compute attn owes attn_tp", "ar(attn_tp) value attn", "attn"},
+    {"MixerWithTheResidualOnTheSliceCompletesOntoTheSlice", "A F M A F", 2, kTp4Dp2Dense1A2a, kOrd, kGatherInputEntry,
+     "compute attn owes attn_tp", "rs(attn_tp) value attn->slice", "slice"},
     {"MixerBesideA2aMoeCarriesItsSum", "A F M A F", 2, kTp4A2a, kOrd, "ar+add+norm(tp) full",
      "compute full owes attn_tp", "leave(attn_tp) value full", "full"},
     // ---- no-op ----

@@ -28,8 +28,9 @@ std::string Steps(const StagePlan& s) {
 TEST(WorkedExampleE1, LlamaFusesEachSumIntoTheNextEntry) {
   const Plan p = MustBind(LlamaModel(2), {.tp = 2});
   EXPECT_EQ(ShortString(p.lines().front().start), "embed full owes tp");
-  EXPECT_EQ(Steps(StageOf(p, kOrd, 0)),
-            "ar(tp) value full; start-residual full; norm full | compute full owes attn_tp | leave(attn_tp) value full");
+  EXPECT_EQ(
+      Steps(StageOf(p, kOrd, 0)),
+      "ar(tp) value full; start-residual full; norm full | compute full owes attn_tp | leave(attn_tp) value full");
   EXPECT_EQ(Steps(StageOf(p, kOrd, 1)), "ar+add+norm(attn_tp) full | compute full owes tp | leave(tp) value full");
   EXPECT_EQ(Steps(StageOf(p, kOrd, 2)), "ar+add+norm(tp) full | compute full owes attn_tp | leave(attn_tp) value full");
   EXPECT_EQ(Steps(StageOf(p, kOrd, 3)), "ar+add+norm(attn_tp) full | compute full owes tp | leave(tp) value full");
@@ -55,8 +56,8 @@ TEST(WorkedExampleE2, DeepseekRunsItsFfnsOnTheSliceAndGathersTheResidualAtTheSta
   EXPECT_EQ(ShortString(p.line(kOrd)->end.steps), "norm attn");
   // Attention rows are 1/2 of the batch (128 B/token); the slice 1/4 (64).
   const PlanHeader& h = p.header();
-  EXPECT_EQ(BytesPerToken(StageOf(p, kOrd, 1), h), 64);      // RS over 2 of 128 B
-  EXPECT_EQ(BytesPerToken(StageOf(p, kOrd, 2), h), 64);      // AG over 2 to 128 B
+  EXPECT_EQ(BytesPerToken(StageOf(p, kOrd, 1), h), 64);                 // RS over 2 of 128 B
+  EXPECT_EQ(BytesPerToken(StageOf(p, kOrd, 2), h), 64);                 // AG over 2 to 128 B
   EXPECT_EQ(BytesPerToken(StageOf(p, kOrd, 3), h), 64 + 2 * 144 + 64);  // a2a: 3/4 of 3 x 64 B each way
 }
 

@@ -51,8 +51,8 @@ Plan Bound(const std::string& model, const ParallelConfig& cfg) {
 }
 
 const ParallelConfig kDeepseekCfg{.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a};
-const std::vector<std::string> kDeepseekArgs = {"deepseek-v2-lite", "--tp", "4", "--attn-dp", "2",
-                                                "--dense-tp", "1", "--moe", "a2a"};
+const std::vector<std::string> kDeepseekArgs = {"deepseek-v2-lite", "--tp", "4",     "--attn-dp", "2",
+                                                "--dense-tp",       "1",    "--moe", "a2a"};
 
 std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& more) {
   a.insert(a.end(), more.begin(), more.end());
@@ -104,7 +104,8 @@ TEST_F(Cli, PlanPrintsTheSameTableAsTheLibrary) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out, ToTable(Bound("deepseek-v2-lite", kDeepseekCfg)));
-  EXPECT_EQ(r.out.rfind("deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 0 of 1 (layers 0..3)\n", 0), 0U) << r.out;
+  EXPECT_EQ(r.out.rfind("deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 0 of 1 (layers 0..3)\n", 0), 0U)
+      << r.out;
   EXPECT_NE(r.out.find("\nbytes per token per rank: layer 0: 32, layers 1..2: 208 each, layer 3: 240, final "
                        "norm: 0, lm head: 448; total 1136\n"),
             std::string::npos)
@@ -176,10 +177,11 @@ TEST_F(Cli, DiffOfATextPlanWithAnInsertedStepListsThatStepOnce) {
   EXPECT_EQ(r.code, 1) << r.err;
   // The inserted gather costs its latency, 10 us on an H100 node, and 1/2 x 128
   // bytes a token of 64 tokens over 470 GB/s (0.009 us).
-  EXPECT_EQ(r.out, "+ ordinary stage 2 entry[0]: ag(tp) input full -> full, owes - -> -, width 64\n"
-                   "bytes/token (ordinary): 1408 -> 1472 (+64)\n"
-                   "estimated on h100 (batch 64): decode step 100.2 -> 110.2 us (+10.0), prefill 27.41 -> 29.99 ns a "
-                   "token (+2.58)\n");
+  EXPECT_EQ(r.out,
+            "+ ordinary stage 2 entry[0]: ag(tp) input full -> full, owes - -> -, width 64\n"
+            "bytes/token (ordinary): 1408 -> 1472 (+64)\n"
+            "estimated on h100 (batch 64): decode step 100.2 -> 110.2 us (+10.0), prefill 27.41 -> 29.99 ns a "
+            "token (+2.58)\n");
   const Result pcie = Run({"diff", a, b, "--hardware", "pcie"});
   EXPECT_NE(pcie.out.find("estimated on pcie (batch 64): decode step "), std::string::npos) << pcie.out;
 }
@@ -211,21 +213,25 @@ TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
       {{"plan", "llama", "--tp", "6", "--attn-dp", "4"},
        "tp=6 is not divisible by attn_dp=4; attn_dp must divide tp (divisors of 6: 1, 2, 3, 6)"},
       {{"plan", "llama", "--moe", "foo"}, "--moe: unknown MoE mode 'foo'; expected one of: tp, a2a"},
-      {{"plan", "llama", "--reduction", "xx"}, "--reduction: unknown boundary reduction 'xx'; expected one of: ar, rs, rsv, rs+rsv"},
+      {{"plan", "llama", "--reduction", "xx"},
+       "--reduction: unknown boundary reduction 'xx'; expected one of: ar, rs, rsv, rs+rsv"},
       {{"plan", "gpt2"},
        "unknown model 'gpt2'; the catalogue has: llama, llama3, qwen3, qwen3-moe, gpt-oss, deepseek-v2-lite, "
        "deepseek-qlora, kimi-k2, nemotron-h, nemotron-3-nano, zaya1, qwen3-next, nemotron-nas, mhc (see `seam "
        "models`)"},
-      {{"plan", "llama", "--pp", "5"}, "pp=5 is more than the model's 4 layers; every pipeline rank needs at least one layer"},
+      {{"plan", "llama", "--pp", "5"},
+       "pp=5 is more than the model's 4 layers; every pipeline rank needs at least one layer"},
       {{"plan", "llama", "--pp", "2", "--pp-split", "1+2"},
        "the layer split 1+2 covers 3 layers but the model has 4; the counts must add up to the model's layers"},
       {{"plan", "llama", "--pp-split", "1+x"},
        "--pp-split: '1+x' is not a list of layer counts like 1+3 or 2,2 (each from 1 to 100000)"},
-      {{"plan", "llama", "--format", "yaml"}, "--format: unknown format 'yaml'; expected one of: table, json, text, dot, svg"},
+      {{"plan", "llama", "--format", "yaml"},
+       "--format: unknown format 'yaml'; expected one of: table, json, text, dot, svg"},
       {{"plan", "llama", "--pp-split", ""},
        "--pp-split: '' is not a list of layer counts like 1+3 or 2,2 (each from 1 to 100000)"},
       {{"run", "llama", "--backend", "gpu"}, "--backend: unknown backend 'gpu'; expected one of: threads, record, mpi"},
-      {{"run", "llama", "--mpi-mode", "fast"}, "--mpi-mode: unknown MPI mode 'fast'; expected one of: canonical, native"},
+      {{"run", "llama", "--mpi-mode", "fast"},
+       "--mpi-mode: unknown MPI mode 'fast'; expected one of: canonical, native"},
       {{"run", "llama", "--fault", "1-kill"},
        "--fault: '1-kill' is not RANK:KIND or RANK:KIND@CALL (KIND: throw, kill, hang, input)"},
       {{"run", "llama", "--mpi-mode", "canonical"}, "--fault and --mpi-mode go with --backend mpi"},
@@ -320,8 +326,8 @@ TEST_F(Cli, MoreLayersThanAModelDeclaresExitTwo) {
     const int declared = e.make().num_layers;
     const Result r = Run({"plan", e.name, "--layers", std::to_string(declared + 1)});
     EXPECT_EQ(r.code, 2) << e.name;
-    EXPECT_EQ(r.err, fmt::format("seam: --layers {} is more than the {} layers {} declares\n", declared + 1,
-                                 declared, e.name));
+    EXPECT_EQ(r.err, fmt::format("seam: --layers {} is more than the {} layers {} declares\n", declared + 1, declared,
+                                 e.name));
     EXPECT_EQ(Run({"plan", e.name, "--layers", std::to_string(declared)}).code, 0) << e.name;
   }
   const Result nas = Run({"run", "nemotron-nas", "--layers", "9"});
@@ -353,8 +359,8 @@ TEST_F(Cli, MissingModelArgumentExitsTwoAndNamesBothWaysToGiveOne) {
 
 TEST_F(Cli, PlanOfAnHfConfigBindsTheRealSizedModel) {
   const std::string config = std::string(SEAM_HF_CONFIGS) + "/deepseek-v2-lite.json";
-  const Result r = Run({"plan", "--hf-config", config, "--tp", "8", "--attn-dp", "4", "--dense-tp", "1", "--moe",
-                        "a2a", "--pp", "2"});
+  const Result r = Run(
+      {"plan", "--hf-config", config, "--tp", "8", "--attn-dp", "4", "--dense-tp", "1", "--moe", "a2a", "--pp", "2"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out.rfind("deepseek-v2 on pipeline rank 0 of 2 (layers 0..12)\n", 0), 0U) << r.out.substr(0, 200);
@@ -365,8 +371,8 @@ TEST_F(Cli, PlanWithBothAModelAndAnHfConfigExitsTwo) {
   const Result r = Run({"plan", "llama", "--hf-config", config});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "seam: give a catalogue model or --hf-config, not both (got 'llama' and --hf-config " + config +
-                       ")\n");
+  EXPECT_EQ(r.err,
+            "seam: give a catalogue model or --hf-config, not both (got 'llama' and --hf-config " + config + ")\n");
 }
 
 TEST_F(Cli, AMalformedHfConfigExitsTwoNamingTheFileAndTheKey) {
@@ -425,10 +431,11 @@ TEST_F(Cli, ShowOfABadFieldExitsTwoNamingTheFileAndThePath) {
   WriteText(file, text);
   const Result r = Run({"show", file});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "seam: " + file +
-                       ": ranks[0].lines[0].stages[0].entry[1].step: unknown step 'frobnicate'; expected one of: ar, rs, "
-                       "rsv, ag, a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, "
-                       "compute, embed, lm-head, ag-vocab, leave, send, recv\n");
+  EXPECT_EQ(r.err,
+            "seam: " + file +
+                ": ranks[0].lines[0].stages[0].entry[1].step: unknown step 'frobnicate'; expected one of: ar, rs, "
+                "rsv, ag, a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, "
+                "compute, embed, lm-head, ag-vocab, leave, send, recv\n");
 }
 
 TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {
@@ -450,8 +457,9 @@ TEST_F(Cli, SvgWithoutGraphvizOnPathExitsTwoSayingHowToGetIt) {
     const Result r = Shell(seam_without_dot, args);
     EXPECT_EQ(r.code, 2) << args[0];
     EXPECT_EQ(r.out, "") << args[0];
-    EXPECT_EQ(r.err, "seam: --format svg needs Graphviz's `dot` on PATH (apt-get install graphviz); --format dot "
-                     "writes the graph text\n")
+    EXPECT_EQ(r.err,
+              "seam: --format svg needs Graphviz's `dot` on PATH (apt-get install graphviz); --format dot "
+              "writes the graph text\n")
         << args[0];
   }
 }
@@ -480,10 +488,10 @@ TEST_F(Cli, ShowOfAPlanThatBreaksAnInvariantExitsOneNamingIt) {
   const Plan p = Bound("llama", {.tp = 2});
   std::vector<LinePlan> lines = p.lines();
   lines[0].end.steps = {Step{.kind = StepKind::kNorm,
-                               .operand = Operand::kResidual,
-                               .rows_in = Rows::Full(),
-                               .rows_out = Rows::Full(),
-                               .width = 64}};
+                             .operand = Operand::kResidual,
+                             .rows_in = Rows::Full(),
+                             .rows_out = Rows::Full(),
+                             .width = 64}};
   const std::string file = PathOf("unsummed.json");
   WriteText(file, ToJson(Plan(p.header(), lines)));
   const Result r = Run({"show", file});
@@ -511,24 +519,29 @@ TEST_F(Cli, ShowOfASumOverTheWrongGroupExitsOneNamingInvariantsTwoAndSeven) {
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("rank 0 ordinary stage 1 entry[0]: invariant 2 "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("rank 0 ordinary stage 1 entry[0]: invariant 7 (collectives name the right group for their rows): "
-                       "ar+add+norm(tp) on attn rows: the ranks of tp hold different rows\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("rank 0 ordinary stage 1 entry[0]: invariant 7 (collectives name the right group for their rows): "
+                 "ar+add+norm(tp) on attn rows: the ranks of tp hold different rows\n"),
+      std::string::npos)
       << r.err;
 }
 
 // ---- pipelines ----
 
 TEST_F(Cli, PlanWithAPipelineSplitPrintsEveryRankAndTheHandoff) {
-  const Result r = Run({"plan", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--pp", "2",
-                        "--pp-split", "1+3"});
+  const Result r = Run(
+      {"plan", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--pp", "2", "--pp-split", "1+3"});
   ASSERT_EQ(r.code, 0) << r.err;
   Expected<Pipeline> p = BindPipelineChecked(CatalogueModel("deepseek-v2-lite").value(),
                                              {.tp = 4, .attn_dp = 2, .dense_tp = 1, .pp = 2, .pp_split = {1, 3}});
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(r.out, ToTable(*p));
-  EXPECT_NE(r.out.find("deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 0 of 2 (layers 0..0)\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 1 of 2 (layers 1..3)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 0 of 2 (layers 0..0)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 1 of 2 (layers 1..3)\n"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find(" to_pp "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" from_pp "), std::string::npos) << r.out;
 }
@@ -536,12 +549,13 @@ TEST_F(Cli, PlanWithAPipelineSplitPrintsEveryRankAndTheHandoff) {
 TEST_F(Cli, APipelineSplitAloneNamesThePipelineRanks) {
   const Result r = Run({"plan", "llama", "--tp", "2", "--pp-split", "1,3"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("llama (tiny shape, hidden 64) on pipeline rank 1 of 2 (layers 1..3)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("llama (tiny shape, hidden 64) on pipeline rank 1 of 2 (layers 1..3)\n"), std::string::npos)
+      << r.out;
 }
 
 TEST_F(Cli, APipelineJsonReadsBackEqualThroughShowAndDiff) {
-  const std::vector<std::string> args = {"deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1",
-                                         "--moe", "a2a", "--pp", "3"};
+  const std::vector<std::string> args = {
+      "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--moe", "a2a", "--pp", "3"};
   const std::string file = PlanFile("pipeline.json", args);
   EXPECT_NE(ReadText(file).find("\"seam_pipeline\": 2"), std::string::npos);
   const Result shown = Run({"show", file, "--format", "json"});
@@ -633,8 +647,8 @@ TEST_F(Cli, TheRecordBackendRunsARealSizeModelWithoutItsWeights) {
 // A real-size run is refused before any weight is generated, with the
 // estimate (measured peaks were 0.94 to 0.97 of it) and what would fit.
 TEST_F(Cli, ARunThatWouldNotFitInMemoryIsRefusedWithItsEstimate) {
-  const Result r = Run({"run", "--hf-config", std::string(SEAM_HF_CONFIGS) + "/llama-3.1-8b.json", "--tp", "8",
-                        "--max-memory", "8G"});
+  const Result r = Run(
+      {"run", "--hf-config", std::string(SEAM_HF_CONFIGS) + "/llama-3.1-8b.json", "--tp", "8", "--max-memory", "8G"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
             "seam: the run needs about 32.0 GiB (weights 29.9 GiB, working buffers 252.0 MiB, allocator 1.9 GiB) but "
@@ -643,8 +657,8 @@ TEST_F(Cli, ARunThatWouldNotFitInMemoryIsRefusedWithItsEstimate) {
   for (const char* bad : {"0", "12Q", "-1G", "", "G"}) {
     const Result b = Run({"run", "llama", "--max-memory", bad});
     EXPECT_EQ(b.code, 2) << bad;
-    EXPECT_EQ(b.err, fmt::format("seam: --max-memory: '{}' is not a memory size like 24G, 512M or 1000000 (bytes)\n",
-                                 bad));
+    EXPECT_EQ(b.err,
+              fmt::format("seam: --max-memory: '{}' is not a memory size like 24G, 512M or 1000000 (bytes)\n", bad));
   }
 }
 
@@ -689,28 +703,27 @@ TEST_F(Cli, TheMatrixPrintsOneLinePerConfigurationAndASummary) {
   EXPECT_NE(r.out.find("a2a MoE vs TP-MoE bf16"), std::string::npos) << r.out;
 }
 
-
 // ---- engine front doors ----
 
 // The SGLang command line plans exactly what the same seam flags
 // plan; so does vLLM's (its --tensor-parallel-size per data-parallel rank).
 TEST_F(Cli, AnEngineCommandLinePlansWhatTheEquivalentSeamFlagsPlan) {
   const std::string config = std::string(SEAM_HF_CONFIGS) + "/deepseek-v2-lite.json";
-  const Result seam = Run({"plan", "--hf-config", config, "--tp", "8", "--attn-dp", "4", "--dense-tp", "1", "--moe",
-                           "a2a", "--pp", "2"});
+  const Result seam = Run(
+      {"plan", "--hf-config", config, "--tp", "8", "--attn-dp", "4", "--dense-tp", "1", "--moe", "a2a", "--pp", "2"});
   ASSERT_EQ(seam.code, 0) << seam.err;
-  const Result sglang = Run({"plan", "--engine", "sglang", "--", "--model-path", config, "--tp-size", "8",
-                             "--dp-size", "4", "--enable-dp-attention", "--moe-dense-tp-size", "1",
-                             "--moe-a2a-backend", "deepep", "--pp-size", "2"});
+  const Result sglang =
+      Run({"plan", "--engine", "sglang", "--", "--model-path", config, "--tp-size", "8", "--dp-size", "4",
+           "--enable-dp-attention", "--moe-dense-tp-size", "1", "--moe-a2a-backend", "deepep", "--pp-size", "2"});
   ASSERT_EQ(sglang.code, 0) << sglang.err;
   EXPECT_EQ(sglang.out, seam.out);
   EXPECT_NE(sglang.err.find("seam: SGLang flags read as: --tp 8 --attn-dp 4 --dense-tp 1 --moe a2a --pp 2 (model " +
                             config + ")\n"),
             std::string::npos)
       << sglang.err;
-  const Result vllm = Run({"plan", "--engine", "vllm", "--", config, "--tensor-parallel-size", "2",
-                           "--data-parallel-size", "4", "--enable-expert-parallel", "--all2all-backend",
-                           "deepep_high_throughput", "--pipeline-parallel-size", "2"});
+  const Result vllm =
+      Run({"plan", "--engine", "vllm", "--", config, "--tensor-parallel-size", "2", "--data-parallel-size", "4",
+           "--enable-expert-parallel", "--all2all-backend", "deepep_high_throughput", "--pipeline-parallel-size", "2"});
   ASSERT_EQ(vllm.code, 0) << vllm.err;
   const Result seam_vllm = Run({"plan", "--hf-config", config, "--tp", "8", "--attn-dp", "4", "--dense-tp", "2",
                                 "--moe", "a2a", "--dp-lm-head", "--pp", "2"});
@@ -719,9 +732,9 @@ TEST_F(Cli, AnEngineCommandLinePlansWhatTheEquivalentSeamFlagsPlan) {
   const std::string dir = PathOf("model");
   std::filesystem::create_directory(dir);
   std::filesystem::copy_file(config, dir + "/config.json");
-  const Result from_dir = Run({"plan", "--engine", "sglang", "--", "--model-path", dir, "--tp-size", "8",
-                               "--dp-size", "4", "--enable-dp-attention", "--moe-dense-tp-size", "1",
-                               "--moe-a2a-backend", "deepep", "--pp-size", "2"});
+  const Result from_dir =
+      Run({"plan", "--engine", "sglang", "--", "--model-path", dir, "--tp-size", "8", "--dp-size", "4",
+           "--enable-dp-attention", "--moe-dense-tp-size", "1", "--moe-a2a-backend", "deepep", "--pp-size", "2"});
   EXPECT_EQ(from_dir.out, seam.out) << from_dir.err;
 }
 
@@ -760,21 +773,37 @@ TEST_F(Cli, EngineFlagsThatContradictOrStrayExitTwo) {
 // `run` takes the same front door and runs the plan it implies.
 TEST_F(Cli, RunTakesAnEngineCommandLine) {
   const std::string config = std::string(SEAM_HF_CONFIGS) + "/qwen3-30b-a3b.json";
-  const Result r = Run({"run", "--layers", "1", "--tokens", "8", "--requests", "2", "--backend", "record", "--engine",
-                        "sglang", "--", "--model-path", config, "--tp-size", "4", "--ep-size", "4",
-                        "--moe-a2a-backend", "deepep"});
+  const Result r = Run({"run",
+                        "--layers",
+                        "1",
+                        "--tokens",
+                        "8",
+                        "--requests",
+                        "2",
+                        "--backend",
+                        "record",
+                        "--engine",
+                        "sglang",
+                        "--",
+                        "--model-path",
+                        config,
+                        "--tp-size",
+                        "4",
+                        "--ep-size",
+                        "4",
+                        "--moe-a2a-backend",
+                        "deepep"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("SGLang flags read as: --tp 4 --moe a2a"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("tp=4"), std::string::npos) << r.out;
 }
 
-
 // ---- seam compare ----
 
 TEST_F(Cli, CompareRanksTheConfigurationsOfAModelOnItsGpus) {
   const std::string config = std::string(SEAM_HF_CONFIGS) + "/qwen3-30b-a3b.json";
-  const Result r = Run({"compare", "--hf-config", config, "--gpus", "8", "--nodes", "2", "--hardware", "h200",
-                        "--top", "3"});
+  const Result r =
+      Run({"compare", "--hf-config", config, "--gpus", "8", "--nodes", "2", "--hardware", "h200", "--top", "3"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("qwen3-moe on 8 GPUs (2 nodes of 4, h200: 8 x H200 141 GB per node", 0), 0U) << r.out;
   EXPECT_NE(r.out.find("\nrank   decode us  pipeline us  prefill ns  bytes/token  network B/t   GB/GPU  fits  "
@@ -783,8 +812,8 @@ TEST_F(Cli, CompareRanksTheConfigurationsOfAModelOnItsGpus) {
       << r.out;
   EXPECT_NE(r.out.find("\n   3  "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\n   4  "), std::string::npos) << r.out;
-  const Result j = Run({"compare", "--hf-config", config, "--gpus", "8", "--nodes", "2", "--hardware", "h200",
-                        "--top", "3", "--format", "json"});
+  const Result j = Run({"compare", "--hf-config", config, "--gpus", "8", "--nodes", "2", "--hardware", "h200", "--top",
+                        "3", "--format", "json"});
   ASSERT_EQ(j.code, 0) << j.err;
   const nlohmann::json doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["ranked"].size(), 3U);
@@ -794,8 +823,8 @@ TEST_F(Cli, CompareRanksTheConfigurationsOfAModelOnItsGpus) {
   // The table's first configuration is the JSON's.
   EXPECT_NE(r.out.find(doc["ranked"][0]["flags"].get<std::string>()), std::string::npos);
   // From an engine's command line: its model, every configuration of it.
-  const Result e = Run({"compare", "--gpus", "8", "--top", "1", "--engine", "sglang", "--", "--model-path", config,
-                        "--tp-size", "8"});
+  const Result e = Run(
+      {"compare", "--gpus", "8", "--top", "1", "--engine", "sglang", "--", "--model-path", config, "--tp-size", "8"});
   ASSERT_EQ(e.code, 0) << e.err;
   EXPECT_EQ(e.out.rfind("qwen3-moe on 8 GPUs", 0), 0U) << e.out;
   // ... and where the engine's own configuration ranks among them.
@@ -815,8 +844,9 @@ TEST_F(Cli, CompareRefusesBadHardwareAndGpus) {
       {{"compare", "llama", "--gpus", "16"}, "16 GPUs on 1 node(s) is 16 a node, more than the 8 a h100 node has"},
       {{"compare", "llama", "--gpus", "2048"}, "--gpus: '2048' is not an integer from 1 to 1024"},
       {{"compare", "llama", "--hardware", "missing.json"}, "missing.json"},
-      {{"compare", "llama", "--weight-dtype", "int4"}, "--weight-dtype: 'int4' is not a weight dtype: bf16, fp16, "
-                                                       "fp8 or fp32"},
+      {{"compare", "llama", "--weight-dtype", "int4"},
+       "--weight-dtype: 'int4' is not a weight dtype: bf16, fp16, "
+       "fp8 or fp32"},
   };
   for (const BadInput& c : cases) {
     const Result r = Run(c.args);

@@ -63,7 +63,8 @@ TEST_P(CanonicalOrder, AllReduceGivesEveryMemberTheTreeOverTheKBlocks) {
                   const std::lock_guard<std::mutex> lock(mu);
                   got[rank] = std::move(sum);
                 }).ok());
-    for (int rank : g.ranks) EXPECT_EQ(got[rank], s.Whole()) << "rank " << rank << " of " << ::testing::PrintToString(g.ranks);
+    for (int rank : g.ranks)
+      EXPECT_EQ(got[rank], s.Whole()) << "rank " << rank << " of " << ::testing::PrintToString(g.ranks);
   }
 }
 
@@ -122,8 +123,8 @@ TEST_P(CanonicalOrder, ARowParallelProductCombinesItsKBlocksByTheTree) {
         per_block.push_back(LaneDot(x.row(m) + b * kBlockWidth, w.row(c) + b * kBlockWidth, kBlockWidth));
       }
       expected.at(m, c) = testing::TreeOf(per_block);
-      told_apart |= testing::LeftToRight(per_block) != expected.at(m, c) &&
-                    LaneDot(x.row(m), w.row(c), k) != expected.at(m, c);
+      told_apart |=
+          testing::LeftToRight(per_block) != expected.at(m, c) && LaneDot(x.row(m), w.row(c), k) != expected.at(m, c);
     }
     rows_told_apart += told_apart;
   }
@@ -139,7 +140,8 @@ TEST_P(CanonicalOrder, ARowParallelProductCombinesItsKBlocksByTheTree) {
                   const std::lock_guard<std::mutex> lock(mu);
                   got[rank] = std::move(y);
                 }).ok());
-    for (int rank : g.ranks) EXPECT_EQ(got[rank], expected) << "rank " << rank << " of " << ::testing::PrintToString(g.ranks);
+    for (int rank : g.ranks)
+      EXPECT_EQ(got[rank], expected) << "rank " << rank << " of " << ::testing::PrintToString(g.ranks);
   }
 }
 

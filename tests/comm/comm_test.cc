@@ -185,9 +185,8 @@ TEST(Comm, AMemberSendingAnotherShapeThanExpectedFailsTheRun) {
 }
 
 TEST(Comm, ArgumentsThatDisagreeWithTheRanksOwnTensorAreRejected) {
-  const Status s = RunOnRanks(Backend::kRecord, 1, [&](int, Comm& comm) {
-    comm.AllGather(All(1), Filled(0, 3, 2), std::vector<int>{2});
-  });
+  const Status s = RunOnRanks(Backend::kRecord, 1,
+                              [&](int, Comm& comm) { comm.AllGather(All(1), Filled(0, 3, 2), std::vector<int>{2}); });
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("all-gather of another row count"), std::string::npos) << s.error().message;
 }

@@ -60,8 +60,9 @@ TEST(Errors, ReadingTheValueOfAnErrorReportsTheErrorAsAnInternalError) {
     (void)failed.value();
     FAIL() << "value() of an error returned";
   } catch (const InternalError& e) {
-    EXPECT_STREQ(e.what(), "internal error: the value of a failed Expected was read; its error: config.json: missing "
-                           "field 'hidden_size'");
+    EXPECT_STREQ(e.what(),
+                 "internal error: the value of a failed Expected was read; its error: config.json: missing "
+                 "field 'hidden_size'");
   }
   EXPECT_THROW((void)*Expected<int>(Malformed("x")), InternalError);
   EXPECT_THROW((void)Expected<int>(3).error(), InternalError);

@@ -36,13 +36,9 @@ TEST(Rows, SliceIsShardedOverDpAndAttnTp) {
   EXPECT_TRUE(s.attn_tp());
 }
 
-TEST(Rows, AttentionRowsAreTheFullRowsWithoutAttnDp) {
-  EXPECT_EQ(Rows::Attention(Config(4, 1)), kFull);
-}
+TEST(Rows, AttentionRowsAreTheFullRowsWithoutAttnDp) { EXPECT_EQ(Rows::Attention(Config(4, 1)), kFull); }
 
-TEST(Rows, SliceDropsTheDpAxisWithoutAttnDp) {
-  EXPECT_EQ(Rows::Slice(Config(4, 1)), kAttnTpOnly);
-}
+TEST(Rows, SliceDropsTheDpAxisWithoutAttnDp) { EXPECT_EQ(Rows::Slice(Config(4, 1)), kAttnTpOnly); }
 
 TEST(Rows, SliceIsTheAttentionRowsWhenAttnTpIsOne) {
   const ParallelConfig cfg = Config(4, 4);
@@ -159,13 +155,9 @@ TEST(RowsText, NamesTheThreeLayouts) {
   EXPECT_EQ(Name(Rows::Slice(cfg)), "slice");
 }
 
-TEST(RowsText, NamesTheSliceWithoutAttnDpAsSlice) {
-  EXPECT_EQ(Name(Rows::Slice(Config(4, 1))), "slice");
-}
+TEST(RowsText, NamesTheSliceWithoutAttnDpAsSlice) { EXPECT_EQ(Name(Rows::Slice(Config(4, 1))), "slice"); }
 
-TEST(RowsText, NamesTheSliceAsAttnWhenAttnTpIsOne) {
-  EXPECT_EQ(Name(Rows::Slice(Config(4, 4))), "attn");
-}
+TEST(RowsText, NamesTheSliceAsAttnWhenAttnTpIsOne) { EXPECT_EQ(Name(Rows::Slice(Config(4, 4))), "attn"); }
 
 TEST(RowsText, ParsesEachNameIntoTheLayoutOfTheConfig) {
   for (const ParallelConfig& cfg : {Config(8, 4), Config(4, 1), Config(4, 4), Config(1, 1), Config(6, 3)}) {
@@ -201,9 +193,7 @@ TEST(RowsText, RejectsTheEmptyString) {
 // ---------------------------------------------------------------------------
 // AxesOf.
 
-TEST(AxesOf, AttnTpGroupSpansTheAttnTpAxis) {
-  EXPECT_EQ(AxesOf(Config(8, 4), Group::kAttnTp), kAttnTpOnly);
-}
+TEST(AxesOf, AttnTpGroupSpansTheAttnTpAxis) { EXPECT_EQ(AxesOf(Config(8, 4), Group::kAttnTp), kAttnTpOnly); }
 
 TEST(AxesOf, DpGroupSpansTheDpAxis) { EXPECT_EQ(AxesOf(Config(8, 4), Group::kDp), kDpOnly); }
 
@@ -234,9 +224,7 @@ TEST(AxesOf, TpAxesAreTheFullRowsToTheSlice) {
 // ---------------------------------------------------------------------------
 // GatherGroup.
 
-TEST(GatherGroup, SliceToAttentionGathersOverAttnTp) {
-  EXPECT_EQ(GatherGroup(kBoth, kDpOnly), Group::kAttnTp);
-}
+TEST(GatherGroup, SliceToAttentionGathersOverAttnTp) { EXPECT_EQ(GatherGroup(kBoth, kDpOnly), Group::kAttnTp); }
 
 TEST(GatherGroup, AttentionToFullGathersOverDp) { EXPECT_EQ(GatherGroup(kDpOnly, kFull), Group::kDp); }
 

@@ -20,7 +20,6 @@ void ExpectInvalid(const ParallelConfig& cfg, const std::string& message) {
   EXPECT_EQ(s.error().message, message);
 }
 
-
 // ---------------------------------------------------------------------------
 // Validate: accepted configurations.
 
@@ -44,9 +43,7 @@ TEST(Validate, AcceptsEachOfTheThreeDenseWidths) {
   EXPECT_TRUE(Validate(Config(8, 2, 1)).ok());  // one rank
 }
 
-TEST(Validate, AcceptsDenseTpZeroAsTheWholeTpGroup) {
-  EXPECT_TRUE(Validate(Config(4, 2, 0)).ok());
-}
+TEST(Validate, AcceptsDenseTpZeroAsTheWholeTpGroup) { EXPECT_TRUE(Validate(Config(4, 2, 0)).ok()); }
 
 TEST(Validate, AcceptsInputScatteredWithTpAboveOneAndNoAttnDp) {
   ParallelConfig cfg = Config(4, 1);
@@ -83,9 +80,7 @@ TEST(Validate, RejectsNegativeTp) { ExpectInvalid(Config(-2, 1), "tp=-2 must be 
 
 TEST(Validate, RejectsZeroAttnDp) { ExpectInvalid(Config(4, 0), "attn_dp=0 must be at least 1"); }
 
-TEST(Validate, RejectsNegativeAttnDp) {
-  ExpectInvalid(Config(4, -3), "attn_dp=-3 must be at least 1");
-}
+TEST(Validate, RejectsNegativeAttnDp) { ExpectInvalid(Config(4, -3), "attn_dp=-3 must be at least 1"); }
 
 TEST(Validate, RejectsZeroPp) {
   ParallelConfig cfg = Config(4, 1);
@@ -103,26 +98,21 @@ TEST(Validate, RejectsNegativeDenseTp) {
   ExpectInvalid(Config(4, 1, -7), "dense_tp=-7 must be at least 1 (or 0 for the TP group's width)");
 }
 
-TEST(Validate, ReportsTpBeforeAttnDpWhenBothAreBad) {
-  ExpectInvalid(Config(0, 0), "tp=0 must be at least 1");
-}
+TEST(Validate, ReportsTpBeforeAttnDpWhenBothAreBad) { ExpectInvalid(Config(0, 0), "tp=0 must be at least 1"); }
 
 // ---------------------------------------------------------------------------
 // Validate: attn_dp must divide tp.
 
 TEST(Validate, RejectsAttnDpThatDoesNotDivideTp) {
-  ExpectInvalid(Config(6, 4),
-                "tp=6 is not divisible by attn_dp=4; attn_dp must divide tp (divisors of 6: 1, 2, 3, 6)");
+  ExpectInvalid(Config(6, 4), "tp=6 is not divisible by attn_dp=4; attn_dp must divide tp (divisors of 6: 1, 2, 3, 6)");
 }
 
 TEST(Validate, RejectsAttnDpLargerThanTp) {
-  ExpectInvalid(Config(4, 8),
-                "tp=4 is not divisible by attn_dp=8; attn_dp must divide tp (divisors of 4: 1, 2, 4)");
+  ExpectInvalid(Config(4, 8), "tp=4 is not divisible by attn_dp=8; attn_dp must divide tp (divisors of 4: 1, 2, 4)");
 }
 
 TEST(Validate, ListsTheDivisorsOfAPrimeTp) {
-  ExpectInvalid(Config(7, 2),
-                "tp=7 is not divisible by attn_dp=2; attn_dp must divide tp (divisors of 7: 1, 7)");
+  ExpectInvalid(Config(7, 2), "tp=7 is not divisible by attn_dp=2; attn_dp must divide tp (divisors of 7: 1, 7)");
 }
 
 // ---------------------------------------------------------------------------
@@ -194,34 +184,22 @@ TEST(Validate, RejectsASplitThatGivesARankNoLayers) {
 // ---------------------------------------------------------------------------
 // DenseWidthOf and the derived sizes.
 
-TEST(DenseWidthOf, DefaultIsTheWholeTpGroup) {
-  EXPECT_EQ(DenseWidthOf(Config(8, 2)), DenseWidth::kTp);
-}
+TEST(DenseWidthOf, DefaultIsTheWholeTpGroup) { EXPECT_EQ(DenseWidthOf(Config(8, 2)), DenseWidth::kTp); }
 
-TEST(DenseWidthOf, DenseTpEqualToTpIsTheTpGroup) {
-  EXPECT_EQ(DenseWidthOf(Config(8, 2, 8)), DenseWidth::kTp);
-}
+TEST(DenseWidthOf, DenseTpEqualToTpIsTheTpGroup) { EXPECT_EQ(DenseWidthOf(Config(8, 2, 8)), DenseWidth::kTp); }
 
 TEST(DenseWidthOf, DenseTpEqualToAttnTpIsTheAttnTpGroup) {
   EXPECT_EQ(DenseWidthOf(Config(8, 2, 4)), DenseWidth::kAttnTp);
   EXPECT_EQ(DenseWidthOf(Config(6, 3, 2)), DenseWidth::kAttnTp);
 }
 
-TEST(DenseWidthOf, DenseTpOneIsOneRank) {
-  EXPECT_EQ(DenseWidthOf(Config(8, 2, 1)), DenseWidth::kRank);
-}
+TEST(DenseWidthOf, DenseTpOneIsOneRank) { EXPECT_EQ(DenseWidthOf(Config(8, 2, 1)), DenseWidth::kRank); }
 
-TEST(DenseWidthOf, PrefersTheTpGroupWhenAttnTpEqualsTp) {
-  EXPECT_EQ(DenseWidthOf(Config(4, 1, 4)), DenseWidth::kTp);
-}
+TEST(DenseWidthOf, PrefersTheTpGroupWhenAttnTpEqualsTp) { EXPECT_EQ(DenseWidthOf(Config(4, 1, 4)), DenseWidth::kTp); }
 
-TEST(DenseWidthOf, PrefersTheTpGroupWhenTpIsOne) {
-  EXPECT_EQ(DenseWidthOf(Config(1, 1, 1)), DenseWidth::kTp);
-}
+TEST(DenseWidthOf, PrefersTheTpGroupWhenTpIsOne) { EXPECT_EQ(DenseWidthOf(Config(1, 1, 1)), DenseWidth::kTp); }
 
-TEST(DenseWidthOf, PrefersOneRankWhenAttnTpIsOne) {
-  EXPECT_EQ(DenseWidthOf(Config(4, 4, 1)), DenseWidth::kRank);
-}
+TEST(DenseWidthOf, PrefersOneRankWhenAttnTpIsOne) { EXPECT_EQ(DenseWidthOf(Config(4, 4, 1)), DenseWidth::kRank); }
 
 TEST(ParallelConfig, AttnTpIsTpOverAttnDp) {
   EXPECT_EQ(Config(8, 4).attn_tp(), 2);
@@ -272,8 +250,7 @@ TEST(Describe, MarksInputScatteredBatches) {
   ParallelConfig cfg = Config(4, 1);
   cfg.input_scattered = true;
   cfg.reduction = Reduction::kRsRsv;
-  EXPECT_EQ(Describe(cfg),
-            "tp=4 attn_dp=1 (attn_tp=4) dense_tp=4 moe=tp reduction=rs+rsv input-scattered pp=1");
+  EXPECT_EQ(Describe(cfg), "tp=4 attn_dp=1 (attn_tp=4) dense_tp=4 moe=tp reduction=rs+rsv input-scattered pp=1");
 }
 
 TEST(Describe, NamesAnExpertGroupApartFromTp) {
@@ -363,8 +340,7 @@ TEST(ReductionText, RejectsAnUnknownReductionWithTheChoices) {
   Expected<Reduction> parsed = ParseReduction("rsv+rs");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, ErrorCode::kMalformed);
-  EXPECT_EQ(parsed.error().message,
-            "unknown boundary reduction 'rsv+rs'; expected one of: ar, rs, rsv, rs+rsv");
+  EXPECT_EQ(parsed.error().message, "unknown boundary reduction 'rsv+rs'; expected one of: ar, rs, rsv, rs+rsv");
 }
 
 TEST(GroupText, NamesRoundTrip) {
@@ -464,7 +440,6 @@ void PrintTo(const Geometry& g, std::ostream* os) {
   *os << "tp" << g.tp << " attn_dp" << g.attn_dp << " pp" << g.pp << " ep" << g.ep_size();
 }
 
-
 class RankGeometry : public ::testing::TestWithParam<Geometry> {
  protected:
   ParallelConfig cfg() const {
@@ -474,9 +449,7 @@ class RankGeometry : public ::testing::TestWithParam<Geometry> {
     c.moe = MoeMode::kA2a;
     return c;
   }
-  std::vector<OracleRank> ranks() const {
-    return OracleRanks(GetParam().tp, GetParam().attn_dp, GetParam().pp);
-  }
+  std::vector<OracleRank> ranks() const { return OracleRanks(GetParam().tp, GetParam().attn_dp, GetParam().pp); }
 };
 
 TEST_P(RankGeometry, WorldSizeIsTpTimesPp) {
@@ -556,15 +529,13 @@ TEST_P(RankGeometry, GroupsOfOneKindPartitionTheWorld) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, RankGeometry,
-                         ::testing::Values(Geometry{8, 4, 1}, Geometry{4, 2, 1}, Geometry{1, 1, 1},
-                                           Geometry{6, 3, 1}, Geometry{8, 4, 2}, Geometry{4, 2, 2},
-                                           Geometry{1, 1, 2}, Geometry{6, 3, 2}, Geometry{8, 1, 1},
-                                           Geometry{8, 8, 1}, Geometry{8, 2, 2, 2}, Geometry{8, 4, 1, 4},
-                                           Geometry{4, 1, 2, 1}),
+                         ::testing::Values(Geometry{8, 4, 1}, Geometry{4, 2, 1}, Geometry{1, 1, 1}, Geometry{6, 3, 1},
+                                           Geometry{8, 4, 2}, Geometry{4, 2, 2}, Geometry{1, 1, 2}, Geometry{6, 3, 2},
+                                           Geometry{8, 1, 1}, Geometry{8, 8, 1}, Geometry{8, 2, 2, 2},
+                                           Geometry{8, 4, 1, 4}, Geometry{4, 1, 2, 1}),
                          [](const ::testing::TestParamInfo<Geometry>& p) {
-                           return "tp" + std::to_string(p.param.tp) + "_attn_dp" +
-                                  std::to_string(p.param.attn_dp) + "_pp" + std::to_string(p.param.pp) + "_ep" +
-                                  std::to_string(p.param.ep_size());
+                           return "tp" + std::to_string(p.param.tp) + "_attn_dp" + std::to_string(p.param.attn_dp) +
+                                  "_pp" + std::to_string(p.param.pp) + "_ep" + std::to_string(p.param.ep_size());
                          });
 
 // A few spot checks written out by hand, beside the oracle.

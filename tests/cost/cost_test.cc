@@ -117,8 +117,7 @@ TEST(Placement, ASendCrossesWhenTheNextPipelineRankIsOnAnotherNode) {
   // its rank 0's send goes to GPU 16, on node 2.
   const Pipeline d = Bound(testing::StackOf("A F A F A F"), {.tp = 4, .pp = 3});
   EXPECT_FALSE(CostOfStep(FirstOf(d.front(), StepKind::kSend), d.front(), 0, 64, hw, {}).crosses_nodes);
-  EXPECT_TRUE(
-      CostOfStep(FirstOf(d.front(), StepKind::kSend), d.front(), 0, 64, hw, {.first_gpu = 12}).crosses_nodes);
+  EXPECT_TRUE(CostOfStep(FirstOf(d.front(), StepKind::kSend), d.front(), 0, 64, hw, {.first_gpu = 12}).crosses_nodes);
 }
 
 // A decode step's time is the busiest pipeline rank's; the pipeline's is
@@ -239,7 +238,6 @@ TEST(Hardware, BuiltInsAndFilesLoadAndBadFilesAreRefusedByField) {
   EXPECT_EQ(parse("[1]"), "the hardware file: is not a JSON object");
   EXPECT_EQ(parse("{"), "the hardware file: is not valid JSON");
 }
-
 
 // The README's calibration table, recomputed: the bus bandwidth the model
 // gives an 8 GiB all-reduce over 8 GPUs, and an all-to-all across two nodes.

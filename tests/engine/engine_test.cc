@@ -51,8 +51,8 @@ TEST(SglangDoor, ReadsEveryLayoutFlagUnderItsAliases) {
 }
 
 TEST(SglangDoor, DataParallelWithoutDpAttentionIsReplicas) {
-  Expected<EngineLaunch> l = ParseEngineArgs(
-      Engine::kSglang, {"--model-path", kConfigs + "/llama-3.1-8b.json", "--tp", "2", "--dp", "4"});
+  Expected<EngineLaunch> l =
+      ParseEngineArgs(Engine::kSglang, {"--model-path", kConfigs + "/llama-3.1-8b.json", "--tp", "2", "--dp", "4"});
   ASSERT_TRUE(l.ok());
   Expected<EngineTranslation> t = Translate(*l, Load("llama-3.1-8b.json"));
   ASSERT_TRUE(t.ok()) << t.error().message;
@@ -99,8 +99,7 @@ TEST(SglangDoor, ExpertsThatDoNotSplitOverEpAreRefused) {
   // power-of-two tp, so the case is DeepSeek-V2-Lite with 66 experts.
   Model m = Load("deepseek-v2-lite.json");
   m.dims->experts = 66;
-  Expected<EngineLaunch> l =
-      ParseEngineArgs(Engine::kSglang, {"--model-path", "x", "--tp", "4", "--ep", "4"});
+  Expected<EngineLaunch> l = ParseEngineArgs(Engine::kSglang, {"--model-path", "x", "--tp", "4", "--ep", "4"});
   ASSERT_TRUE(l.ok());
   Expected<EngineTranslation> t = Translate(*l, m);
   ASSERT_FALSE(t.ok());
@@ -112,7 +111,8 @@ TEST(VllmDoor, TensorParallelIsPerDataParallelRankForMoeModels) {
                   "--all2all-backend", "deepep_low_latency", "--pipeline-parallel-size", "2"}),
             "--tp 8 --attn-dp 4 --dense-tp 2 --moe a2a --dp-lm-head --pp 2");
   EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4"}), "--tp 8 --attn-dp 4 --dense-tp 2 --dp-lm-head --reduction rsv");
-  EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4", "--all2all-backend", "naive"}), "--tp 8 --attn-dp 4 --dense-tp 2 --dp-lm-head");
+  EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4", "--all2all-backend", "naive"}),
+            "--tp 8 --attn-dp 4 --dense-tp 2 --dp-lm-head");
   EXPECT_EQ(Vllm({"-tp", "4", "-dp", "2", "--enable-expert-parallel", "--all2all-backend", "pplx"}),
             "--tp 8 --attn-dp 2 --dense-tp 4 --moe a2a --dp-lm-head");
   EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4"}, "llama-3.1-8b.json"), "--tp 2");
@@ -124,8 +124,8 @@ TEST(VllmDoor, TensorParallelIsPerDataParallelRankForMoeModels) {
 // alone leaves every MoE a TP-MoE, and says so.
 TEST(VllmDoor, AnAllToAllBackendAloneDoesNotTurnOnTheAllToAll) {
   Expected<EngineLaunch> l = ParseEngineArgs(
-      Engine::kVllm, {kConfigs + "/deepseek-v2-lite.json", "--tensor-parallel-size", "4", "--all2all-backend",
-                      "deepep_low_latency"});
+      Engine::kVllm,
+      {kConfigs + "/deepseek-v2-lite.json", "--tensor-parallel-size", "4", "--all2all-backend", "deepep_low_latency"});
   ASSERT_TRUE(l.ok()) << l.error().message;
   Expected<EngineTranslation> t = Translate(*l, Load("deepseek-v2-lite.json"));
   ASSERT_TRUE(t.ok()) << t.error().message;
@@ -136,7 +136,8 @@ TEST(VllmDoor, AnAllToAllBackendAloneDoesNotTurnOnTheAllToAll) {
             t->notes.end());
   for (const char* backend : {"pplx", "deepep_high_throughput", "deepep_low_latency", "flashinfer_all2allv"}) {
     EXPECT_EQ(Vllm({"-tp", "4", "--all2all-backend", backend}), "--tp 4") << backend;
-    EXPECT_EQ(Vllm({"-tp", "2", "-dp", "2", "--all2all-backend", backend}), "--tp 4 --attn-dp 2 --dense-tp 2 --dp-lm-head")
+    EXPECT_EQ(Vllm({"-tp", "2", "-dp", "2", "--all2all-backend", backend}),
+              "--tp 4 --attn-dp 2 --dense-tp 2 --dp-lm-head")
         << backend;
   }
 }
@@ -220,10 +221,12 @@ TEST(EngineFlags, AreReadStrictly) {
             "--enable-dp-attention is a switch and takes no value (got '--enable-dp-attention=1')");
   EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp"}), "--tp needs a value");
   EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp", "--dp", "2"}), "--tp needs a value");
-  EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp", "0"}), "--tp-size: '0' is not an integer from 1 to 65536");
+  EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp", "0"}),
+            "--tp-size: '0' is not an integer from 1 to 65536");
   EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp", "8x"}),
             "--tp-size: '8x' is not an integer from 1 to 65536");
-  EXPECT_EQ(error(Engine::kSglang, {"m", "--tp", "8"}), "SGLang flags: 'm' is not a flag (every value follows its flag)");
+  EXPECT_EQ(error(Engine::kSglang, {"m", "--tp", "8"}),
+            "SGLang flags: 'm' is not a flag (every value follows its flag)");
   EXPECT_EQ(error(Engine::kSglang, {"--tp", "8"}), "the SGLang command line names no model (--model-path)");
 }
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "numerics/stages.h"
-#include "seam/runtime/kernels.h"
 #include "seam/model.h"
+#include "seam/runtime/kernels.h"
 #include "seam/runtime/tensor.h"
 #include "seam/runtime/weights.h"
 
@@ -59,8 +59,8 @@ TEST(ClosedForm, SiluIsXOverOnePlusExpOfMinusX) {
 TEST(ClosedForm, SoftplusIsLogOfOnePlusExpAndStaysFiniteForLargeInputs) {
   // log(1 + e^x) = max(x, 0) + log1p(e^-|x|): the same value, without an
   // overflow for large x. A naive fp32 log1p(exp(x)) is infinite from x = 89.
-  for (double x : {-80.0, -30.0, -5.0, -1.0, 0.0, 0.5, 1.0, 5.0, 19.5, 20.0, 21.0, 30.0, 88.0, 89.0, 100.0, 1000.0,
-                   1e30}) {
+  for (double x :
+       {-80.0, -30.0, -5.0, -1.0, 0.0, 0.5, 1.0, 5.0, 19.5, 20.0, 21.0, 30.0, 88.0, 89.0, 100.0, 1000.0, 1e30}) {
     const double want = std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x)));
     const float got = Softplus(static_cast<float>(x));
     EXPECT_TRUE(std::isfinite(got)) << "x = " << x;
@@ -123,8 +123,12 @@ struct MlaFixture {
     model.name = "mla";
     model.num_layers = 1;
     model.hidden = 4;
-    model.dims = ModelDims{.vocab = 8, .heads = 1, .kv_heads = 1, .head_dim = 2,
-                           .mla = {.q_lora = 0, .kv_lora = 2, .qk_nope = 2, .qk_rope = 2, .v = 2}, .rms_eps = 0.0};
+    model.dims = ModelDims{.vocab = 8,
+                           .heads = 1,
+                           .kv_heads = 1,
+                           .head_dim = 2,
+                           .mla = {.q_lora = 0, .kv_lora = 2, .qk_nope = 2, .qk_rope = 2, .v = 2},
+                           .rms_eps = 0.0};
     stage = StageRef{.index = 0, .layer = 0, .slot = 0, .decl = AttentionStage()};
     const std::string p = "model.layers.0.self_attn";
     std::map<std::string, Tensor> t;
@@ -177,9 +181,14 @@ struct MlaRopeFixture {
     model.name = "mla-rope";
     model.num_layers = 1;
     model.hidden = 6;
-    model.dims = ModelDims{.vocab = 8, .heads = 1, .kv_heads = 1, .head_dim = 2,
-                           .mla = {.q_lora = 0, .kv_lora = 2, .qk_nope = 2, .qk_rope = 4, .v = 2}, .rms_eps = 0.0,
-                           .yarn = yarn, .rope_pairing = pairing};
+    model.dims = ModelDims{.vocab = 8,
+                           .heads = 1,
+                           .kv_heads = 1,
+                           .head_dim = 2,
+                           .mla = {.q_lora = 0, .kv_lora = 2, .qk_nope = 2, .qk_rope = 4, .v = 2},
+                           .rms_eps = 0.0,
+                           .yarn = yarn,
+                           .rope_pairing = pairing};
     stage = StageRef{.index = 0, .layer = 0, .slot = 0, .decl = AttentionStage()};
     const std::string p = "model.layers.0.self_attn";
     std::map<std::string, Tensor> t;
@@ -264,8 +273,13 @@ TEST(ClosedForm, YarnBlendsEachPairsFrequencyByTheRampAndScalesCosAndSinByTheAtt
   for (bool truncate : {true, false}) {
     SCOPED_TRACE(truncate ? "truncated ramp ends" : "fractional ramp ends");
     RopeParams p{.theta = 10000,
-                 .yarn = {.factor = 40, .original_positions = 4096, .beta_fast = 32, .beta_slow = 1, .mscale = 0.707,
-                          .mscale_all_dim = 1, .truncate = truncate}};
+                 .yarn = {.factor = 40,
+                          .original_positions = 4096,
+                          .beta_fast = 32,
+                          .beta_slow = 1,
+                          .mscale = 0.707,
+                          .mscale_all_dim = 1,
+                          .truncate = truncate}};
     Tensor x(2, 8);
     for (int c = 0; c < 8; ++c) x.at(0, c) = x.at(1, c) = static_cast<float>(c % 3 + 1);
     const Tensor in = x;
@@ -374,10 +388,19 @@ struct RouterFixture {
     model.name = "router";
     model.num_layers = 1;
     model.hidden = 4;
-    model.dims = ModelDims{.vocab = 8, .heads = 1, .kv_heads = 1, .head_dim = 4, .rms_eps = 0.0, .experts = 4,
-                           .moe_intermediate = 8, .renormalize = renormalize, .scoring = scoring,
-                           .correction_bias = !bias.empty(), .routed_scaling = routed_scaling,
-                           .expert_groups = groups, .renormalize_eps = renormalize_eps};
+    model.dims = ModelDims{.vocab = 8,
+                           .heads = 1,
+                           .kv_heads = 1,
+                           .head_dim = 4,
+                           .rms_eps = 0.0,
+                           .experts = 4,
+                           .moe_intermediate = 8,
+                           .renormalize = renormalize,
+                           .scoring = scoring,
+                           .correction_bias = !bias.empty(),
+                           .routed_scaling = routed_scaling,
+                           .expert_groups = groups,
+                           .renormalize_eps = renormalize_eps};
     stage = StageRef{.index = 0, .layer = 0, .slot = 0, .decl = SparseFfnStage({.top_k = 2})};
     const std::string p = "model.layers.0.mlp";
     std::map<std::string, Tensor> t;
@@ -421,9 +444,9 @@ TEST(ClosedForm, RoutedScalingMultipliesTheFinalWeights) {
   const RouterFixture softmax(RouterScoring::kSoftmax, false, 16.0);
   ExpectRouting(softmax.Route(logits)[0], {1, 0}, {16.0 * std::exp(2.0) / z, 16.0 * std::exp(1.0) / z});
   const RouterFixture softmax_renormalised(RouterScoring::kSoftmax, true, 2.5);
-  ExpectRouting(softmax_renormalised.Route(logits)[0], {1, 0},
-                {2.5 * std::exp(2.0) / (std::exp(2.0) + std::exp(1.0)),
-                 2.5 * std::exp(1.0) / (std::exp(2.0) + std::exp(1.0))});
+  ExpectRouting(
+      softmax_renormalised.Route(logits)[0], {1, 0},
+      {2.5 * std::exp(2.0) / (std::exp(2.0) + std::exp(1.0)), 2.5 * std::exp(1.0) / (std::exp(2.0) + std::exp(1.0))});
   const RouterFixture sigmoid(RouterScoring::kSigmoid, false, 2.5);
   ExpectRouting(sigmoid.Route(logits)[0], {1, 0}, {2.5 * Sig(2.0), 2.5 * Sig(1.0)});
 }
@@ -518,8 +541,15 @@ TEST(ClosedForm, TheSharedExpertIsScaledBySigmoidOfItsGate) {
   model.name = "shared-gate";
   model.num_layers = 1;
   model.hidden = 4;
-  model.dims = ModelDims{.vocab = 8, .heads = 1, .kv_heads = 1, .head_dim = 4, .rms_eps = 0.0, .experts = 4,
-                         .moe_intermediate = 8, .shared_intermediate = 8, .shared_expert_gate = true};
+  model.dims = ModelDims{.vocab = 8,
+                         .heads = 1,
+                         .kv_heads = 1,
+                         .head_dim = 4,
+                         .rms_eps = 0.0,
+                         .experts = 4,
+                         .moe_intermediate = 8,
+                         .shared_intermediate = 8,
+                         .shared_expert_gate = true};
   const StageRef stage{.index = 0, .layer = 0, .slot = 0, .decl = SparseFfnStage({.top_k = 2})};
   const std::string p = "model.layers.0.mlp";
   std::map<std::string, Tensor> t;

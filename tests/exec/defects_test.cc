@@ -60,14 +60,13 @@ TEST_P(DefectValues, ZayaShapedStacksOnAttentionTpRanksMatchTheReference) {
   // final norm; on attention-TP ranks with and without attention DP.
   for (const char* letters : {"AEAF", "AFA"}) {
     const Model m = testing::RunnableStack(letters);
-    for (const ParallelConfig& cfg : {ParallelConfig{.tp = 2, .moe = MoeMode::kA2a},
-                                      ParallelConfig{.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a},
-                                      ParallelConfig{.tp = 4, .moe = MoeMode::kA2a, .reduction = Reduction::kRs}}) {
+    for (const ParallelConfig& cfg :
+         {ParallelConfig{.tp = 2, .moe = MoeMode::kA2a}, ParallelConfig{.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a},
+          ParallelConfig{.tp = 4, .moe = MoeMode::kA2a, .reduction = Reduction::kRs}}) {
       const Weights w = testing::MustWeights(m, GetParam());
       for (int tokens : {1, 2, 5, 16}) {
         const Batch b = testing::MustBatch(tokens, std::min(tokens, 2));
-        EXPECT_EQ(testing::MustRun(m, cfg, w, b, GetParam()).hidden,
-                  testing::MustReference(m, cfg, w, b, GetParam()))
+        EXPECT_EQ(testing::MustRun(m, cfg, w, b, GetParam()).hidden, testing::MustReference(m, cfg, w, b, GetParam()))
             << letters << " " << Describe(cfg) << " " << tokens << " tokens";
       }
     }

@@ -23,9 +23,20 @@ namespace seam::testing {
 // every kind can run with, split over up to 8 ranks.
 inline Model RunnableStack(std::string_view letters) {
   Model m = StackOf(letters, 64);
-  m.dims = ModelDims{.vocab = 128, .heads = 8, .kv_heads = 2, .head_dim = 16, .rms_eps = 1e-5,
-                     .intermediate = 128, .experts = 8, .moe_intermediate = 32, .shared_intermediate = 32,
-                     .mixer_heads = 8, .mixer_head_dim = 8, .mixer_state = 8, .mixer_groups = 8, .mixer_conv = 4};
+  m.dims = ModelDims{.vocab = 128,
+                     .heads = 8,
+                     .kv_heads = 2,
+                     .head_dim = 16,
+                     .rms_eps = 1e-5,
+                     .intermediate = 128,
+                     .experts = 8,
+                     .moe_intermediate = 32,
+                     .shared_intermediate = 32,
+                     .mixer_heads = 8,
+                     .mixer_head_dim = 8,
+                     .mixer_state = 8,
+                     .mixer_groups = 8,
+                     .mixer_conv = 4};
   return m;
 }
 

@@ -10,9 +10,9 @@
 #include <functional>
 #include <map>
 
+#include "exec_testing.h"
 #include "numerics/stages.h"
 #include "numerics/streams.h"
-#include "exec_testing.h"
 
 namespace seam {
 namespace {

@@ -36,9 +36,17 @@ constexpr int kBlock = 2 * kKeyDim + 2 * kPerKey * kValueDim;  // one key head's
 constexpr int kConvDim = 2 * kKeys + kValues;
 
 ModelDims Dims() {
-  return {.vocab = 8, .heads = 1, .kv_heads = 1, .head_dim = 4, .rms_eps = 0.01, .mixer_heads = kHeads,
-          .mixer_head_dim = kValueDim, .mixer_state = kKeyDim, .mixer = MixerKind::kGatedDeltaNet,
-          .mixer_groups = kKeyHeads, .mixer_conv = kWidth};
+  return {.vocab = 8,
+          .heads = 1,
+          .kv_heads = 1,
+          .head_dim = 4,
+          .rms_eps = 0.01,
+          .mixer_heads = kHeads,
+          .mixer_head_dim = kValueDim,
+          .mixer_state = kKeyDim,
+          .mixer = MixerKind::kGatedDeltaNet,
+          .mixer_groups = kKeyHeads,
+          .mixer_conv = kWidth};
 }
 
 struct Fixture : MixerModel {
@@ -283,8 +291,8 @@ TEST(GatedDeltaNet, ScanProjectsConvolvesRecursAndNormsAsTransformersDoes) {
       const double inv = 1.0 / std::sqrt(ms / kValueDim + 0.01);
       for (int j = 0; j < kValueDim; ++j) {
         const int c = h * kValueDim + j;
-        const double want = f.at("norm.weight").at(0, j) * o[static_cast<size_t>(t)][static_cast<size_t>(c)] * inv *
-                            SiluD(z.at(t, c));
+        const double want =
+            f.at("norm.weight").at(0, j) * o[static_cast<size_t>(t)][static_cast<size_t>(c)] * inv * SiluD(z.at(t, c));
         EXPECT_NEAR(out.at(t, c), want, kScanAbs) << "row " << t << " channel " << c;
       }
     }

@@ -94,8 +94,8 @@ Tensor PickRows(const Tensor& t, const std::vector<int>& rows) {
 struct Shape {
   int m, n, k;
 };
-const Shape kShapes[] = {{1, 1, 1},    {1, 5, 7},     {3, 2, 8},     {5, 7, 9},       {7, 13, 15},
-                         {4, 3, 16},   {9, 10, 17},   {2, 50, 63},   {13, 1, 100},    {17, 23, 513},
+const Shape kShapes[] = {{1, 1, 1},     {1, 5, 7},     {3, 2, 8},      {5, 7, 9},    {7, 13, 15},
+                         {4, 3, 16},    {9, 10, 17},   {2, 50, 63},    {13, 1, 100}, {17, 23, 513},
                          {6, 97, 1031}, {100, 70, 40}, {101, 205, 530}};
 
 TEST(Gemm, EveryElementFollowsTheContractOrderBitForBit) {
@@ -161,7 +161,8 @@ TEST(Gemm, ColumnShardsEqualTheWholeProduct) {
   for (int shards : {2, 4, 5}) {
     const int width = w.rows() / shards;
     for (int s = 0; s < shards; ++s) {
-      EXPECT_TRUE(Gemm(x, MatrixView(w).Rows(s * width, (s + 1) * width)) == whole.ColRange(s * width, (s + 1) * width));
+      EXPECT_TRUE(Gemm(x, MatrixView(w).Rows(s * width, (s + 1) * width)) ==
+                  whole.ColRange(s * width, (s + 1) * width));
     }
   }
   for (int begin = 0, width = 1; begin < w.rows(); begin += width, ++width) {
@@ -314,7 +315,9 @@ TEST(Gemm, AWeightOfBf16HalvesGivesTheBitsOfItsValuesAsFloats) {
   const HalvesOf w = Halves(107, 1100, 40);
   const MatrixView half = w.view(), whole(w.floats);
   const std::vector<std::pair<MatrixView, MatrixView>> windows = {
-      {half, whole}, {half.Rows(5, 29), whole.Rows(5, 29)}, {half.Cols(37, 1100), whole.Cols(37, 1100)},
+      {half, whole},
+      {half.Rows(5, 29), whole.Rows(5, 29)},
+      {half.Cols(37, 1100), whole.Cols(37, 1100)},
       {half.Rows(3, 106).Cols(11, 650), whole.Rows(3, 106).Cols(11, 650)}};
   for (const auto& [h, f] : windows) {
     ASSERT_EQ(h.storage(), Dtype::kBf16);
@@ -323,7 +326,8 @@ TEST(Gemm, AWeightOfBf16HalvesGivesTheBitsOfItsValuesAsFloats) {
     for (int m : {1, 2, 9, 100}) {
       const Tensor x = Make(m, h.cols(), 41);
       for (Path p : Paths()) {
-        EXPECT_TRUE(GemmOn(p, x, h) == ContractGemm(x, copy)) << Name(p) << " " << m << " x " << h.rows() << "x" << h.cols();
+        EXPECT_TRUE(GemmOn(p, x, h) == ContractGemm(x, copy))
+            << Name(p) << " " << m << " x " << h.rows() << "x" << h.cols();
       }
       EXPECT_TRUE(Gemm(x, h) == Gemm(x, f)) << m;
     }
@@ -346,11 +350,13 @@ TEST(Gemm, OneRowGivesTheContractsBitsForEveryEdgeOfItsTilesAndEveryKTail) {
     const HalvesOf wide = Halves(40, k + 5, 50 + static_cast<uint32_t>(k));
     const Tensor x = Make(1, k, 51 + static_cast<uint32_t>(k));
     for (int n = 1; n <= 25; ++n) {
-      for (const MatrixView w : {MatrixView(wide.floats).Rows(3, 3 + n).Cols(2, 2 + k), wide.view().Rows(3, 3 + n).Cols(2, 2 + k),
-                                 MatrixView(wide.floats).Rows(0, n).Cols(0, k)}) {
+      for (const MatrixView w :
+           {MatrixView(wide.floats).Rows(3, 3 + n).Cols(2, 2 + k), wide.view().Rows(3, 3 + n).Cols(2, 2 + k),
+            MatrixView(wide.floats).Rows(0, n).Cols(0, k)}) {
         const Tensor want = ContractGemm(x, w.Copy());
         for (Path p : Paths()) {
-          EXPECT_TRUE(GemmOn(p, x, w) == want) << Name(p) << " n " << n << " k " << k << (w.storage() == Dtype::kBf16 ? " bf16" : " f32");
+          EXPECT_TRUE(GemmOn(p, x, w) == want)
+              << Name(p) << " n " << n << " k " << k << (w.storage() == Dtype::kBf16 ? " bf16" : " f32");
         }
         EXPECT_TRUE(Gemm(x, w) == want) << n << " " << k;
       }
@@ -438,8 +444,8 @@ TEST(GemmBlocks, TreeSummedEqualsTheSubtreesOfEqualHalves) {
   std::vector<Tensor> quarters;
   const int quarter = x.cols() / 4;
   for (int r = 0; r < 4; ++r) {
-    quarters.push_back(TreeSum(GemmBlocks(x.ColRange(r * quarter, (r + 1) * quarter),
-                                          MatrixView(w).Cols(r * quarter, (r + 1) * quarter), 2)));
+    quarters.push_back(TreeSum(
+        GemmBlocks(x.ColRange(r * quarter, (r + 1) * quarter), MatrixView(w).Cols(r * quarter, (r + 1) * quarter), 2)));
   }
   EXPECT_TRUE(TreeSum(quarters) == whole);
   // The blocked sum is a different rounding of the same product.
@@ -459,8 +465,7 @@ TEST(TreeSum, AddsPairsThenPairsOfPairs) {
   // (a+b)+(c+d) = 1 + 2^-23, while ((a+b)+c)+d = 1: each 2^-24 alone is a
   // tie that rounds back to 1.
   const float tiny = std::ldexp(1.0f, -24);
-  std::vector<Tensor> parts = {Tensor(1, 1, {1.0f}), Tensor(1, 1, {tiny}), Tensor(1, 1, {tiny}),
-                               Tensor(1, 1, {tiny})};
+  std::vector<Tensor> parts = {Tensor(1, 1, {1.0f}), Tensor(1, 1, {tiny}), Tensor(1, 1, {tiny}), Tensor(1, 1, {tiny})};
   ASSERT_NE(((1.0f + tiny) + tiny) + tiny, (1.0f + tiny) + (tiny + tiny));
   EXPECT_EQ(TreeSum(parts).at(0, 0), (1.0f + tiny) + (tiny + tiny));
   EXPECT_EQ(TreeSum(parts).at(0, 0), 1.0f + 2 * tiny);

@@ -59,9 +59,9 @@ json ConfigOf(const std::string& dir) {
   return json::parse(in);
 }
 
-const std::vector<std::string> kWithHfForm = {"llama",           "llama3",         "qwen3",      "qwen3-moe",
-                                              "gpt-oss",         "deepseek-v2-lite", "deepseek-qlora", "kimi-k2",
-                                              "nemotron-h",      "nemotron-3-nano", "qwen3-next", "nemotron-nas",
+const std::vector<std::string> kWithHfForm = {"llama",      "llama3",           "qwen3",          "qwen3-moe",
+                                              "gpt-oss",    "deepseek-v2-lite", "deepseek-qlora", "kimi-k2",
+                                              "nemotron-h", "nemotron-3-nano",  "qwen3-next",     "nemotron-nas",
                                               "zaya1"};
 
 // ---- round trips ----
@@ -125,9 +125,10 @@ TEST(HfConfig, EachFamilyStatesItsDistinguishingKeys) {
   EXPECT_EQ(nas["block_configs"][1]["attention"]["n_heads_in_group"], 2);
   // DeciLM is loaded with trust_remote_code from the published checkpoint's
   // code, which has no global KV heads, FFN width or head_dim.
-  EXPECT_EQ(nas["auto_map"],
-            json({{"AutoConfig", "nvidia/Llama-3_3-Nemotron-Super-49B-v1--configuration_decilm.DeciLMConfig"},
-                  {"AutoModelForCausalLM", "nvidia/Llama-3_3-Nemotron-Super-49B-v1--modeling_decilm.DeciLMForCausalLM"}}));
+  EXPECT_EQ(
+      nas["auto_map"],
+      json({{"AutoConfig", "nvidia/Llama-3_3-Nemotron-Super-49B-v1--configuration_decilm.DeciLMConfig"},
+            {"AutoModelForCausalLM", "nvidia/Llama-3_3-Nemotron-Super-49B-v1--modeling_decilm.DeciLMForCausalLM"}}));
   for (const char* key : {"num_key_value_heads", "intermediate_size", "head_dim"}) {
     EXPECT_FALSE(nas.contains(key)) << key;
   }
@@ -239,9 +240,9 @@ TEST(HfLayout, Qwen3NextInterleavesEachHeadsQueryAndGateAndStoresNormsAroundZero
   EXPECT_EQ(t.at("model.layers.3.self_attn.q_norm.weight").floats[1],
             w.at("model.layers.3.self_attn.q_norm.weight").at(0, 1) - 1.0f);
   // The gated norm of the linear attention multiplies by its weight as is.
-  EXPECT_EQ(t.at("model.layers.0.linear_attn.norm.weight").floats[1], w.at("model.layers.0.mixer.norm.weight").at(0, 1));
-  EXPECT_EQ(t.at("model.layers.0.linear_attn.conv1d.weight").shape,
-            (std::vector<int64_t>{2 * 8 * 16 + 16 * 8, 1, 4}));
+  EXPECT_EQ(t.at("model.layers.0.linear_attn.norm.weight").floats[1],
+            w.at("model.layers.0.mixer.norm.weight").at(0, 1));
+  EXPECT_EQ(t.at("model.layers.0.linear_attn.conv1d.weight").shape, (std::vector<int64_t>{2 * 8 * 16 + 16 * 8, 1, 4}));
   EXPECT_EQ(t.at("model.layers.0.mlp.shared_expert_gate.weight").shape, (std::vector<int64_t>{1, m.hidden}));
 }
 
@@ -304,8 +305,9 @@ TEST(HfCheckpointRejects, AConvWithoutItsUnitMiddleDimension) {
       if (s.name == "backbone.layers.0.mixer.conv1d.weight") s.shape = {s.shape[0], s.shape[2]};
     }
   });
-  EXPECT_EQ(OpenError(dir), dir + "/model.safetensors: tensor 'backbone.layers.0.mixer.conv1d.weight' has shape "
-                                  "[384, 4]; expected [384, 1, 4]");
+  EXPECT_EQ(OpenError(dir), dir +
+                                "/model.safetensors: tensor 'backbone.layers.0.mixer.conv1d.weight' has shape "
+                                "[384, 4]; expected [384, 1, 4]");
 }
 
 TEST(HfCheckpointRejects, ATensorOfAnotherFamily) {
@@ -313,8 +315,9 @@ TEST(HfCheckpointRejects, ATensorOfAnotherFamily) {
   EditTensors(dir, [](std::vector<StTensor>& t) {
     t.push_back({.name = "model.layers.0.mixer.norm.weight", .shape = {8}, .floats = std::vector<float>(8)});
   });
-  EXPECT_EQ(OpenError(dir), dir + "/model.safetensors: unexpected tensor 'model.layers.0.mixer.norm.weight' (not a "
-                                  "weight of this 4-layer qwen3_next)");
+  EXPECT_EQ(OpenError(dir), dir +
+                                "/model.safetensors: unexpected tensor 'model.layers.0.mixer.norm.weight' (not a "
+                                "weight of this 4-layer qwen3_next)");
 }
 
 TEST(HfCheckpointRejects, MixedDtypes) {
@@ -324,8 +327,9 @@ TEST(HfCheckpointRejects, MixedDtypes) {
       if (s.name == "model.norm.weight") s.dtype = StDtype::kBf16;
     }
   });
-  EXPECT_EQ(OpenError(dir), dir + "/model.safetensors: tensor 'lm_head.weight' is F32 but 'model.norm.weight' is "
-                                  "BF16; every weight must have one dtype");
+  EXPECT_EQ(OpenError(dir), dir +
+                                "/model.safetensors: tensor 'lm_head.weight' is F32 but 'model.norm.weight' is "
+                                "BF16; every weight must have one dtype");
 }
 
 TEST(HfCheckpointRejects, AConfigDeclaringMoreLayersThanTheFilesHold) {
@@ -359,8 +363,9 @@ TEST(HfCheckpointRejects, ANonFiniteWeightNamingItsTensorUnderSeamsName) {
   Expected<Weights> w = ReadHfWeights(*c);
   ASSERT_FALSE(w.ok());
   // [e=0, j=3, col=1] is expert 0's down_proj [1, 3].
-  EXPECT_EQ(w.error().message, "weight 'model.layers.0.mlp.experts.0.down_proj.weight' holds a NaN at [1, 3]; seam "
-                               "computes with finite weights only");
+  EXPECT_EQ(w.error().message,
+            "weight 'model.layers.0.mlp.experts.0.down_proj.weight' holds a NaN at [1, 3]; seam "
+            "computes with finite weights only");
 }
 
 }  // namespace

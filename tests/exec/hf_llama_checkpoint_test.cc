@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "seam/runtime/dump.h"
 #include "seam/families.h"
+#include "seam/runtime/dump.h"
 #include "seam/runtime/safetensors.h"
 #include "testing.h"
 
@@ -37,7 +37,12 @@ std::string StPath(const std::string& dir) { return (fs::path(dir) / "model.safe
 
 // hidden 8, 2 layers, vocab 16, 2 query heads sharing 1 kv head of 4, FFN 12.
 ModelDims TinyDims(int head_dim = 4) {
-  return {.vocab = 16, .heads = 2, .kv_heads = 1, .head_dim = head_dim, .rope_theta = 500000.0, .rms_eps = 1e-5,
+  return {.vocab = 16,
+          .heads = 2,
+          .kv_heads = 1,
+          .head_dim = head_dim,
+          .rope_theta = 500000.0,
+          .rms_eps = 1e-5,
           .intermediate = 12};
 }
 
@@ -162,9 +167,9 @@ std::vector<std::string> TinyTensorNames() {
   std::vector<std::string> names = {"model.embed_tokens.weight"};
   for (int i = 0; i < 2; ++i) {
     const std::string p = fmt::format("model.layers.{}.", i);
-    for (const char* w : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
-                          "input_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
-                          "post_attention_layernorm"}) {
+    for (const char* w :
+         {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "input_layernorm",
+          "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", "post_attention_layernorm"}) {
       names.push_back(p + w + ".weight");
     }
   }
@@ -237,10 +242,10 @@ TEST(HfLlama, ConfigHasExactlyTheKeys) {
   std::set<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
   EXPECT_EQ(keys, (std::set<std::string>{"architectures", "model_type", "hidden_size", "num_hidden_layers",
-                                         "vocab_size", "rms_norm_eps", "max_position_embeddings",
-                                         "tie_word_embeddings", "num_attention_heads", "num_key_value_heads",
-                                         "head_dim", "intermediate_size", "rope_theta", "rope_scaling",
-                                         "hidden_act", "attention_bias", "mlp_bias", "torch_dtype"}));
+                                         "vocab_size", "rms_norm_eps", "max_position_embeddings", "tie_word_embeddings",
+                                         "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size",
+                                         "rope_theta", "rope_scaling", "hidden_act", "attention_bias", "mlp_bias",
+                                         "torch_dtype"}));
   EXPECT_EQ(j["architectures"], json::array({"LlamaForCausalLM"}));
   EXPECT_EQ(j["model_type"], "llama");
   EXPECT_EQ(j["hidden_size"], 8);
@@ -302,8 +307,8 @@ TEST(HfLlama, OptionalKeysTakeHfDefaults) {
   const Weights w = Generated(m);
   const std::string dir = MustWrite("defaults", m, w);
   EditConfig(dir, [](json& j) {
-    for (const char* k : {"head_dim", "hidden_act", "tie_word_embeddings", "attention_bias", "mlp_bias",
-                          "torch_dtype", "max_position_embeddings", "architectures", "rope_scaling"}) {
+    for (const char* k : {"head_dim", "hidden_act", "tie_word_embeddings", "attention_bias", "mlp_bias", "torch_dtype",
+                          "max_position_embeddings", "architectures", "rope_scaling"}) {
       j.erase(k);
     }
   });
@@ -326,17 +331,18 @@ TEST(HfLlama, RopeThetaMayBeAnInteger) {
 // its limits and its defaults are the same as for `--hf-config`.
 TEST(HfLlamaConfig, AnotherModelTypeReadsTheTensorsAsThatFamily) {
   EXPECT_EQ(ConfigError("mistral", [](json& j) { j["model_type"] = "mistral"; }),
-            ConfigPath(testing::FreshTestDir("mistral")) + ": unknown model_type \"mistral\"; known: llama, qwen3, qwen3_moe, "
-                                              "gpt_oss, deepseek_v2, deepseek_v3, kimi_k2, nemotron_h, zaya, "
-                                              "qwen3_next, nemotron-nas, deepseek_v4");
+            ConfigPath(testing::FreshTestDir("mistral")) +
+                ": unknown model_type \"mistral\"; known: llama, qwen3, qwen3_moe, "
+                "gpt_oss, deepseek_v2, deepseek_v3, kimi_k2, nemotron_h, zaya, "
+                "qwen3_next, nemotron-nas, deepseek_v4");
   // A Qwen3 norms each head's query and key: the Llama's tensors lack those norms.
   EXPECT_EQ(ConfigError("qwen3", [](json& j) { j["model_type"] = "qwen3"; }),
             StPath(testing::FreshTestDir("qwen3")) + ": missing tensor 'model.layers.0.self_attn.k_norm.weight'");
 }
 
 TEST(HfLlamaConfig, RequiredKeys) {
-  for (const char* key : {"model_type", "hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers",
-                          "vocab_size"}) {
+  for (const char* key :
+       {"model_type", "hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers", "vocab_size"}) {
     const std::string name = std::string("missing_") + key;
     EXPECT_EQ(ConfigError(name, [&](json& j) { j.erase(key); }),
               ConfigPath(testing::FreshTestDir(name)) + ": missing key '" + key + "'");
@@ -387,16 +393,17 @@ TEST(HfLlamaConfig, MissingConfigFile) {
 }
 
 TEST(HfLlamaConfig, HeadsNotDivisibleByKvHeads) {
-  EXPECT_EQ(ConfigError("kv3", [](json& j) { j["num_key_value_heads"] = 3; }),
-            ConfigPath(testing::FreshTestDir("kv3")) + ": num_attention_heads 2 is not divisible by num_key_value_heads 3");
+  EXPECT_EQ(
+      ConfigError("kv3", [](json& j) { j["num_key_value_heads"] = 3; }),
+      ConfigPath(testing::FreshTestDir("kv3")) + ": num_attention_heads 2 is not divisible by num_key_value_heads 3");
 }
 
 TEST(HfLlamaConfig, MissingKvHeadsDefaultsToHeads) {
   // HF's default (kv = heads = 2) contradicts the k_proj the file holds (kv = 1).
   const std::string dir = MustWrite("kv_default");
   EditConfig(dir, [](json& j) { j.erase("num_key_value_heads"); });
-  EXPECT_EQ(ReadError(dir), StPath(dir) +
-                                ": tensor 'model.layers.0.self_attn.k_proj.weight' has shape [4, 8]; expected [8, 8]");
+  EXPECT_EQ(ReadError(dir),
+            StPath(dir) + ": tensor 'model.layers.0.self_attn.k_proj.weight' has shape [4, 8]; expected [8, 8]");
 }
 
 // The reader checks the tensors in name order: a head_dim that contradicts
@@ -411,8 +418,8 @@ TEST(HfLlamaConfig, MissingHeadDimDefaultsToHiddenOverHeads) {
   // head_dim 8 was written; without it HF takes 8 / 2 = 4, which the k_proj contradicts.
   const std::string dir = MustWrite("head_dim_default", Tiny(TinyDims(8)));
   EditConfig(dir, [](json& j) { j.erase("head_dim"); });
-  EXPECT_EQ(ReadError(dir), StPath(dir) +
-                                ": tensor 'model.layers.0.self_attn.k_proj.weight' has shape [8, 8]; expected [4, 8]");
+  EXPECT_EQ(ReadError(dir),
+            StPath(dir) + ": tensor 'model.layers.0.self_attn.k_proj.weight' has shape [8, 8]; expected [4, 8]");
 }
 
 TEST(HfLlamaConfig, MissingHeadDimWithIndivisibleHidden) {
@@ -430,8 +437,8 @@ TEST(HfLlamaConfig, MissingHeadDimWithIndivisibleHidden) {
 // checkpoint, so a dump's config.json says what its outputs used.
 TEST(HfLlamaConfig, YarnRopeScalingIsReadAndWrittenBack) {
   ModelDims d = TinyDims();
-  d.yarn = {.factor = 4.0, .original_positions = 32768, .beta_fast = 32, .beta_slow = 1, .mscale = 0.5,
-            .truncate = false};
+  d.yarn = {
+      .factor = 4.0, .original_positions = 32768, .beta_fast = 32, .beta_slow = 1, .mscale = 0.5, .truncate = false};
   const std::string dir = MustWrite("yarn", Tiny(d));
   EXPECT_EQ(LoadConfig(dir)["rope_scaling"]["rope_type"], "yarn");
   EXPECT_FALSE(LoadConfig(dir)["rope_scaling"].contains("mscale_all_dim"));  // 0: not given
@@ -448,7 +455,10 @@ TEST(HfLlamaConfig, Llama3RopeScalingIsReadAndWrittenBack) {
   Expected<LoadedModel> back = Read(dir);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->model.dims->rope_scaling, d.rope_scaling);
-  EXPECT_EQ(ConfigError("rope_partial", [](json& j) { j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}}; }),
+  EXPECT_EQ(ConfigError("rope_partial",
+                        [](json& j) {
+                          j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+                        }),
             ConfigPath(testing::FreshTestDir("rope_partial")) +
                 ": missing key 'rope_scaling.low_freq_factor' (a llama3 rope_scaling needs factor, low_freq_factor, "
                 "high_freq_factor and original_max_position_embeddings)");
@@ -485,7 +495,8 @@ TEST(HfLlamaConfig, NoBiases) {
 TEST(HfLlamaTensors, MissingTensor) {
   EXPECT_EQ(TensorError("missing",
                         [](std::vector<StTensor>& t) {
-                          std::erase_if(t, [](const StTensor& s) { return s.name == "model.layers.1.mlp.up_proj.weight"; });
+                          std::erase_if(
+                              t, [](const StTensor& s) { return s.name == "model.layers.1.mlp.up_proj.weight"; });
                         }),
             StPath(testing::FreshTestDir("missing")) + ": missing tensor 'model.layers.1.mlp.up_proj.weight'");
 }
@@ -501,7 +512,10 @@ TEST(HfLlamaTensors, WrongShape) {
 }
 
 TEST(HfLlamaTensors, NormsAreOneDimensional) {
-  EXPECT_EQ(TensorError("norm2d", [](std::vector<StTensor>& t) { Find(t, "model.norm.weight").shape = {1, 8}; }),
+  EXPECT_EQ(TensorError("norm2d",
+                        [](std::vector<StTensor>& t) {
+                          Find(t, "model.norm.weight").shape = {1, 8};
+                        }),
             StPath(testing::FreshTestDir("norm2d")) + ": tensor 'model.norm.weight' has shape [1, 8]; expected [8]");
 }
 
@@ -515,7 +529,8 @@ TEST(HfLlamaTensors, ANonFiniteWeightIsRefusedNamingTheTensorAndElement) {
                {-std::numeric_limits<float>::infinity(), "an infinity"}};
   for (const auto& c : cases) {
     const std::string dir = MustWrite("nonfinite");
-    EditTensors(dir, [&](std::vector<StTensor>& t) { Find(t, "model.layers.1.mlp.up_proj.weight").floats[13] = c.value; });
+    EditTensors(dir,
+                [&](std::vector<StTensor>& t) { Find(t, "model.layers.1.mlp.up_proj.weight").floats[13] = c.value; });
     Expected<HfCheckpoint> opened = OpenHfCheckpoint(dir);
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     Expected<Weights> loaded = ReadHfWeights(*opened);
@@ -528,13 +543,13 @@ TEST(HfLlamaTensors, ANonFiniteWeightIsRefusedNamingTheTensorAndElement) {
 }
 
 TEST(HfLlamaTensors, ExtraTensor) {
-  EXPECT_EQ(TensorError("extra",
-                        [](std::vector<StTensor>& t) {
-                          t.push_back({.name = "model.layers.0.self_attn.rotary_emb.inv_freq", .shape = {2},
-                                       .floats = {1, 2}});
-                          t.push_back({.name = "model.layers.2.input_layernorm.weight", .shape = {8},
-                                       .floats = std::vector<float>(8)});
-                        }),
+  EXPECT_EQ(TensorError(
+                "extra",
+                [](std::vector<StTensor>& t) {
+                  t.push_back({.name = "model.layers.0.self_attn.rotary_emb.inv_freq", .shape = {2}, .floats = {1, 2}});
+                  t.push_back(
+                      {.name = "model.layers.2.input_layernorm.weight", .shape = {8}, .floats = std::vector<float>(8)});
+                }),
             StPath(testing::FreshTestDir("extra")) +
                 ": unexpected tensor 'model.layers.0.self_attn.rotary_emb.inv_freq' (not a weight of this 2-layer "
                 "llama)");
@@ -566,8 +581,8 @@ TEST(HfLlamaTensors, LmHeadRequiredUnlessTied) {
   auto drop_head = [](std::vector<StTensor>& t) {
     std::erase_if(t, [](const StTensor& s) { return s.name == "lm_head.weight"; });
   };
-  EXPECT_EQ(TensorError("untied", drop_head),
-            StPath(testing::FreshTestDir("untied")) + ": missing tensor 'lm_head.weight' (tie_word_embeddings is false)");
+  EXPECT_EQ(TensorError("untied", drop_head), StPath(testing::FreshTestDir("untied")) +
+                                                  ": missing tensor 'lm_head.weight' (tie_word_embeddings is false)");
 
   const Model m = Tiny();
   const Weights w = Generated(m);
@@ -645,9 +660,10 @@ TEST(HfLlamaTensors, AShardedCheckpointReadsAsTheWholeOne) {
 TEST(HfLlamaTensors, AShardIndexThatDisagreesWithItsShardsIsRefused) {
   const std::string index = "/model.safetensors.index.json";
   std::string dir = Shard("index_escape", [](json& j) { j["weight_map"]["model.norm.weight"] = "../elsewhere"; });
-  EXPECT_EQ(ReadError(dir), dir + index +
-                                ": weight_map[\"model.norm.weight\"] is not the name of a file beside the index");
-  dir = Shard("index_moved", [](json& j) { j["weight_map"]["model.norm.weight"] = "model-00001-of-00002.safetensors"; });
+  EXPECT_EQ(ReadError(dir),
+            dir + index + ": weight_map[\"model.norm.weight\"] is not the name of a file beside the index");
+  dir =
+      Shard("index_moved", [](json& j) { j["weight_map"]["model.norm.weight"] = "model-00001-of-00002.safetensors"; });
   EXPECT_EQ(ReadError(dir), dir + index +
                                 ": tensor 'model.norm.weight' is in model-00002-of-00002.safetensors but the index "
                                 "maps it to model-00001-of-00002.safetensors");

@@ -166,8 +166,8 @@ TEST(ClampedSwiGlu, ClampsGateAboveAndUpBothWaysThenGates) {
   ClampedSwiGlu(gate, up, 7.0f, Dtype::kF32, out);
   const auto glu = [](float x) { return x / (1.0f + std::exp(-1.702f * x)); };
   EXPECT_NEAR(out.at(0, 0), (2.0f + 1.0f) * glu(0.5f), 1e-6);
-  EXPECT_NEAR(out.at(0, 1), (-7.0f + 1.0f) * glu(7.0f), 1e-5);   // both clamped
-  EXPECT_NEAR(out.at(0, 2), (7.0f + 1.0f) * glu(-9.0f), 1e-6);   // the gate has no lower clamp
+  EXPECT_NEAR(out.at(0, 1), (-7.0f + 1.0f) * glu(7.0f), 1e-5);  // both clamped
+  EXPECT_NEAR(out.at(0, 2), (7.0f + 1.0f) * glu(-9.0f), 1e-6);  // the gate has no lower clamp
 }
 
 TEST(Sigmoid, IsOneOverOnePlusExpOfMinusX) {

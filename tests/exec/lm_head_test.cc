@@ -64,8 +64,9 @@ TEST(LmHead, TheVerifierRefusesAGatherOverAnotherGroupAndAMissingHead) {
   const Plan p = MustBind(LlamaModel(2), {.tp = 4, .attn_dp = 2, .dp_lm_head = true});
   std::vector<LinePlan> lines = p.lines();
   lines[0].end.head.back().group = Group::kTp;
-  EXPECT_NE(Describe(Verify(Plan(p.header(), lines))).find("the vocabulary gather runs over tp, not the attn_tp "
-                                                           "that split it"),
+  EXPECT_NE(Describe(Verify(Plan(p.header(), lines)))
+                .find("the vocabulary gather runs over tp, not the attn_tp "
+                      "that split it"),
             std::string::npos);
   lines = p.lines();
   lines[0].end.head.clear();

@@ -31,9 +31,19 @@ constexpr int kInner = kHeads * kHeadDim, kConvDim = kInner + 2 * kGroups * kSta
 constexpr int kB = kInner, kC = kInner + kGroups * kState;
 
 ModelDims Dims(double dt_min = 0.0, double dt_max = INFINITY) {
-  return {.vocab = 8, .heads = 1, .kv_heads = 1, .head_dim = 4, .rms_eps = 0.01, .mixer_heads = kHeads,
-          .mixer_head_dim = kHeadDim, .mixer_state = kState, .mixer = MixerKind::kMamba2, .mixer_groups = kGroups,
-          .mixer_conv = kWidth, .mixer_dt_min = dt_min, .mixer_dt_max = dt_max};
+  return {.vocab = 8,
+          .heads = 1,
+          .kv_heads = 1,
+          .head_dim = 4,
+          .rms_eps = 0.01,
+          .mixer_heads = kHeads,
+          .mixer_head_dim = kHeadDim,
+          .mixer_state = kState,
+          .mixer = MixerKind::kMamba2,
+          .mixer_groups = kGroups,
+          .mixer_conv = kWidth,
+          .mixer_dt_min = dt_min,
+          .mixer_dt_max = dt_max};
 }
 
 struct Fixture : MixerModel {

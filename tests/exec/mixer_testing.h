@@ -20,9 +20,9 @@
 
 #include "numerics/mixer.h"
 #include "seam/model.h"
-#include "seam/stage.h"
 #include "seam/runtime/tensor.h"
 #include "seam/runtime/weights.h"
+#include "seam/stage.h"
 
 namespace seam::exec::testing {
 

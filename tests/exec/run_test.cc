@@ -50,8 +50,7 @@ TEST(Run, TheRecordBackendCountsEveryOwedSumCompletingOnce) {
   ASSERT_TRUE(plans.ok());
   for (int rank = 0; rank < WorldSize(cfg); ++rank) {
     const Plan& p = (*plans)[static_cast<size_t>(CoordOf(cfg, rank).pp_rank)];
-    EXPECT_EQ(testing::ReduceScatters(ran.ranks[static_cast<size_t>(rank)]),
-              testing::OwedSumsOf(p, Variant::kOrdinary))
+    EXPECT_EQ(testing::ReduceScatters(ran.ranks[static_cast<size_t>(rank)]), testing::OwedSumsOf(p, Variant::kOrdinary))
         << "rank " << rank;
   }
   EXPECT_GT(ran.ranks[0].elements_sent(), 0);
@@ -141,7 +140,8 @@ TEST(RunMemory, TheWeightsOnceAndEachRankItsWorkingBuffers) {
   // What a thread keeps is bounded: at 100,000 tokens the live buffers pass 256 MiB.
   const int64_t live = int64_t{8} * 100000 * widest * 4;
   ASSERT_GT(live, int64_t{256} << 20);
-  EXPECT_EQ(EstimateRunMemory(m, cfg, 100000, Dtype::kF32)->activations, int64_t{8 + 1} * (live + (int64_t{256} << 20)));
+  EXPECT_EQ(EstimateRunMemory(m, cfg, 100000, Dtype::kF32)->activations,
+            int64_t{8 + 1} * (live + (int64_t{256} << 20)));
 }
 
 // The refusal names the most leading layers that fit, and they do fit.
@@ -199,8 +199,9 @@ TEST(Run, AConfigurationTheCanonicalReductionCannotServeIsRejected) {
   Model few = m;
   few.dims->heads = 4;
   few.dims->kv_heads = 4;
-  EXPECT_EQ(CheckRunnable(few, {.tp = 8}).error().message,
-            "num_attention_heads = 4 does not split over attn_tp = 8 (tp 8 / attn_dp 1); attn_tp must divide 4: 1, 2, 4");
+  EXPECT_EQ(
+      CheckRunnable(few, {.tp = 8}).error().message,
+      "num_attention_heads = 4 does not split over attn_tp = 8 (tp 8 / attn_dp 1); attn_tp must divide 4: 1, 2, 4");
   Model bare = m;
   bare.dims.reset();
   EXPECT_EQ(CheckRunnable(bare, {.tp = 2}).error().message, "model 'llama' has no sizes to run with");
@@ -218,8 +219,7 @@ TEST(Run, SixteenRanksRunOnSixteenKBlocksBitIdentical) {
 }
 
 TEST(Run, ABatchThatCannotBeFormedIsAnError) {
-  EXPECT_EQ(RandomBatch(2, 3, 256, 1).error().message,
-            "--tokens 2 cannot fill 3 requests of at least one token each");
+  EXPECT_EQ(RandomBatch(2, 3, 256, 1).error().message, "--tokens 2 cannot fill 3 requests of at least one token each");
   EXPECT_EQ(RandomBatch(4, 0, 256, 1).error().message, "--requests 0 must be at least 1");
 }
 
@@ -236,7 +236,8 @@ TEST(Run, WeightsOfAnotherShapeAreRejected) {
 
 TEST(Run, TheSameSeedGivesTheSameWeightsAndAnotherSeedOthers) {
   const Model m = LlamaModel(1);
-  const Weights a = MustWeights(m, Dtype::kF32, 5), b = MustWeights(m, Dtype::kF32, 5), c = MustWeights(m, Dtype::kF32, 6);
+  const Weights a = MustWeights(m, Dtype::kF32, 5), b = MustWeights(m, Dtype::kF32, 5),
+                c = MustWeights(m, Dtype::kF32, 6);
   EXPECT_EQ(a.at("model.layers.0.self_attn.q_proj.weight"), b.at("model.layers.0.self_attn.q_proj.weight"));
   EXPECT_FALSE(a.at("model.layers.0.self_attn.q_proj.weight") == c.at("model.layers.0.self_attn.q_proj.weight"));
   // Different everywhere: no two tensors of one shape hold the same values.

@@ -101,9 +101,11 @@ TEST(Safetensors, DtypeNamesRoundTrip) {
 
 TEST(Safetensors, F32RoundTripsBitForBit) {
   const float denormal = std::numeric_limits<float>::denorm_min();
-  const std::vector<StTensor> t = {{.name = "w", .dtype = StDtype::kF32, .shape = {2, 3},
-                                    .floats = {1.5f, -0.0f, 3.14159274f, denormal, -1e30f,
-                                               std::numeric_limits<float>::infinity()}}};
+  const std::vector<StTensor> t = {
+      {.name = "w",
+       .dtype = StDtype::kF32,
+       .shape = {2, 3},
+       .floats = {1.5f, -0.0f, 3.14159274f, denormal, -1e30f, std::numeric_limits<float>::infinity()}}};
   const std::vector<StTensor> back = RoundTrip("f32", t);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].name, "w");
@@ -141,8 +143,8 @@ TEST(Safetensors, Bf16RoundsToNearestEven) {
 
 TEST(Safetensors, Bf16BytesAreTheUpperHalf) {
   const std::string path = TempPath("bf16_bytes");
-  ASSERT_TRUE(WriteSafetensors(path, {{.name = "b", .dtype = StDtype::kBf16, .shape = {2}, .floats = {1.0f, -2.0f}}})
-                  .ok());
+  ASSERT_TRUE(
+      WriteSafetensors(path, {{.name = "b", .dtype = StDtype::kBf16, .shape = {2}, .floats = {1.0f, -2.0f}}}).ok());
   const std::vector<uint8_t> b = FileBytes(path);
   const size_t data = 8 + Le64(b, 0);
   ASSERT_EQ(b.size(), data + 4);
@@ -155,9 +157,13 @@ TEST(Safetensors, Bf16BytesAreTheUpperHalf) {
 TEST(Safetensors, IntegersRoundTripExactly) {
   const int64_t big = (int64_t{1} << 53) + 1;  // not representable as a double
   const std::vector<StTensor> t = {
-      {.name = "i32", .dtype = StDtype::kI32, .shape = {4},
+      {.name = "i32",
+       .dtype = StDtype::kI32,
+       .shape = {4},
        .ints = {std::numeric_limits<int32_t>::min(), -1, 0, std::numeric_limits<int32_t>::max()}},
-      {.name = "i64", .dtype = StDtype::kI64, .shape = {2, 2},
+      {.name = "i64",
+       .dtype = StDtype::kI64,
+       .shape = {2, 2},
        .ints = {std::numeric_limits<int64_t>::min(), -big, big, std::numeric_limits<int64_t>::max()}},
   };
   EXPECT_EQ(RoundTrip("ints", t), t);
@@ -271,8 +277,8 @@ TEST(Safetensors, MetadataRoundTrips) {
   // Without metadata there is no __metadata__ entry.
   ASSERT_TRUE(WriteSafetensors(path, {{.name = "x", .shape = {1}, .floats = {1}}}).ok());
   const std::vector<uint8_t> plain = FileBytes(path);
-  EXPECT_FALSE(json::parse(plain.begin() + 8, plain.begin() + 8 + static_cast<long>(Le64(plain, 0)))
-                   .contains("__metadata__"));
+  EXPECT_FALSE(
+      json::parse(plain.begin() + 8, plain.begin() + 8 + static_cast<long>(Le64(plain, 0))).contains("__metadata__"));
   EXPECT_TRUE(ReadSafetensorsMetadata(path)->empty());
 }
 
@@ -368,10 +374,12 @@ TEST(SafetensorsWrite, ReportsAnUnwritablePath) {
 // ---- the reader refuses every malformed file, with a clear message ----
 
 TEST(SafetensorsMalformed, ShorterThanTheLength) {
-  EXPECT_EQ(ErrorOf(std::vector<uint8_t>{1, 2, 3}),
-            std::string(kPrefix) + "3 bytes is too short for a safetensors file (it starts with an 8-byte header length)");
-  EXPECT_EQ(ErrorOf(std::vector<uint8_t>{}),
-            std::string(kPrefix) + "0 bytes is too short for a safetensors file (it starts with an 8-byte header length)");
+  EXPECT_EQ(
+      ErrorOf(std::vector<uint8_t>{1, 2, 3}),
+      std::string(kPrefix) + "3 bytes is too short for a safetensors file (it starts with an 8-byte header length)");
+  EXPECT_EQ(
+      ErrorOf(std::vector<uint8_t>{}),
+      std::string(kPrefix) + "0 bytes is too short for a safetensors file (it starts with an 8-byte header length)");
 }
 
 TEST(SafetensorsMalformed, ErrorsNameTheFile) {
@@ -412,7 +420,8 @@ TEST(SafetensorsMalformed, HeaderNotJson) {
   EXPECT_EQ(ErrorOf("", 0), std::string(kPrefix) + "header is not valid JSON (error at byte 1 of the header)");
   EXPECT_EQ(ErrorOf("{} x", 0), std::string(kPrefix) + "header is not valid JSON (error at byte 4 of the header)");
   // Strings must be UTF-8.
-  EXPECT_EQ(ErrorOf("{\"\xff\":{}}", 0), std::string(kPrefix) + "header is not valid JSON (error at byte 3 of the header)");
+  EXPECT_EQ(ErrorOf("{\"\xff\":{}}", 0),
+            std::string(kPrefix) + "header is not valid JSON (error at byte 3 of the header)");
 }
 
 TEST(SafetensorsMalformed, HeaderNotAnObject) {
@@ -471,9 +480,10 @@ TEST(SafetensorsMalformed, ShapeProductOverflows) {
   EXPECT_EQ(ErrorOf(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", 0),
             std::string(kPrefix) + "tensor 'a': shape [4294967296, 4294967296] has more elements than fit in 64 bits");
   // A product that fits in 64 bits but not once multiplied by the item size.
-  EXPECT_EQ(ErrorOf(R"({"a":{"dtype":"I64","shape":[4611686018427387904],"data_offsets":[0,0]}})", 0),
-            std::string(kPrefix) +
-                "tensor 'a': data_offsets [0, 0] hold 0 bytes but shape [4611686018427387904] of I64 needs more than 2^64");
+  EXPECT_EQ(
+      ErrorOf(R"({"a":{"dtype":"I64","shape":[4611686018427387904],"data_offsets":[0,0]}})", 0),
+      std::string(kPrefix) +
+          "tensor 'a': data_offsets [0, 0] hold 0 bytes but shape [4611686018427387904] of I64 needs more than 2^64");
 }
 
 TEST(SafetensorsMalformed, ZeroSizedShapesDoNotOverflow) {
@@ -534,20 +544,20 @@ TEST(SafetensorsMalformed, OverlappingTensors) {
 }
 
 TEST(SafetensorsMalformed, BytesNotCovered) {
-  EXPECT_EQ(ErrorOf(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},
+  EXPECT_EQ(
+      ErrorOf(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},
                         "b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
-                    12),
-            std::string(kPrefix) +
-                "bytes [4, 8) of the data section belong to no tensor (the data must be fully indexed)");
-  EXPECT_EQ(ErrorOf(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
-            std::string(kPrefix) +
-                "bytes [0, 4) of the data section belong to no tensor (the data must be fully indexed)");
-  EXPECT_EQ(ErrorOf(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 7),
-            std::string(kPrefix) +
-                "bytes [4, 7) of the data section belong to no tensor (the data must be fully indexed)");
-  EXPECT_EQ(ErrorOf("{}", 1),
-            std::string(kPrefix) +
-                "bytes [0, 1) of the data section belong to no tensor (the data must be fully indexed)");
+              12),
+      std::string(kPrefix) + "bytes [4, 8) of the data section belong to no tensor (the data must be fully indexed)");
+  EXPECT_EQ(
+      ErrorOf(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
+      std::string(kPrefix) + "bytes [0, 4) of the data section belong to no tensor (the data must be fully indexed)");
+  EXPECT_EQ(
+      ErrorOf(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 7),
+      std::string(kPrefix) + "bytes [4, 7) of the data section belong to no tensor (the data must be fully indexed)");
+  EXPECT_EQ(
+      ErrorOf("{}", 1),
+      std::string(kPrefix) + "bytes [0, 1) of the data section belong to no tensor (the data must be fully indexed)");
 }
 
 TEST(SafetensorsMalformed, DuplicateTensorNames) {

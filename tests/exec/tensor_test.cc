@@ -55,8 +55,8 @@ TEST(Tensor, FirstNonFiniteFindsTheFirstNaNOrInfinityWhereverItIs) {
   for (int at : {0, 1, 4095, 4096, 4097, 8191, 8999}) {
     Tensor t = finite;
     t.data()[at] = at % 2 == 0 ? nan : -inf;
-    EXPECT_EQ(FirstNonFinite(t), fmt::format("{} at [{}, {}]", at % 2 == 0 ? "a NaN" : "an infinity", at / kCols,
-                                             at % kCols));
+    EXPECT_EQ(FirstNonFinite(t),
+              fmt::format("{} at [{}, {}]", at % 2 == 0 ? "a NaN" : "an infinity", at / kCols, at % kCols));
   }
   Tensor two = finite;
   two.data()[7000] = nan;

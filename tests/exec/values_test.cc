@@ -58,7 +58,8 @@ bool Runs(const ParallelConfig& cfg, const std::string& letters) {
 }
 
 std::string TestName(std::string n) {
-  std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(c); }, '_');
+  std::replace_if(
+      n.begin(), n.end(), [](char c) { return !std::isalnum(c); }, '_');
   return n;
 }
 

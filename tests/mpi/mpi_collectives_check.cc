@@ -33,7 +33,8 @@ std::string FirstDifference(const Tensor& got, const Tensor& expected) {
     if (!testing::DiffersInRow(got, expected, r)) continue;
     for (int c = 0; c < got.cols(); ++c) {
       if (got.at(r, c) != expected.at(r, c)) {
-        return fmt::format("({}, {}) is {:a} where the canonical tree gives {:a}", r, c, got.at(r, c), expected.at(r, c));
+        return fmt::format("({}, {}) is {:a} where the canonical tree gives {:a}", r, c, got.at(r, c),
+                           expected.at(r, c));
       }
     }
   }
@@ -60,8 +61,8 @@ void CheckGroup(Comm& comm, const RankGroup& g, std::string_view name, int k_blo
   }
   note("all-reduce", FirstDifference(comm.AllReduce(g, all.Partial(me, n)), all.Whole()));
   const RowSpan mine = spans[static_cast<size_t>(me)];
-  note("reduce-scatter", FirstDifference(comm.ReduceScatter(g, some.Partial(me, n), spans),
-                                         some.Whole().RowRange(mine.begin, mine.end)));
+  note("reduce-scatter",
+       FirstDifference(comm.ReduceScatter(g, some.Partial(me, n), spans), some.Whole().RowRange(mine.begin, mine.end)));
 }
 
 int Run(int argc, char** argv) {

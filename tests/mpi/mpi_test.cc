@@ -79,21 +79,23 @@ TEST_P(MpiAgainstThreads, IsBitIdenticalWithTheSameDumpAndTraffic) {
 
 INSTANTIATE_TEST_SUITE_P(
     Jobs, MpiAgainstThreads,
-    ::testing::Values(Job{"dense_np4", 4, {"run", "llama", "--tp", "2", "--pp", "2"}},
-                      Job{"moe_np4", 4, {"run", "qwen3-moe", "--tp", "2", "--moe", "a2a", "--pp", "2", "--dtype",
-                                         "bf16"}},
-                      Job{"mixers_np4", 4, {"run", "nemotron-h", "--tp", "2", "--pp", "2", "--reduction", "rs"}},
-                      Job{"dense_np8", 8, {"run", "llama", "--tp", "4", "--attn-dp", "2", "--pp", "2", "--dtype",
-                                           "bf16"}},
-                      Job{"moe_np8", 8, {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1",
-                                         "--moe", "a2a", "--pp", "2"}},
-                      // Expert groups of two inside a TP group of four: the
-                      // all-to-all's own communicator.
-                      Job{"ep_np4", 4, {"run", "deepseek-v2-lite", "--tp", "4", "--moe", "a2a", "--ep", "2"}},
-                      // One token: one attention-DP group and most ranks'
-                      // slices hold no rows, and still join every collective.
-                      Job{"empty_ranks_np8", 8, {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp",
-                                                 "1", "--moe", "a2a", "--pp", "2", "--tokens", "1", "--requests", "1"}}),
+    ::testing::Values(
+        Job{"dense_np4", 4, {"run", "llama", "--tp", "2", "--pp", "2"}},
+        Job{"moe_np4", 4, {"run", "qwen3-moe", "--tp", "2", "--moe", "a2a", "--pp", "2", "--dtype", "bf16"}},
+        Job{"mixers_np4", 4, {"run", "nemotron-h", "--tp", "2", "--pp", "2", "--reduction", "rs"}},
+        Job{"dense_np8", 8, {"run", "llama", "--tp", "4", "--attn-dp", "2", "--pp", "2", "--dtype", "bf16"}},
+        Job{"moe_np8",
+            8,
+            {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--moe", "a2a", "--pp", "2"}},
+        // Expert groups of two inside a TP group of four: the
+        // all-to-all's own communicator.
+        Job{"ep_np4", 4, {"run", "deepseek-v2-lite", "--tp", "4", "--moe", "a2a", "--ep", "2"}},
+        // One token: one attention-DP group and most ranks'
+        // slices hold no rows, and still join every collective.
+        Job{"empty_ranks_np8",
+            8,
+            {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--moe", "a2a", "--pp", "2",
+             "--tokens", "1", "--requests", "1"}}),
     [](const auto& i) { return i.param.name; });
 
 // The canonical collectives' bits are stated by the check itself from the
@@ -182,8 +184,8 @@ TEST_F(Mpi, RanksStartedWithDifferentUnfusedOrDumpFlagsAreBadInput) {
   std::filesystem::remove_all(dir);
   for (const std::string& extra : {std::string("--unfused"), "--dump " + dir}) {
     const std::string script = ::testing::TempDir() + "/seam_mixed_flags.sh";
-    std::ofstream(script) << "#!/bin/sh\nextra=\n[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && extra='" << extra
-                          << "'\nexec '" << SEAM_CLI << "' run llama --tp 2 --backend mpi $extra\n";
+    std::ofstream(script) << "#!/bin/sh\nextra=\n[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && extra='" << extra << "'\nexec '"
+                          << SEAM_CLI << "' run llama --tp 2 --backend mpi $extra\n";
     std::filesystem::permissions(script, std::filesystem::perms::owner_all);
     const Result r = MpirunOf(2, script, {});
     EXPECT_EQ(r.code, 2) << extra;

@@ -87,16 +87,18 @@ TEST(PlanDiff, ChangedHeaderFactsAreEachListedByName) {
 TEST(PlanDiff, ChangedStepIsListedWithItsVariantStageSideAndIndex) {
   const Plan a = Llama();
   const Plan b = Edited(a, [](LinePlan& l) { l.stages[1].entry[0].group = Group::kTp; });
-  EXPECT_EQ(Structural(a, b),
-            Lines{"~ ordinary stage 1 entry[0]: ar+add+norm(attn_tp) value full -> full, owes attn_tp -> -, width 64 != "
-                  "ar+add+norm(tp) value full -> full, owes attn_tp -> -, width 64"});
+  EXPECT_EQ(
+      Structural(a, b),
+      Lines{"~ ordinary stage 1 entry[0]: ar+add+norm(attn_tp) value full -> full, owes attn_tp -> -, width 64 != "
+            "ar+add+norm(tp) value full -> full, owes attn_tp -> -, width 64"});
 }
 
 TEST(PlanDiff, ChangedWidthIsListed) {
   const Plan a = Llama();
   const Plan b = Edited(a, [](LinePlan& l) { l.stages[3].compute[0].width = 32; });
-  EXPECT_EQ(Structural(a, b), Lines{"~ ordinary stage 3 compute[0]: compute input full -> full, owes - -> tp, width 64 != "
-                                    "compute input full -> full, owes - -> tp, width 32"});
+  EXPECT_EQ(Structural(a, b),
+            Lines{"~ ordinary stage 3 compute[0]: compute input full -> full, owes - -> tp, width 64 != "
+                  "compute input full -> full, owes - -> tp, width 32"});
 }
 
 // A difference the short text does not show (the operand of a fused step) is
@@ -112,8 +114,10 @@ TEST(PlanDiff, StepDifferingOnlyInAFieldTheShortTextHidesIsStillListed) {
 TEST(PlanDiff, MissingStepIsListedAsRemovedOrInserted) {
   const Plan a = Llama();
   const Plan b = Edited(a, [](LinePlan& l) { l.stages[2].exit.clear(); });
-  EXPECT_EQ(Structural(a, b), Lines{"- ordinary stage 2 exit[0]: leave(attn_tp) value full -> full, owes attn_tp -> attn_tp, width 64"});
-  EXPECT_EQ(Structural(b, a), Lines{"+ ordinary stage 2 exit[0]: leave(attn_tp) value full -> full, owes attn_tp -> attn_tp, width 64"});
+  EXPECT_EQ(Structural(a, b),
+            Lines{"- ordinary stage 2 exit[0]: leave(attn_tp) value full -> full, owes attn_tp -> attn_tp, width 64"});
+  EXPECT_EQ(Structural(b, a),
+            Lines{"+ ordinary stage 2 exit[0]: leave(attn_tp) value full -> full, owes attn_tp -> attn_tp, width 64"});
 }
 
 TEST(PlanDiff, MissingFinalStepIsListed) {
@@ -136,10 +140,10 @@ TEST(PlanDiff, ChangedBoundaryAndDeclarationAreListed) {
     l.end.arrives.residual = std::nullopt;
   });
   EXPECT_EQ(Structural(a, b), (Lines{"ordinary stage 0 declaration differs: kind=attention vs kind=mixer",
-                               "ordinary stage 1 arrives: value full owes attn_tp, residual full != "
-                               "value full owes tp, residual full",
-                               "ordinary final arrives: value full owes tp, residual full != "
-                               "value full owes tp, residual none"}));
+                                     "ordinary stage 1 arrives: value full owes attn_tp, residual full != "
+                                     "value full owes tp, residual full",
+                                     "ordinary final arrives: value full owes tp, residual full != "
+                                     "value full owes tp, residual none"}));
 }
 
 TEST(PlanDiff, SeveralDifferencesAreListedInPlanOrder) {
@@ -150,9 +154,11 @@ TEST(PlanDiff, SeveralDifferencesAreListedInPlanOrder) {
   });
   const Lines d = Structural(a, b);
   ASSERT_EQ(d.size(), 2U);
-  EXPECT_EQ(d[0], "~ ordinary stage 0 entry[2]: norm residual full -> full, owes - -> -, width 64 != "
+  EXPECT_EQ(d[0],
+            "~ ordinary stage 0 entry[2]: norm residual full -> full, owes - -> -, width 64 != "
             "norm residual full -> full, owes - -> -, width 8");
-  EXPECT_EQ(d[1], "~ ordinary stage 3 exit[0]: leave(tp) value full -> full, owes tp -> tp, width 64 != "
+  EXPECT_EQ(d[1],
+            "~ ordinary stage 3 exit[0]: leave(tp) value full -> full, owes tp -> tp, width 64 != "
             "leave(attn_tp) value full -> full, owes tp -> tp, width 64");
 }
 
@@ -180,14 +186,17 @@ TEST(PlanDiff, AttentionDpAgainstPlainTpListsTheMovedRowsAndTheExtraSteps) {
   const Plan dp = MustBind(LlamaModel(2), {.tp = 4, .attn_dp = 2});
   const Lines d = Structural(tp2, dp);
   ASSERT_GE(d.size(), 3U);
-  EXPECT_EQ(d[0], "config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
-                  "tp=4 attn_dp=2 (attn_tp=2) dense_tp=4 moe=tp reduction=ar pp=1");
+  EXPECT_EQ(d[0],
+            "config: tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar pp=1 != "
+            "tp=4 attn_dp=2 (attn_tp=2) dense_tp=4 moe=tp reduction=ar pp=1");
   // The embedding: vocabulary-parallel under TP attention, whole on each rank under attention DP.
-  EXPECT_EQ(d[1], "~ ordinary start[0]: embed value full -> full, owes - -> tp, width 64 != "
-                  "embed value attn -> attn, owes - -> -, width 64");
+  EXPECT_EQ(d[1],
+            "~ ordinary start[0]: embed value full -> full, owes - -> tp, width 64 != "
+            "embed value attn -> attn, owes - -> -, width 64");
   EXPECT_EQ(d[2], "ordinary stage 0 arrives: value full owes tp, residual none != value attn, residual none");
-  EXPECT_NE(std::find(d.begin(), d.end(), "+ ordinary stage 1 entry[1]: ag(dp) input attn -> full, owes - -> -, width 64"),
-            d.end());
+  EXPECT_NE(
+      std::find(d.begin(), d.end(), "+ ordinary stage 1 entry[1]: ag(dp) input attn -> full, owes - -> -, width 64"),
+      d.end());
   EXPECT_NE(std::find(d.begin(), d.end(), "+ ordinary final[1]: norm residual attn -> attn, owes - -> -, width 64"),
             d.end());
   // Under attention DP the LM head gathers the DP groups' rows and returns each its own.
@@ -201,8 +210,14 @@ TEST(PlanDiff, AttentionDpAgainstPlainTpListsTheMovedRowsAndTheExtraSteps) {
 Plan LlamaAttnDp() { return MustBind(LlamaModel(2), {.tp = 4, .attn_dp = 2}); }
 
 // A step no plan binds there, so its place in the alignment is unambiguous.
-const Step kExtra{StepKind::kSlice, Operand::kResidual, std::nullopt, Rows::Full(), Rows::FromAxes(true, false),
-                  Owed::kNothing, Owed::kNothing, 64};
+const Step kExtra{StepKind::kSlice,
+                  Operand::kResidual,
+                  std::nullopt,
+                  Rows::Full(),
+                  Rows::FromAxes(true, false),
+                  Owed::kNothing,
+                  Owed::kNothing,
+                  64};
 constexpr const char* kExtraText = "slice residual full -> attn, owes - -> -, width 64";
 
 TEST(PlanDiff, AnInsertedStepIsOneLineWhereverItIs) {
@@ -226,17 +241,19 @@ TEST(PlanDiff, AnInsertedStepBeforeAChangedOneIsTwoLines) {
     entry[1].width = 32;
     entry.insert(entry.begin(), kExtra);
   });
-  EXPECT_EQ(Structural(a, b), (Lines{fmt::format("+ ordinary stage 3 entry[0]: {}", kExtraText),
-                                     "~ ordinary stage 3 entry[1->2]: ag(dp) input attn -> full, owes - -> -, width 64 != "
-                                     "ag(dp) input attn -> full, owes - -> -, width 32"}));
+  EXPECT_EQ(Structural(a, b),
+            (Lines{fmt::format("+ ordinary stage 3 entry[0]: {}", kExtraText),
+                   "~ ordinary stage 3 entry[1->2]: ag(dp) input attn -> full, owes - -> -, width 64 != "
+                   "ag(dp) input attn -> full, owes - -> -, width 32"}));
 }
 
 TEST(PlanDiff, AChangedStepAmongOthersIsOneTildeLine) {
   const Plan a = LlamaAttnDp();
   const Plan b = Edited(a, [](LinePlan& l) { l.stages[1].entry[0].group = Group::kTp; });
-  EXPECT_EQ(Structural(a, b),
-            Lines{"~ ordinary stage 1 entry[0]: ar+add+norm(attn_tp) value attn -> attn, owes attn_tp -> -, width 64 != "
-                  "ar+add+norm(tp) value attn -> attn, owes attn_tp -> -, width 64"});
+  EXPECT_EQ(
+      Structural(a, b),
+      Lines{"~ ordinary stage 1 entry[0]: ar+add+norm(attn_tp) value attn -> attn, owes attn_tp -> -, width 64 != "
+            "ar+add+norm(tp) value attn -> attn, owes attn_tp -> -, width 64"});
 }
 
 TEST(PlanDiff, AStageOnePlanLacksIsOneLineAndTheStagesAfterItStillMatch) {
@@ -246,9 +263,10 @@ TEST(PlanDiff, AStageOnePlanLacksIsOneLineAndTheStagesAfterItStillMatch) {
   EXPECT_EQ(Structural(b, a), Lines{"+ ordinary stage 1 (layer 0, dense-ffn): 1 entry, 1 compute, 1 exit steps"});
   // A change further on is still listed at its own stage, not shifted.
   const Plan c = Edited(b, [](LinePlan& l) { l.stages[2].compute[0].width = 32; });
-  EXPECT_EQ(Structural(a, c), (Lines{"- ordinary stage 1 (layer 0, dense-ffn): 1 entry, 1 compute, 1 exit steps",
-                                     "~ ordinary stage 3 compute[0]: compute input full -> full, owes - -> tp, width 64 != "
-                                     "compute input full -> full, owes - -> tp, width 32"}));
+  EXPECT_EQ(Structural(a, c),
+            (Lines{"- ordinary stage 1 (layer 0, dense-ffn): 1 entry, 1 compute, 1 exit steps",
+                   "~ ordinary stage 3 compute[0]: compute input full -> full, owes - -> tp, width 64 != "
+                   "compute input full -> full, owes - -> tp, width 32"}));
 }
 
 // ---- bytes per token ----
@@ -282,8 +300,8 @@ TEST(PlanDiff, TheBytesLineShowsWhatARemovedCollectiveMoved) {
 
 TEST(PlanDiff, APipelineDiffEndsWithTheBytesOfEachRankAndTheTotal) {
   const Expected<Pipeline> a =
-      BindPipelineChecked(CatalogueModel("deepseek-v2-lite").value(), {.tp = 4, .attn_dp = 2, .dense_tp = 1,
-                                                                       .moe = MoeMode::kA2a, .pp = 2});
+      BindPipelineChecked(CatalogueModel("deepseek-v2-lite").value(),
+                          {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2});
   ASSERT_TRUE(a.ok()) << a.error().message;
   Pipeline b = *a;
   b[1] = WithoutReduceScatter(b[1], 5);
@@ -332,7 +350,10 @@ TEST(PlanDiff, AChangeToAnyFieldOfAPlanIsListed) {
       {"config moe", [](PlanHeader& h, LinePlan&) { h.config.moe = MoeMode::kA2a; }},
       {"config input_scattered", [](PlanHeader& h, LinePlan&) { h.config.input_scattered = true; }},
       {"config reduction", [](PlanHeader& h, LinePlan&) { h.config.reduction = Reduction::kRsv; }},
-      {"config pp_split", [](PlanHeader& h, LinePlan&) { h.config.pp_split = {2, 2}; }},
+      {"config pp_split",
+       [](PlanHeader& h, LinePlan&) {
+         h.config.pp_split = {2, 2};
+       }},
       {"pp_rank", [](PlanHeader& h, LinePlan&) { h.pp_rank = 0; }},
       {"first_layer", [](PlanHeader& h, LinePlan&) { h.first_layer = 1; }},
       {"last_layer", [](PlanHeader& h, LinePlan&) { h.last_layer = 5; }},

@@ -74,7 +74,8 @@ struct BadFile {
 
 TEST(GoldenFile, EveryMalformedFileIsAnErrorNamingTheLine) {
   const std::string plan =
-      "plan llama hidden=64 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar "
+      "plan llama hidden=64 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 "
+      "dp_lm_head=no reduction=ar "
       "scattered=no pp=1 split=- pp_rank=0 layers=0..4\n";
   const std::vector<BadFile> bad = {
       {"empty", "", "f:1: expected 'subject NAME' first"},

@@ -103,10 +103,8 @@ TEST(PlanJson, EveryCataloguePlanReadsBackToAnEqualPlan) {
   }
   std::string names;
   for (const std::string& n : unequal) names += "  " + n + "\n";
-  EXPECT_TRUE(unequal.empty()) << unequal.size() << " of " << cases.size()
-                               << " plans read back unequal:\n"
-                               << names << "first difference (" << (unequal.empty() ? "" : unequal[0])
-                               << "):\n"
+  EXPECT_TRUE(unequal.empty()) << unequal.size() << " of " << cases.size() << " plans read back unequal:\n"
+                               << names << "first difference (" << (unequal.empty() ? "" : unequal[0]) << "):\n"
                                << first_reason;
 }
 
@@ -291,13 +289,15 @@ TEST(PlanJsonErrors, UnknownStepNamesThePathAndTheChoices) {
   doc["lines"][0]["stages"][2]["entry"][0]["step"] = "frobnicate";
   EXPECT_EQ(ErrorOf(doc),
             "lines[0].stages[2].entry[0].step: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, "
-            "a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, embed, lm-head, ag-vocab, leave, send, recv");
+            "a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, embed, lm-head, "
+            "ag-vocab, leave, send, recv");
 }
 
 TEST(PlanJsonErrors, UnknownEnumValuesNameThePathAndTheChoices) {
   json doc = LlamaDoc();
   doc["lines"][0]["stages"][1]["entry"][0]["group"] = "world";
-  EXPECT_EQ(ErrorOf(doc), "lines[0].stages[1].entry[0].group: unknown group 'world'; expected one of: attn_tp, dp, tp, pp, ep");
+  EXPECT_EQ(ErrorOf(doc),
+            "lines[0].stages[1].entry[0].group: unknown group 'world'; expected one of: attn_tp, dp, tp, pp, ep");
 
   doc = LlamaDoc();
   doc["lines"][0]["stages"][1]["exit"][0]["rows"][1] = "half";
@@ -306,8 +306,7 @@ TEST(PlanJsonErrors, UnknownEnumValuesNameThePathAndTheChoices) {
 
   doc = LlamaDoc();
   doc["lines"][0]["end"]["steps"][0]["owes"][0] = "dp";
-  EXPECT_EQ(ErrorOf(doc),
-            "lines[0].end.steps[0].owes[0]: unknown owed sum 'dp'; expected one of: -, attn_tp, tp");
+  EXPECT_EQ(ErrorOf(doc), "lines[0].end.steps[0].owes[0]: unknown owed sum 'dp'; expected one of: -, attn_tp, tp");
 
   doc = LlamaDoc();
   doc["lines"][0]["variant"] = "sideways";
@@ -316,8 +315,7 @@ TEST(PlanJsonErrors, UnknownEnumValuesNameThePathAndTheChoices) {
 
   doc = LlamaDoc();
   doc["lines"][0]["stages"][0]["decl"]["kind"] = "conv";
-  EXPECT_EQ(ErrorOf(doc).rfind("lines[0].stages[0].decl.kind: unknown stage kind 'conv'", 0), 0U)
-      << ErrorOf(doc);
+  EXPECT_EQ(ErrorOf(doc).rfind("lines[0].stages[0].decl.kind: unknown stage kind 'conv'", 0), 0U) << ErrorOf(doc);
 }
 
 TEST(PlanJsonErrors, UnknownConfigEnumNamesThePath) {
@@ -349,7 +347,8 @@ TEST(PlanJsonErrors, ConfigThatFailsValidationNamesTheConfig) {
   json doc = LlamaDoc();
   doc["config"]["tp"] = 6;
   doc["config"]["attn_dp"] = 4;
-  EXPECT_EQ(ErrorOf(doc), "config: tp=6 is not divisible by attn_dp=4; attn_dp must divide tp (divisors of 6: 1, 2, 3, 6)");
+  EXPECT_EQ(ErrorOf(doc),
+            "config: tp=6 is not divisible by attn_dp=4; attn_dp must divide tp (divisors of 6: 1, 2, 3, 6)");
 
   doc = LlamaDoc();
   doc["config"]["dense_tp"] = 3;

@@ -42,11 +42,23 @@ TEST(JsonWriter, EveryCataloguePipelineIsWhatNlohmannWrites) {
 }
 
 TEST(JsonWriter, CornersOfTheFormatAreWhatNlohmannWrites) {
-  const std::vector<double> numbers = {0.0,    -0.0,   1.0,     1408.0,  341.33333333333337, 0.1,
-                                       1e-5,   1e14,   999999999999999.0, 1e15, 1e16, 12345678901234567890.0,
-                                       -2.5,   std::numeric_limits<double>::infinity(), std::nan("")};
-  const std::vector<std::string> strings = {"",        "plain",       "with \"quotes\"", "back\\slash",
-                                            "tab\tnl\n", "\x01\x1f\x7f", "kimi–k2 ✓",        "é"};
+  const std::vector<double> numbers = {0.0,
+                                       -0.0,
+                                       1.0,
+                                       1408.0,
+                                       341.33333333333337,
+                                       0.1,
+                                       1e-5,
+                                       1e14,
+                                       999999999999999.0,
+                                       1e15,
+                                       1e16,
+                                       12345678901234567890.0,
+                                       -2.5,
+                                       std::numeric_limits<double>::infinity(),
+                                       std::nan("")};
+  const std::vector<std::string> strings = {"",          "plain",        "with \"quotes\"", "back\\slash",
+                                            "tab\tnl\n", "\x01\x1f\x7f", "kimi–k2 ✓",       "é"};
   std::string out;
   JsonWriter w(out);
   json doc;

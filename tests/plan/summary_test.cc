@@ -36,8 +36,8 @@ std::vector<Totals> Read(const std::string& summary) {
     } else if (std::regex_match(line, m, kRow) && !line.starts_with("  seam ")) {
       out.back().bytes += std::stoi(m[2]) * std::stod(m[4]);
       const std::string label = m[1];
-      const bool into_stage = label.find(" -> ") != std::string::npos && !label.ends_with("-> final norm") &&
-                              !label.ends_with("-> send");
+      const bool into_stage =
+          label.find(" -> ") != std::string::npos && !label.ends_with("-> final norm") && !label.ends_with("-> send");
       if (into_stage) out.back().into += std::stoi(m[2]);
     }
   }
@@ -45,11 +45,10 @@ std::vector<Totals> Read(const std::string& summary) {
 }
 
 TEST(PlanSummary, EveryCatalogueModelsRowsAddUpToItsBytesAndCountEachStageOnce) {
-  const std::vector<ParallelConfig> layouts = {
-      {.tp = 2},
-      {.tp = 4, .attn_dp = 2, .dense_tp = 1, .pp = 2},
-      {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2},
-      {.tp = 2, .input_scattered = true}};
+  const std::vector<ParallelConfig> layouts = {{.tp = 2},
+                                               {.tp = 4, .attn_dp = 2, .dense_tp = 1, .pp = 2},
+                                               {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2},
+                                               {.tp = 2, .input_scattered = true}};
   int checked = 0;
   for (const CatalogueEntry& e : Catalogue()) {
     const Model m = e.make();
@@ -78,9 +77,8 @@ TEST(PlanSummary, EveryCatalogueModelsRowsAddUpToItsBytesAndCountEachStageOnce) 
 }
 
 TEST(PlanSummary, DeepseekOnAttentionDpAndA2aIsOneRowPerKindOfSeam) {
-  const Pipeline p =
-      *BindPipelineChecked(CatalogueModel("deepseek-v2-lite").value(),
-                           {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
+  const Pipeline p = *BindPipelineChecked(CatalogueModel("deepseek-v2-lite").value(),
+                                          {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
   EXPECT_EQ(ToSummary(p),
             "deepseek-v2-lite (tiny shape, hidden 64)\n"
             "tp=4 attn_dp=2 (attn_tp=2) dense_tp=1 moe=a2a reduction=ar pp=1\n"

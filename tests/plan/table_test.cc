@@ -63,38 +63,60 @@ TEST(PlanTable, LlamaOnTp2IsOneRowPerStepWithItsBytes) {
       "slice = this rank's 1/attn_tp share of them\n"
       "\n"
       "ordinary batches\n"
-      "stage  layer  kind        residual  side     step            operand   group    rows  owes          bytes/token\n"
-      "              embedding             start    embed           value     -        full  - -> tp                 0\n"
-      "    0      0  attention   full      entry    ar              value     tp       full  tp -> -               256\n"
-      "                                    entry    start-residual  value     -        full  -                       0\n"
-      "                                    entry    norm            residual  -        full  -                       0\n"
-      "                                    compute  compute         input     -        full  - -> attn_tp            0\n"
-      "                                    exit     leave           value     attn_tp  full  attn_tp                 0\n"
-      "    1      0  dense-ffn   full      entry    ar+add+norm     value     attn_tp  full  attn_tp -> -          256\n"
-      "                                    compute  compute         input     -        full  - -> tp                 0\n"
-      "                                    exit     leave           value     tp       full  tp                      0\n"
-      "    2      1  attention   full      entry    ar+add+norm     value     tp       full  tp -> -               256\n"
-      "                                    compute  compute         input     -        full  - -> attn_tp            0\n"
-      "                                    exit     leave           value     attn_tp  full  attn_tp                 0\n"
-      "    3      1  dense-ffn   full      entry    ar+add+norm     value     attn_tp  full  attn_tp -> -          256\n"
-      "                                    compute  compute         input     -        full  - -> tp                 0\n"
-      "                                    exit     leave           value     tp       full  tp                      0\n"
-      "              final-norm            final    ar+add+norm     value     tp       full  tp -> -               256\n"
-      "              lm-head               head     lm-head         input     -        full  -                       0\n"
-      "                                    head     ag-vocab        logits    tp       full  -                     512\n"
+      "stage  layer  kind        residual  side     step            operand   group    rows  owes          "
+      "bytes/token\n"
+      "              embedding             start    embed           value     -        full  - -> tp                 "
+      "0\n"
+      "    0      0  attention   full      entry    ar              value     tp       full  tp -> -               "
+      "256\n"
+      "                                    entry    start-residual  value     -        full  -                       "
+      "0\n"
+      "                                    entry    norm            residual  -        full  -                       "
+      "0\n"
+      "                                    compute  compute         input     -        full  - -> attn_tp            "
+      "0\n"
+      "                                    exit     leave           value     attn_tp  full  attn_tp                 "
+      "0\n"
+      "    1      0  dense-ffn   full      entry    ar+add+norm     value     attn_tp  full  attn_tp -> -          "
+      "256\n"
+      "                                    compute  compute         input     -        full  - -> tp                 "
+      "0\n"
+      "                                    exit     leave           value     tp       full  tp                      "
+      "0\n"
+      "    2      1  attention   full      entry    ar+add+norm     value     tp       full  tp -> -               "
+      "256\n"
+      "                                    compute  compute         input     -        full  - -> attn_tp            "
+      "0\n"
+      "                                    exit     leave           value     attn_tp  full  attn_tp                 "
+      "0\n"
+      "    3      1  dense-ffn   full      entry    ar+add+norm     value     attn_tp  full  attn_tp -> -          "
+      "256\n"
+      "                                    compute  compute         input     -        full  - -> tp                 "
+      "0\n"
+      "                                    exit     leave           value     tp       full  tp                      "
+      "0\n"
+      "              final-norm            final    ar+add+norm     value     tp       full  tp -> -               "
+      "256\n"
+      "              lm-head               head     lm-head         input     -        full  -                       "
+      "0\n"
+      "                                    head     ag-vocab        logits    tp       full  -                     "
+      "512\n"
       "bytes per token per rank: layers 0..1: 512 each, final norm: 256, lm head: 512; total 1792\n";
   EXPECT_EQ(table, expected);
 }
 
 TEST(PlanTable, HeaderRowFinalNormRowAndBytesSummaryAreExact) {
   const std::string table = ToTable(MustBind(LlamaModel(2), {.tp = 2}));
-  EXPECT_TRUE(HasLine(table, "stage  layer  kind        residual  side     step            operand   group    rows  "
-                             "owes          bytes/token"))
+  EXPECT_TRUE(HasLine(table,
+                      "stage  layer  kind        residual  side     step            operand   group    rows  "
+                      "owes          bytes/token"))
       << table;
-  EXPECT_TRUE(HasLine(table, "              final-norm            final    ar+add+norm     value     tp       full  "
-                             "tp -> -               256"))
+  EXPECT_TRUE(HasLine(table,
+                      "              final-norm            final    ar+add+norm     value     tp       full  "
+                      "tp -> -               256"))
       << table;
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 512 each, final norm: 256, lm head: 512; total 1792"))
+  EXPECT_TRUE(
+      HasLine(table, "bytes per token per rank: layers 0..1: 512 each, final norm: 256, lm head: 512; total 1792"))
       << table;
 }
 
@@ -128,11 +150,14 @@ TEST(PlanTable, InputScatteredPlanHasOneSectionPerVariant) {
   ASSERT_NE(scattered, std::string::npos) << table;
   EXPECT_LT(ordinary, scattered);
   EXPECT_TRUE(HasLine(table, "tp=2 attn_dp=1 (attn_tp=2) dense_tp=2 moe=tp reduction=ar input-scattered pp=1"));
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 512 each, final norm: 256, lm head: 512; total 1792"));
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 768, layer 1: 384, final norm: 256, lm head: 512; total 1920"))
+  EXPECT_TRUE(
+      HasLine(table, "bytes per token per rank: layers 0..1: 512 each, final norm: 256, lm head: 512; total 1792"));
+  EXPECT_TRUE(
+      HasLine(table, "bytes per token per rank: layer 0: 768, layer 1: 384, final norm: 256, lm head: 512; total 1920"))
       << table;
-  EXPECT_TRUE(HasLine(table, "    0      0  attention   slice     entry    rs              value     tp       "
-                             "full -> slice  tp -> -               128"))
+  EXPECT_TRUE(HasLine(table,
+                      "    0      0  attention   slice     entry    rs              value     tp       "
+                      "full -> slice  tp -> -               128"))
       << table;
 }
 
@@ -142,26 +167,31 @@ TEST(PlanTable, InputScatteredPlanHasOneSectionPerVariant) {
 TEST(PlanTable, DeepseekA2aSummaryCountsEveryCollective) {
   const std::string table =
       ToTable(MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}));
-  EXPECT_TRUE(HasLine(table, "deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 0 of 1 (layers 0..2)")) << table;
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layer 0: 64, layer 1: 416, layer 2: 480, final norm: 0, "
-                             "lm head: 896; total 1856"))
+  EXPECT_TRUE(HasLine(table, "deepseek-v2-lite (tiny shape, hidden 64) on pipeline rank 0 of 1 (layers 0..2)"))
+      << table;
+  EXPECT_TRUE(HasLine(table,
+                      "bytes per token per rank: layer 0: 64, layer 1: 416, layer 2: 480, final norm: 0, "
+                      "lm head: 896; total 1856"))
       << table;
   EXPECT_EQ(CountMatches(table, std::regex(R"( +compute +a2a-dispatch +input +tp +slice +- +144)")), 2) << table;
   EXPECT_EQ(CountMatches(table, std::regex(R"( +compute +a2a-combine +value +tp +slice +- +144)")), 2) << table;
-  EXPECT_TRUE(HasLine(table, "              final-norm            final    norm            residual  -        attn  "
-                             "         -                       0"))
+  EXPECT_TRUE(HasLine(table,
+                      "              final-norm            final    norm            residual  -        attn  "
+                      "         -                       0"))
       << table;
 }
 
 TEST(PlanTable, SingleRankPlanMovesNoBytes) {
   const std::string table = ToTable(MustBind(LlamaModel(2), {.tp = 1}));
-  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 0 each, final norm: 0, lm head: 0; total 0")) << table;
+  EXPECT_TRUE(HasLine(table, "bytes per token per rank: layers 0..1: 0 each, final norm: 0, lm head: 0; total 0"))
+      << table;
 }
 
 TEST(PlanTable, EveryStepIsOneRow) {
   const Plan p = MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
   size_t steps = 0;
-  for (const StagePlan& s : p.line(Variant::kOrdinary)->stages) steps += s.entry.size() + s.compute.size() + s.exit.size();
+  for (const StagePlan& s : p.line(Variant::kOrdinary)->stages)
+    steps += s.entry.size() + s.compute.size() + s.exit.size();
   steps += p.line(Variant::kOrdinary)->start.size() + p.line(Variant::kOrdinary)->end.steps.size() +
            p.line(Variant::kOrdinary)->end.head.size();
   // title, config, wire dtypes, rows legend, blank, "ordinary batches", header row, steps, summary
@@ -172,8 +202,7 @@ TEST(PlanTable, NoOpStageGetsAPassOnRow) {
   Expected<Plan> p = BindChecked(StackOf("ANF"), {.tp = 2}, 0);
   ASSERT_TRUE(p.ok()) << p.error().message;
   const std::string table = ToTable(*p);
-  EXPECT_EQ(CountMatches(table, std::regex(R"( +1 +1 +no-op +\S+ +- +\(passes the pending add on\) +0)")), 1)
-      << table;
+  EXPECT_EQ(CountMatches(table, std::regex(R"( +1 +1 +no-op +\S+ +- +\(passes the pending add on\) +0)")), 1) << table;
 }
 
 // ---- dot ----
@@ -189,9 +218,10 @@ TEST(PlanDot, LlamaIsOneClusterWithANodePerStage) {
   EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"r0_ordinary_(start|end)" \[label=.*shape=ellipse\];)re")), 2) << dot;
   // One edge per boundary: entry -> 0 -> 1 -> 2 -> 3 -> final, and one to the LM head.
   EXPECT_EQ(CountMatches(dot, std::regex(R"( *"[^"]+" -> "[^"]+" \[label=.*)")), 6) << dot;
-  EXPECT_TRUE(HasLine(dot, R"x(    "r0_ordinary_1" [label="1 dense-ffn (layer 0)\ninput full, residual full"];)x")) << dot;
+  EXPECT_TRUE(HasLine(dot, R"x(    "r0_ordinary_1" [label="1 dense-ffn (layer 0)\ninput full, residual full"];)x"))
+      << dot;
   EXPECT_TRUE(HasLine(dot, R"(    "r0_ordinary_0" -> "r0_ordinary_1" [label="ar+add+norm(tp) 256 B/token\n)"
-                          R"(value: full owes tp\nresidual: full"];)"))
+                           R"(value: full owes tp\nresidual: full"];)"))
       << dot;
   EXPECT_TRUE(HasLine(dot, "  rankdir=TB;")) << dot;
 }
@@ -285,7 +315,10 @@ TEST(PlanDot, APipelineKeepsItsHandoffEdgesAndFirstReceive) {
   ASSERT_TRUE(p.ok()) << p.error().message;
   const std::string dot = ToDot(*p);
   EXPECT_TRUE(HasLine(dot, R"(  "r0_ordinary_end" -> "r1_ordinary_start" [label="slices", style=dashed];)")) << dot;
-  EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"r1_ordinary_start" -> "r1_ordinary_[0-9]+" \[label="recv\(pp\) 0 B/token\\n.*)re")), 1)
+  EXPECT_EQ(
+      CountMatches(
+          dot, std::regex(R"re( *"r1_ordinary_start" -> "r1_ordinary_[0-9]+" \[label="recv\(pp\) 0 B/token\\n.*)re")),
+      1)
       << dot;
 }
 
@@ -296,13 +329,13 @@ TEST(PlanDot, AQuoteInTheModelNameIsEscaped) {
   EXPECT_EQ(LinesOf(ToDot(Plan(h, p.lines()))).front(), R"(digraph "my \"llama\"" {)");
 }
 
-
 TEST(PlanDot, TheTitleNamesTheModelAndTheConfiguration) {
   const ParallelConfig cfg{.tp = 2};
   const std::string dot = ToDot(MustBind(LlamaModel(2), cfg));
-  EXPECT_TRUE(HasLine(dot, fmt::format(R"(  label="llama\n{}\nwire: fp32 activations; bytes per token per rank, each on )"
-                                       R"(one edge";)",
-                                       Describe(cfg))))
+  EXPECT_TRUE(
+      HasLine(dot, fmt::format(R"(  label="llama\n{}\nwire: fp32 activations; bytes per token per rank, each on )"
+                               R"(one edge";)",
+                               Describe(cfg))))
       << dot;
   EXPECT_TRUE(HasLine(dot, "  labelloc=t;")) << dot;
 }
@@ -311,10 +344,15 @@ TEST(PlanDot, TheLmHeadIsDrawnAfterTheFinalNormWithItsCollectives) {
   const Plan p = MustBind(LlamaModel(2), {.tp = 2});
   ASSERT_FALSE(p.lines()[0].end.head.empty());
   const std::string dot = ToDot(p);
-  EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"r0_ordinary_lm_head" \[label="lm head\\nlogits over \d+ columns".*)re")), 1)
+  EXPECT_EQ(
+      CountMatches(dot, std::regex(R"re( *"r0_ordinary_lm_head" \[label="lm head\\nlogits over \d+ columns".*)re")), 1)
       << dot;
   // The vocabulary's gather over the two ranks, on the edge from the final norm.
-  EXPECT_EQ(CountMatches(dot, std::regex(R"re( *"r0_ordinary_end" -> "r0_ordinary_lm_head" \[label="ag-vocab\(tp\) [0-9.]+ B/token"\];)re")), 1)
+  EXPECT_EQ(
+      CountMatches(
+          dot, std::regex(
+                   R"re( *"r0_ordinary_end" -> "r0_ordinary_lm_head" \[label="ag-vocab\(tp\) [0-9.]+ B/token"\];)re")),
+      1)
       << dot;
 }
 
@@ -322,12 +360,16 @@ TEST(PlanDot, AllToAllDispatchAndCombineAreEdgesToAndFromTheExperts) {
   const std::string dot = ToDot(MustBind(DeepseekModel(4, 64, 3), kDeepseekCfg));
   // The MoE layers 1..3 (stages 3, 5, 7): layers 1 and 2 are one box, whose
   // all-to-alls run once a layer; layer 3 ends the stack.
-  const std::regex out(R"re( *"r0_ordinary_(\d+)" -> "r0_ordinary_\1_experts" \[label="a2a-dispatch\(tp\) [0-9.]+ B/token( x2)?"\];)re");
-  const std::regex back(R"re( *"r0_ordinary_(\d+)_experts" -> "r0_ordinary_\1" \[label="a2a-combine\(tp\) [0-9.]+ B/token( x2)?"\];)re");
+  const std::regex out(
+      R"re( *"r0_ordinary_(\d+)" -> "r0_ordinary_\1_experts" \[label="a2a-dispatch\(tp\) [0-9.]+ B/token( x2)?"\];)re");
+  const std::regex back(
+      R"re( *"r0_ordinary_(\d+)_experts" -> "r0_ordinary_\1" \[label="a2a-combine\(tp\) [0-9.]+ B/token( x2)?"\];)re");
   EXPECT_EQ(CountMatches(dot, out), 2) << dot;
   EXPECT_EQ(CountMatches(dot, back), 2) << dot;
-  EXPECT_TRUE(HasLine(dot, R"x(      "r0_ordinary_3_experts" [label="experts\nover tp (4 ranks)", shape=box3d];)x")) << dot;
-  EXPECT_TRUE(HasLine(dot, R"x(    "r0_ordinary_7_experts" [label="experts\nover tp (4 ranks)", shape=box3d];)x")) << dot;
+  EXPECT_TRUE(HasLine(dot, R"x(      "r0_ordinary_3_experts" [label="experts\nover tp (4 ranks)", shape=box3d];)x"))
+      << dot;
+  EXPECT_TRUE(HasLine(dot, R"x(    "r0_ordinary_7_experts" [label="experts\nover tp (4 ranks)", shape=box3d];)x"))
+      << dot;
 }
 
 // Every "kind(group) N B/token [xK]" on an edge, N times K, summed.
@@ -347,12 +389,11 @@ double BytesOnEdges(const std::string& dot) {
 }
 
 TEST(PlanDot, TheBytesOnTheEdgesAddUpToThePlansBytesPerToken) {
-  const std::vector<ParallelConfig> configs = {
-      {.tp = 2},
-      {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a},
-      {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2},
-      {.tp = 4, .attn_dp = 4, .moe = MoeMode::kA2a, .dp_lm_head = true},
-      {.tp = 2, .input_scattered = true, .pp = 2}};
+  const std::vector<ParallelConfig> configs = {{.tp = 2},
+                                               {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a},
+                                               {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2},
+                                               {.tp = 4, .attn_dp = 4, .moe = MoeMode::kA2a, .dp_lm_head = true},
+                                               {.tp = 2, .input_scattered = true, .pp = 2}};
   int drawn = 0;
   for (const CatalogueEntry& e : Catalogue()) {
     for (const ParallelConfig& cfg : configs) {
@@ -427,7 +468,8 @@ TEST(PlanDot, ControlBytesAndInvalidUtf8InTheModelNameAreEscapedText) {
 
 TEST(PlanDot, ALongModelNameIsCutToAnEllipsisAndItsLength) {
   const std::string dot = ToDot(Renamed(std::string(100000, 'a')));
-  EXPECT_EQ(LinesOf(dot).front(), fmt::format("digraph \"{}\u2026 (100000 characters)\" {{", std::string(kMaxLabelName, 'a')));
+  EXPECT_EQ(LinesOf(dot).front(),
+            fmt::format("digraph \"{}\u2026 (100000 characters)\" {{", std::string(kMaxLabelName, 'a')));
   EXPECT_LT(dot.size(), 20000u);
   // A name of many-byte characters is cut between characters.
   std::string wide;
@@ -438,17 +480,19 @@ TEST(PlanDot, ALongModelNameIsCutToAnEllipsisAndItsLength) {
 
 TEST(PlanTable, ControlBytesAndInvalidUtf8InTheModelNameAreEscaped) {
   const std::string table = ToTable(Renamed("evil\x1b[2J\x07\x7f\xc3(ok \u00e9"));
-  EXPECT_EQ(LinesOf(table).front(), R"(evil\x1b[2J\x07\x7f\xc3(ok )" "\u00e9" " on pipeline rank 0 of 1 (layers 0..1)");
+  EXPECT_EQ(LinesOf(table).front(), R"(evil\x1b[2J\x07\x7f\xc3(ok )"
+                                    "\u00e9"
+                                    " on pipeline rank 0 of 1 (layers 0..1)");
 }
 
 TEST(Printable, ControlBytesDelAndInvalidUtf8AreWrittenAsHex) {
   EXPECT_EQ(Printable("plain name-1.5"), "plain name-1.5");
   EXPECT_EQ(Printable(std::string("\0\t\n\x1b\x7f", 5)), R"(\x00\x09\x0a\x1b\x7f)");
   EXPECT_EQ(Printable("\u00e9\u20ac\U0001F600"), "\u00e9\u20ac\U0001F600");  // valid UTF-8 stays
-  EXPECT_EQ(Printable("\xc0\xaf"), R"(\xc0\xaf)");                         // overlong
-  EXPECT_EQ(Printable("\xed\xa0\x80"), R"(\xed\xa0\x80)");                 // a surrogate
-  EXPECT_EQ(Printable("\xe2\x82"), R"(\xe2\x82)");                         // cut short
-  EXPECT_EQ(Printable("\xf4\x90\x80\x80"), R"(\xf4\x90\x80\x80)");         // above U+10FFFF
+  EXPECT_EQ(Printable("\xc0\xaf"), R"(\xc0\xaf)");                           // overlong
+  EXPECT_EQ(Printable("\xed\xa0\x80"), R"(\xed\xa0\x80)");                   // a surrogate
+  EXPECT_EQ(Printable("\xe2\x82"), R"(\xe2\x82)");                           // cut short
+  EXPECT_EQ(Printable("\xf4\x90\x80\x80"), R"(\xf4\x90\x80\x80)");           // above U+10FFFF
 }
 
 }  // namespace

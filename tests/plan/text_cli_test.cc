@@ -36,9 +36,9 @@ const std::vector<std::string> kArgs = {
 TEST_F(TextCli, ShowReprintsATextPlanByteIdenticalAndAsTheSameJson) {
   const std::string text = PlanFile("plan.txt", kArgs, "text");
   const std::string json = PlanFile("plan.json", kArgs, "json");
-  EXPECT_TRUE(
-      ReadText(text).starts_with("plan deepseek-v2-lite hidden=64 streams=1 vocab=256 act=bf16 dispatch=bf16 tp=4 attn_dp=2 dense_tp=1 "
-                                 "moe=a2a ep=4 dp_lm_head=no reduction=ar scattered=no pp=2 split=1+3 pp_rank=0 layers=0..1\n"));
+  EXPECT_TRUE(ReadText(text).starts_with(
+      "plan deepseek-v2-lite hidden=64 streams=1 vocab=256 act=bf16 dispatch=bf16 tp=4 attn_dp=2 dense_tp=1 "
+      "moe=a2a ep=4 dp_lm_head=no reduction=ar scattered=no pp=2 split=1+3 pp_rank=0 layers=0..1\n"));
   Result r = Seam({"show", text, "--format", "text"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, ReadText(text));
@@ -73,10 +73,11 @@ TEST_F(TextCli, AMalformedTextPlanExitsTwoNamingFileAndLine) {
   const Result r = Seam({"show", file});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "seam: " + file +
-                       ":8: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, a2a-dispatch, "
-                       "a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, embed, lm-head, ag-vocab, leave, "
-                       "send, recv\n");
+  EXPECT_EQ(r.err,
+            "seam: " + file +
+                ":8: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, a2a-dispatch, "
+                "a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, embed, lm-head, ag-vocab, leave, "
+                "send, recv\n");
 }
 
 TEST_F(TextCli, AnEmptyFileIsATextPlanWithNothingInIt) {

@@ -146,7 +146,8 @@ struct BadText {
 
 std::vector<BadText> BadTexts() {
   const std::string h =
-      "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar scattered=no pp=1 split=- "
+      "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no "
+      "reduction=ar scattered=no pp=1 split=- "
       "pp_rank=0";
   return {
       {"empty", "", "t:1: no plan here; expected a line 'plan MODEL ...'"},
@@ -160,7 +161,8 @@ std::vector<BadText> BadTexts() {
       {"not a number", WithLine(7, "    entry start-residual value full w=8x"), "t:7: width '8x' is not a number"},
       {"zero tp",
        WithLine(2,
-                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=0 attn_dp=1 dense_tp=2 moe=tp ep=0 dp_lm_head=no reduction=ar scattered=no pp=1 "
+                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=0 attn_dp=1 dense_tp=2 moe=tp ep=0 "
+                "dp_lm_head=no reduction=ar scattered=no pp=1 "
                 "split=- pp_rank=0 layers=0..1"),
        "t:2: tp 0 is out of range (1..1000000000)"},
       {"unknown key", WithLine(7, "    entry start-residual value full w=8 colour=red"),
@@ -212,7 +214,8 @@ std::vector<BadText> BadTexts() {
        "t:15: the plan has this batch variant twice"},
       {"model missing",
        WithLine(2,
-                "plan hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar scattered=no pp=1 "
+                "plan hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 "
+                "dp_lm_head=no reduction=ar scattered=no pp=1 "
                 "split=- pp_rank=0 layers=0..1"),
        "t:2: expected the model name after 'plan', got 'hidden=8'"},
       {"unclosed quote", WithLine(2, "plan \"tiny " + h.substr(10) + " layers=0..1"),
@@ -223,12 +226,14 @@ std::vector<BadText> BadTexts() {
       {"backwards layers", WithLine(2, h + " layers=4..1"), "t:2: layers=4..1 ends before it starts"},
       {"bad split",
        WithLine(2,
-                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar scattered=no pp=2 "
+                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 "
+                "dp_lm_head=no reduction=ar scattered=no pp=2 "
                 "split=1+ pp_rank=0 layers=0..1"),
        "t:2: split '' is not a number"},
       {"invalid config",
        WithLine(2,
-                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=4 attn_dp=3 dense_tp=2 moe=tp ep=4 dp_lm_head=no reduction=ar scattered=no pp=1 "
+                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=4 attn_dp=3 dense_tp=2 moe=tp ep=4 "
+                "dp_lm_head=no reduction=ar scattered=no pp=1 "
                 "split=- pp_rank=0 layers=0..1"),
        "t:2: tp=4 is not divisible by attn_dp=3; attn_dp must divide tp (divisors of 4: 1, 2, 4)"},
       {"line without variant", WithLine(3, "line"), "t:3: expected 'line VARIANT' (ordinary or input-scattered)"},
@@ -242,7 +247,8 @@ std::vector<BadText> BadTexts() {
        "t:2: the model name \"ti\\x41\"\"\" holds an unescaped '\"'"},
       {"end without kind", WithLine(12, "  end"), "t:12: expected 'end KIND' (final or send)"},
       {"unknown end", WithLine(12, "  end later"), "t:12: unknown rank end 'later'; expected one of: final, send"},
-      {"stray under end", WithLine(14, "    entry norm residual full w=8"), "t:14: expected 'step' or 'head', got 'entry'"},
+      {"stray under end", WithLine(14, "    entry norm residual full w=8"),
+       "t:14: expected 'step' or 'head', got 'entry'"},
       {"extra end step word", WithLine(13, "    arrives value=full owes=attn_tp residual=full extra"),
        "t:13: expected key=value, got 'extra'"},
   };
@@ -290,7 +296,8 @@ TEST(PlanText, StageRankAndSplitCountsAreCapped) {
   std::string split = "1";
   for (int i = 0; i < 1024; ++i) split += "+1";
   p = PipelineFromText(WithLine(2,
-                                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 moe=tp ep=2 dp_lm_head=no reduction=ar "
+                                "plan tiny hidden=8 streams=1 vocab=0 act=bf16 dispatch=bf16 tp=2 attn_dp=1 dense_tp=2 "
+                                "moe=tp ep=2 dp_lm_head=no reduction=ar "
                                 "scattered=no pp=2 split=" +
                                     split + " pp_rank=0 layers=0..1"),
                        "t");
@@ -301,9 +308,8 @@ TEST(PlanText, StageRankAndSplitCountsAreCapped) {
 // Hostile input: every prefix of a real plan and the plan with any one line
 // dropped reads back, or is a Malformed error naming a line; never a crash.
 TEST(PlanText, EveryTruncationAndDroppedLineIsAnErrorOrAPlan) {
-  Expected<Pipeline> bound =
-      BindPipeline(CatalogueModel("deepseek-v2-lite").value(),
-                   {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2});
+  Expected<Pipeline> bound = BindPipeline(CatalogueModel("deepseek-v2-lite").value(),
+                                          {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2});
   ASSERT_TRUE(bound.ok());
   const std::string text = ToText(*bound);
   auto check = [](std::string_view t, std::string_view what) {

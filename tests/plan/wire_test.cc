@@ -43,8 +43,8 @@ TEST(Wire, Bf16HalvesEveryStepOfEveryCatalogueModel) {
   int steps = 0;
   for (const CatalogueEntry& e : Catalogue()) {
     const Model m = e.make();
-    const ParallelConfig cfg{.tp = 4, .attn_dp = 2, .dense_tp = 1,
-                             .moe = MoeDispatchesA2a(m) ? MoeMode::kA2a : MoeMode::kTp, .pp = 2};
+    const ParallelConfig cfg{
+        .tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeDispatchesA2a(m) ? MoeMode::kA2a : MoeMode::kTp, .pp = 2};
     const Expected<Pipeline> a = BindPipelineChecked(m, cfg, {.wire = kFp32Wire});
     const Expected<Pipeline> b = BindPipelineChecked(m, cfg, {.wire = kBf16Wire});
     ASSERT_TRUE(a.ok() && b.ok()) << e.name << ": " << (a.ok() ? b.error().message : a.error().message);

@@ -25,10 +25,9 @@ std::vector<StageKind> KindsOf(const std::vector<StageRef>& stages) {
 // ---------------------------------------------------------------------------
 // The catalogue.
 
-const std::vector<std::string> kFamilies = {"llama",          "llama3",          "qwen3",      "qwen3-moe",
-                                            "gpt-oss",        "deepseek-v2-lite", "deepseek-qlora", "kimi-k2",
-                                            "nemotron-h",     "nemotron-3-nano", "zaya1",      "qwen3-next",
-                                            "nemotron-nas",   "mhc"};
+const std::vector<std::string> kFamilies = {
+    "llama",   "llama3",     "qwen3",           "qwen3-moe", "gpt-oss",    "deepseek-v2-lite", "deepseek-qlora",
+    "kimi-k2", "nemotron-h", "nemotron-3-nano", "zaya1",     "qwen3-next", "nemotron-nas",     "mhc"};
 
 TEST(Catalogue, ListsEveryFamilyInOrder) {
   std::vector<std::string> names;
@@ -117,14 +116,20 @@ TEST(Catalogue, RejectsAnUnknownModelAndListsTheCatalogue) {
 // Each family's tiny shape keeps its stage pattern and distinguishing parts.
 
 TEST(Catalogue, EveryFamilyHasItsStagePattern) {
-  const std::map<std::string, std::string> patterns = {
-      {"llama", "[A F][A F][A F][A F]"},        {"llama3", "[A F][A F][A F][A F]"},
-      {"qwen3", "[A F][A F][A F][A F]"},        {"qwen3-moe", "[A E][A E][A E][A E]"},
-      {"gpt-oss", "[A E][A E][A E][A E]"},      {"deepseek-v2-lite", "[A F][A E][A E][A E]"},
-      {"deepseek-qlora", "[A F][A E][A E][A E]"}, {"kimi-k2", "[A F][A E][A E][A E]"},
-      {"nemotron-h", "MFMAMF"},                 {"nemotron-3-nano", "MEMAEM"},
-      {"zaya1", "AEAE"},                        {"qwen3-next", "[M E][M E][M E][A E]"},
-      {"nemotron-nas", "[A F][A F][. F][A F][L F][. .]"}, {"mhc", "[A F][A E][A E][A E]"}};
+  const std::map<std::string, std::string> patterns = {{"llama", "[A F][A F][A F][A F]"},
+                                                       {"llama3", "[A F][A F][A F][A F]"},
+                                                       {"qwen3", "[A F][A F][A F][A F]"},
+                                                       {"qwen3-moe", "[A E][A E][A E][A E]"},
+                                                       {"gpt-oss", "[A E][A E][A E][A E]"},
+                                                       {"deepseek-v2-lite", "[A F][A E][A E][A E]"},
+                                                       {"deepseek-qlora", "[A F][A E][A E][A E]"},
+                                                       {"kimi-k2", "[A F][A E][A E][A E]"},
+                                                       {"nemotron-h", "MFMAMF"},
+                                                       {"nemotron-3-nano", "MEMAEM"},
+                                                       {"zaya1", "AEAE"},
+                                                       {"qwen3-next", "[M E][M E][M E][A E]"},
+                                                       {"nemotron-nas", "[A F][A F][. F][A F][L F][. .]"},
+                                                       {"mhc", "[A F][A E][A E][A E]"}};
   for (const std::string& name : kFamilies) EXPECT_EQ(PatternOf(MustCatalogue(name)), patterns.at(name)) << name;
 }
 
@@ -275,28 +280,20 @@ TEST(Zaya1Model, EvenLayersAreAttentionOddLayersMoe) {
 // PatternOf.
 
 TEST(PatternOf, ShowsNoOpStagesAsDots) {
-  const Model m{.name = "nas",
-                .num_layers = 3,
-                .hidden = 8,
-                .layer = [](int i) {
+  const Model m{.name = "nas", .num_layers = 3, .hidden = 8, .layer = [](int i) {
                   return i == 1 ? std::vector{NoOpStage()} : std::vector{MixerStage()};
                 }};
   EXPECT_EQ(PatternOf(m), "M.M");
 }
 
 TEST(PatternOf, BracketsMultiStageLayersAndNotSingleStageOnes) {
-  const Model m{.name = "mixed",
-                .num_layers = 2,
-                .hidden = 8,
-                .layer = [](int i) {
+  const Model m{.name = "mixed", .num_layers = 2, .hidden = 8, .layer = [](int i) {
                   return i == 0 ? std::vector{AttentionStage()} : std::vector{MixerStage(), SparseFfnStage()};
                 }};
   EXPECT_EQ(PatternOf(m), "A[M E]");
 }
 
-TEST(PatternOf, IsEmptyForAModelWithoutLayers) {
-  EXPECT_EQ(PatternOf(LlamaModel(0)), "");
-}
+TEST(PatternOf, IsEmptyForAModelWithoutLayers) { EXPECT_EQ(PatternOf(LlamaModel(0)), ""); }
 
 // ---------------------------------------------------------------------------
 // StagesOf.
@@ -309,9 +306,8 @@ TEST(StagesOf, NumbersEveryStageOfTheModel) {
     EXPECT_EQ(s[i].index, static_cast<int>(i));
     EXPECT_EQ(s[i].layer, static_cast<int>(i / 2));
   }
-  EXPECT_EQ(KindsOf(s), (std::vector<StageKind>{StageKind::kAttention, StageKind::kDenseFfn,
-                                                StageKind::kAttention, StageKind::kSparseFfn,
-                                                StageKind::kAttention, StageKind::kSparseFfn,
+  EXPECT_EQ(KindsOf(s), (std::vector<StageKind>{StageKind::kAttention, StageKind::kDenseFfn, StageKind::kAttention,
+                                                StageKind::kSparseFfn, StageKind::kAttention, StageKind::kSparseFfn,
                                                 StageKind::kAttention, StageKind::kSparseFfn}));
 }
 
@@ -336,13 +332,10 @@ TEST(StagesOf, SlicesTheMiddleOfASingleStageModel) {
 }
 
 TEST(StagesOf, NumbersAfterLayersOfDifferentWidths) {
-  const Model m{.name = "uneven",
-                .num_layers = 3,
-                .hidden = 8,
-                .layer = [](int i) {
-                  return i == 0 ? std::vector{AttentionStage(), MixerStage(), DenseFfnStage()}
-                                : std::vector{NoOpStage()};
-                }};
+  const Model m{
+      .name = "uneven", .num_layers = 3, .hidden = 8, .layer = [](int i) {
+        return i == 0 ? std::vector{AttentionStage(), MixerStage(), DenseFfnStage()} : std::vector{NoOpStage()};
+      }};
   const std::vector<StageRef> s = StagesOf(m, 2, 3);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].index, 4);
@@ -429,8 +422,7 @@ TEST(SparseFfnStage, DefaultsToTopOne) {
 }
 
 TEST(SparseFfnStage, TakesTopKUpdateAndRead) {
-  const StageDecl d =
-      SparseFfnStage({.top_k = 7, .update = UpdateKind::kHyperConnection, .read = ReadKind::kAllRows});
+  const StageDecl d = SparseFfnStage({.top_k = 7, .update = UpdateKind::kHyperConnection, .read = ReadKind::kAllRows});
   EXPECT_EQ(d.top_k, 7);
   EXPECT_EQ(d.update, UpdateKind::kHyperConnection);
   EXPECT_EQ(d.read, ReadKind::kAllRows);
@@ -517,8 +509,7 @@ TEST(AttentionSumText, RejectsAnUnknownSumWithTheChoices) {
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, ErrorCode::kMalformed);
   // The article is the shared ParseEnum's ("a {what}"), not grammatical here.
-  EXPECT_EQ(parsed.error().message,
-            "unknown attention sum 'partial'; expected one of: always-partial, reduces-itself");
+  EXPECT_EQ(parsed.error().message, "unknown attention sum 'partial'; expected one of: always-partial, reduces-itself");
 }
 
 TEST(UpdateKindText, NamesEachKind) {

@@ -276,10 +276,10 @@ std::string TablePath(const std::string& path) { return std::regex_replace(path,
 // missing from the table, or listed as ignored.
 TEST(ConfigKeys, EveryKeyTheImporterReadsIsModelledOrRefusedInTheTable) {
   std::vector<json> configs;
-  for (const char* file : {"llama-3.1-8b.json", "qwen3-8b.json", "qwen3-30b-a3b.json", "gpt-oss-20b.json",
-                           "deepseek-v2-lite.json", "kimi-k2.json", "nemotron-h-56b.json",
-                           "nemotron-3-nano-30b-a3b.json", "qwen3-next-80b-a3b.json", "nemotron-super-49b.json",
-                           "deepseek-v4-flash.json"}) {
+  for (const char* file :
+       {"llama-3.1-8b.json", "qwen3-8b.json", "qwen3-30b-a3b.json", "gpt-oss-20b.json", "deepseek-v2-lite.json",
+        "kimi-k2.json", "nemotron-h-56b.json", "nemotron-3-nano-30b-a3b.json", "qwen3-next-80b-a3b.json",
+        "nemotron-super-49b.json", "deepseek-v4-flash.json"}) {
     configs.push_back(Base(fmt::format("configs/{}", file), ""));
   }
   for (const std::string& type : KnownModelTypes()) configs.push_back(Base(SectionOf(type)->base, type));

@@ -66,13 +66,14 @@ std::string Text(const ModelDims& d) {
       d.vocab, d.heads, d.kv_heads, d.head_dim, d.rope, d.rope_theta, d.rope_scaling.factor,
       d.rope_scaling.low_freq_factor, d.rope_scaling.high_freq_factor, d.rope_scaling.original_positions,
       d.rope_fraction, d.qk_norm, d.attention_sinks, d.attention_gate, d.qkv_bias, d.mla.q_lora, d.mla.kv_lora,
-      d.mla.qk_nope, d.mla.qk_rope, d.mla.v, d.rms_eps, d.intermediate, static_cast<int>(d.activation), d.swiglu_limit, d.moe_bias, d.experts,
-      d.moe_intermediate, d.shared_intermediate, d.renormalize, static_cast<int>(d.scoring), d.correction_bias,
-      d.routed_scaling, d.skip_expert, d.mixer_heads, d.mixer_head_dim, d.mixer_state, static_cast<int>(d.mixer),
-      d.mixer_groups, d.mixer_conv, d.mixer_dt_min, d.mixer_dt_max, d.hc_sinkhorn_iters, d.yarn.factor,
-      d.yarn.original_positions, d.yarn.beta_fast, d.yarn.beta_slow, d.yarn.mscale, d.yarn.mscale_all_dim,
-      d.yarn.attention_factor, d.yarn.truncate, static_cast<int>(d.rope_pairing), d.expert_groups.count,
-      d.expert_groups.keep, static_cast<int>(d.expert_groups.score), d.renormalize_eps, d.shared_expert_gate);
+      d.mla.qk_nope, d.mla.qk_rope, d.mla.v, d.rms_eps, d.intermediate, static_cast<int>(d.activation), d.swiglu_limit,
+      d.moe_bias, d.experts, d.moe_intermediate, d.shared_intermediate, d.renormalize, static_cast<int>(d.scoring),
+      d.correction_bias, d.routed_scaling, d.skip_expert, d.mixer_heads, d.mixer_head_dim, d.mixer_state,
+      static_cast<int>(d.mixer), d.mixer_groups, d.mixer_conv, d.mixer_dt_min, d.mixer_dt_max, d.hc_sinkhorn_iters,
+      d.yarn.factor, d.yarn.original_positions, d.yarn.beta_fast, d.yarn.beta_slow, d.yarn.mscale,
+      d.yarn.mscale_all_dim, d.yarn.attention_factor, d.yarn.truncate, static_cast<int>(d.rope_pairing),
+      d.expert_groups.count, d.expert_groups.keep, static_cast<int>(d.expert_groups.score), d.renormalize_eps,
+      d.shared_expert_gate);
 }
 
 void ExpectDims(const Model& m, const ModelDims& want) {
@@ -108,11 +109,12 @@ json Zaya1Config() {
 
 const ParallelConfig kWide{.tp = 8, .attn_dp = 4, .dense_tp = 1, .moe = MoeMode::kA2a, .pp = 2};
 
-const std::vector<std::string> kFiles = {
-    "llama-3.1-8b.json",         "qwen3-8b.json",        "qwen3-30b-a3b.json",
-    "gpt-oss-20b.json",          "deepseek-v2-lite.json", "kimi-k2.json",
-    "nemotron-h-56b.json",       "nemotron-3-nano-30b-a3b.json", "qwen3-next-80b-a3b.json",
-    "nemotron-super-49b.json",   "deepseek-v4-flash.json"};
+const std::vector<std::string> kFiles = {"llama-3.1-8b.json",       "qwen3-8b.json",
+                                         "qwen3-30b-a3b.json",      "gpt-oss-20b.json",
+                                         "deepseek-v2-lite.json",   "kimi-k2.json",
+                                         "nemotron-h-56b.json",     "nemotron-3-nano-30b-a3b.json",
+                                         "qwen3-next-80b-a3b.json", "nemotron-super-49b.json",
+                                         "deepseek-v4-flash.json"};
 
 // ---------------------------------------------------------------------------
 // The real configs, one family each.
@@ -138,8 +140,8 @@ TEST(HfConfig, EveryRealConfigImportsWithSizesForEveryStage) {
 
 TEST(HfConfig, KnownModelTypesAreTheTwelveFamilies) {
   EXPECT_EQ(KnownModelTypes(),
-            (std::vector<std::string>{"llama", "qwen3", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3",
-                                      "kimi_k2", "nemotron_h", "zaya", "qwen3_next", "nemotron-nas", "deepseek_v4"}));
+            (std::vector<std::string>{"llama", "qwen3", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "kimi_k2",
+                                      "nemotron_h", "zaya", "qwen3_next", "nemotron-nas", "deepseek_v4"}));
 }
 
 TEST(HfConfig, Llama31_8BIsThirtyTwoDenseLayersWithLlama3RopeScaling) {
@@ -273,7 +275,11 @@ TEST(HfConfig, DeepseekV2LiteIsMlaWithoutAQueryLatentAndItsFirstLayerDense) {
   want.scoring = RouterScoring::kSoftmax;
   want.correction_bias = false;  // topk_method greedy
   want.routed_scaling = 1.0;
-  want.yarn = {.factor = 40, .original_positions = 4096, .beta_fast = 32, .beta_slow = 1, .mscale = 0.707,
+  want.yarn = {.factor = 40,
+               .original_positions = 4096,
+               .beta_fast = 32,
+               .beta_slow = 1,
+               .mscale = 0.707,
                .mscale_all_dim = 0.707};
   want.rope_pairing = RopePairing::kInterleaved;
   want.renormalize_eps = 1e-20;
@@ -314,8 +320,8 @@ TEST(HfConfig, KimiK2IsMlaWithAQueryLatentAndSigmoidRoutingWithACorrectionBias) 
   want.scoring = RouterScoring::kSigmoid;
   want.correction_bias = true;  // topk_method noaux_tc
   want.routed_scaling = 2.827;
-  want.yarn = {.factor = 32, .original_positions = 4096, .beta_fast = 1, .beta_slow = 1, .mscale = 1,
-               .mscale_all_dim = 1};
+  want.yarn = {
+      .factor = 32, .original_positions = 4096, .beta_fast = 1, .beta_slow = 1, .mscale = 1, .mscale_all_dim = 1};
   want.rope_pairing = RopePairing::kInterleaved;
   want.expert_groups = {.count = 1, .keep = 1, .score = GroupScore::kTopTwoSum};
   want.renormalize_eps = 1e-20;
@@ -550,7 +556,7 @@ TEST(HfConfig, NemotronSuper49BSizesEachBlockFromItsConfig) {
   ModelDims want;
   want.vocab = 128256;
   want.heads = 64;
-  want.kv_heads = 8;      // num_key_value_heads is null: the first attention block's
+  want.kv_heads = 8;  // num_key_value_heads is null: the first attention block's
   want.head_dim = 128;
   want.rope_theta = 500000.0;
   want.rope_scaling = {.factor = 8, .low_freq_factor = 1, .high_freq_factor = 4, .original_positions = 8192};
@@ -812,8 +818,7 @@ TEST(HfConfigError, AHugeAttentionWidthIsRejected) {
   j["num_attention_heads"] = 10000000;
   j["num_key_value_heads"] = 1;
   j["head_dim"] = 10000000;
-  EXPECT_EQ(ImportError(j),
-            "test.json: num_attention_heads * head_dim = 10000000 * 10000000 is more than 1073741824");
+  EXPECT_EQ(ImportError(j), "test.json: num_attention_heads * head_dim = 10000000 * 10000000 is more than 1073741824");
 }
 
 TEST(HfConfigError, APatternOfTheWrongLengthNamesBothCounts) {
@@ -972,8 +977,7 @@ TEST(HfConfigError, ALlama3RopeScalingMissingAKeyNamesIt) {
 TEST(HfConfigError, ALlama3RopeScalingNeedsItsHighFrequencyFactorAboveItsLowOne) {
   json j = Llama();
   j["rope_scaling"]["high_freq_factor"] = 1.0;
-  EXPECT_EQ(ImportError(j),
-            "test.json: rope_scaling.high_freq_factor 1 must be above rope_scaling.low_freq_factor 1");
+  EXPECT_EQ(ImportError(j), "test.json: rope_scaling.high_freq_factor 1 must be above rope_scaling.low_freq_factor 1");
 }
 
 TEST(HfConfigError, ARopeScalingTypeThatIsNeitherLlama3NorYarnIsRefused) {
@@ -1082,8 +1086,10 @@ TEST(HfConfigError, ADenseDecoderWithAnotherActivationOrBiasesIsRefused) {
     EXPECT_EQ(with("attention_bias", true), "test.json: attention_bias is true; biases are not supported");
     EXPECT_EQ(with("attention_bias", "no"), "test.json: key 'attention_bias' must be true or false; found \"no\"");
     // Absent, null or as seam runs: the model imports.
-    for (const auto& [key, value] : {std::pair<const char*, json>{"hidden_act", "silu"}, {"hidden_act", nullptr},
-                                     {"attention_bias", false}, {"attention_bias", nullptr}}) {
+    for (const auto& [key, value] : {std::pair<const char*, json>{"hidden_act", "silu"},
+                                     {"hidden_act", nullptr},
+                                     {"attention_bias", false},
+                                     {"attention_bias", nullptr}}) {
       json j = base;
       j[key] = value;
       MustImport(j);

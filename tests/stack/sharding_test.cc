@@ -226,8 +226,12 @@ TEST(Sharding, EveryAcceptedPlanMovesWholeBytesPerToken) {
         if (tp % dp != 0) continue;
         for (int dense : {0, tp / dp, 1}) {
           for (MoeMode moe : {MoeMode::kTp, MoeMode::kA2a}) {
-            const ParallelConfig cfg{.tp = tp, .attn_dp = dp, .dense_tp = dense, .moe = moe,
-                                     .input_scattered = tp > 1 && dp == 1, .reduction = Reduction::kRsRsv,
+            const ParallelConfig cfg{.tp = tp,
+                                     .attn_dp = dp,
+                                     .dense_tp = dense,
+                                     .moe = moe,
+                                     .input_scattered = tp > 1 && dp == 1,
+                                     .reduction = Reduction::kRsRsv,
                                      .pp = 2};
             if (!Validate(cfg).ok() || !CheckSharding(m, cfg).ok()) continue;
             // fp32, so a quarter element shows as a fraction of a byte.

@@ -110,8 +110,9 @@ Segment SegmentAt(std::string_view stack, const ParallelConfig& base, int first,
 
 TEST(MovedTo, ASegmentMovedToWhereItLiesAlikeIsTheSegmentBoundThere) {
   const MoeMode a2a = MoeMode::kA2a;
-  for (const ParallelConfig& cfg : {ParallelConfig{.tp = 4, .attn_dp = 2}, ParallelConfig{.tp = 2, .input_scattered = true},
-                                    ParallelConfig{.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = a2a}}) {
+  for (const ParallelConfig& cfg :
+       {ParallelConfig{.tp = 4, .attn_dp = 2}, ParallelConfig{.tp = 2, .input_scattered = true},
+        ParallelConfig{.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = a2a}}) {
     // "AF" after an E and before an A, at layers 1..2 and at 2..3.
     const Segment here = SegmentAt("EAFAF", cfg, 1, 3);
     const Segment there = SegmentAt("FEAFA", cfg, 2, 4);
@@ -189,7 +190,7 @@ TEST(Sweep, ARankRefusedForTheStageAfterItIsNotMovedFromOneAlikeThatBinds) {
   }
   for (const std::string& v : unit.violations) ADD_FAILURE() << v;
   EXPECT_EQ(unit.counts.violations, 0);
-  EXPECT_GT(unit.counts.cuts_bound, 0);          // the stacks without X bind
+  EXPECT_GT(unit.counts.cuts_bound, 0);           // the stacks without X bind
   EXPECT_GT(unit.counts.rejections_compared, 0);  // the ones with X are refused, cut or not
 }
 
@@ -203,8 +204,7 @@ TEST(Resolved, ARankIsHandedToTheNextStackExactlyWhenItsBindingReadsTheSameThere
       const int alike = static_cast<int>(std::ranges::mismatch(a, b).in1 - a.begin());
       for (int first = 0; first < length; ++first) {
         for (int last = first + 1; last <= length; ++last) {
-          EXPECT_EQ(ResolvesAlike(last, length, alike, INT_MAX, -1),
-                    ReadsOf(a, first, last) == ReadsOf(b, first, last))
+          EXPECT_EQ(ResolvesAlike(last, length, alike, INT_MAX, -1), ReadsOf(a, first, last) == ReadsOf(b, first, last))
               << "layers [" << first << ", " << last << ") of " << length << ", stack " << index;
         }
       }
@@ -214,9 +214,9 @@ TEST(Resolved, ARankIsHandedToTheNextStackExactlyWhenItsBindingReadsTheSameThere
 
 TEST(Resolved, ARankIsHandedOnOnlyIfTheUncutPlansNumberAllItsStagesAlike) {
   EXPECT_TRUE(ResolvesAlike(2, 4, 4, 2, 1));
-  EXPECT_FALSE(ResolvesAlike(2, 4, 4, 1, 1));   // its stage 1 is numbered otherwise
+  EXPECT_FALSE(ResolvesAlike(2, 4, 4, 1, 1));  // its stage 1 is numbered otherwise
   EXPECT_FALSE(ResolvesAlike(2, 4, 4, 0, 1));
-  EXPECT_TRUE(ResolvesAlike(2, 4, 4, 0, -1));   // a rank without stages compares none
+  EXPECT_TRUE(ResolvesAlike(2, 4, 4, 0, -1));  // a rank without stages compares none
 }
 
 }  // namespace

@@ -105,8 +105,10 @@ RankEdges Edges(LayerRange layers, int first_stage, size_t stages, const std::ve
   RankEdges e{.layers = layers};
   e.transports = receives;
   e.transports.insert(e.transports.end(), sends.begin(), sends.end());
-  e.lines.push_back({.variant = Variant::kOrdinary, .first_stage = first_stage,
-                     .last_stage = first_stage + static_cast<int>(stages) - 1, .stages = stages,
+  e.lines.push_back({.variant = Variant::kOrdinary,
+                     .first_stage = first_stage,
+                     .last_stage = first_stage + static_cast<int>(stages) - 1,
+                     .stages = stages,
                      .receives = {0, static_cast<uint32_t>(receives.size())},
                      .sends = {static_cast<uint32_t>(receives.size()), static_cast<uint32_t>(sends.size())}});
   return e;

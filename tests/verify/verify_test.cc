@@ -191,8 +191,9 @@ TEST(VerifyPipeline, CatchesSendsAndReceivesThatDoNotPairUp) {
   ASSERT_TRUE(ReportsAny(v, Invariant::kHandoff)) << Describe(v);
   bool pairing = false;
   for (const Violation& x : v) {
-    pairing |= x.message == "rank 0 sends value on slice x128, residual on slice x128 but rank 1 receives residual on "
-                            "slice x128";
+    pairing |= x.message ==
+               "rank 0 sends value on slice x128, residual on slice x128 but rank 1 receives residual on "
+               "slice x128";
   }
   EXPECT_TRUE(pairing) << Describe(v);
 }
@@ -278,7 +279,8 @@ TEST(VerifyPipeline, CatchesARankThatEndsTheWrongWay) {
 
 // Invariant 4: stages away from a cut bind as they do uncut.
 TEST(CompareWithUncut, StagesNearTheCutMayDifferFromUncut) {
-  const Plan uncut = testing::MustBind(DeepseekModel(4, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
+  const Plan uncut =
+      testing::MustBind(DeepseekModel(4, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
   const Pipeline cut = MustBindPipeline(DeepseekModel(4, 64, 3), kCutCfg);
   // The first FFN after the cut slices the residual the receiver gathered.
   EXPECT_NE(StageOf(cut[1], Variant::kOrdinary, 3).entry, StageOf(uncut, Variant::kOrdinary, 3).entry);
@@ -286,7 +288,8 @@ TEST(CompareWithUncut, StagesNearTheCutMayDifferFromUncut) {
 }
 
 TEST(CompareWithUncut, CatchesAStageAwayFromTheCutThatBindsDifferently) {
-  const Plan uncut = testing::MustBind(DeepseekModel(4, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
+  const Plan uncut =
+      testing::MustBind(DeepseekModel(4, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
   Pipeline cut = MustBindPipeline(DeepseekModel(4, 64, 3), kCutCfg);
   cut[1] = EditedRank(cut[1], [](LinePlan& l) { l.stages[5].exit.clear(); });  // stage 7 forgets its return
   const std::vector<Violation> v = CompareWithUncut(uncut, cut);
@@ -337,7 +340,8 @@ TEST(CompareWithUncut, CountsThePartsThatDifferAtTheCut) {
 // the attention rows where uncut it stays on the slice: the difference is
 // handed on to stages after the receiver's first, and counted exempt.
 TEST(CompareWithUncut, CountsTheDifferencesHandedOnBeyondTheCut) {
-  const Plan uncut = testing::MustBind(DeepseekModel(4, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
+  const Plan uncut =
+      testing::MustBind(DeepseekModel(4, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
   const Pipeline cut = MustBindPipeline(DeepseekModel(4, 64, 3), kCutCfg);
   CutCoverage c;
   EXPECT_TRUE(CompareWithUncut(uncut, cut, &c).empty()) << Describe(CompareWithUncut(uncut, cut));
@@ -398,9 +402,8 @@ const ParallelConfig kTp2Cut = Cut({.tp = 2}, {1, 1});
 
 TEST(VerifyStart, CatchesAFirstRankThatDoesMoreThanEmbed) {
   const Plan p = MustBind(LlamaModel(2), kTp2);
-  const Plan broken = EditedRank(p, [](LinePlan& l) {
-    l.start.push_back(Local(StepKind::kSlice, Operand::kValue, Rows::Full(), Rows::Full()));
-  });
+  const Plan broken = EditedRank(
+      p, [](LinePlan& l) { l.start.push_back(Local(StepKind::kSlice, Operand::kValue, Rows::Full(), Rows::Full())); });
   EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kHandoff),
             "rank 0 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): "
             "the first pipeline rank starts with its embedding alone\n");
@@ -429,8 +432,8 @@ TEST(VerifyStart, CatchesAReceiverThatSumsWhatItReceives) {
   Pipeline p = MustBindPipeline(LlamaModel(2), kTp2Cut);
   p[1] = EditedRank(p[1], [](LinePlan& l) {
     l.start[0].owed_after = Owed::kAttnTp;
-    l.start[2] = Step{StepKind::kAllReduce, Operand::kValue, Group::kAttnTp, l.start[2].rows_in, l.start[2].rows_in,
-                      Owed::kAttnTp, Owed::kNothing, 64};
+    l.start[2] = Step{StepKind::kAllReduce, Operand::kValue, Group::kAttnTp, l.start[2].rows_in,
+                      l.start[2].rows_in,   Owed::kAttnTp,   Owed::kNothing, 64};
   });
   EXPECT_EQ(OfInvariant(Verify(p[1]), Invariant::kHandoff),
             "rank 1 ordinary start[0]: invariant 3 (a handoff carries the attention rows with every sum "
@@ -586,9 +589,8 @@ TEST(VerifyEnd, CatchesAnLmHeadThatLeavesItsLogitsOffTheAttentionRows) {
 
 TEST(VerifyStep, CatchesAStepThatExpectsItsOperandOnOtherRows) {
   const Plan p = MustBind(LlamaModel(2), kTp2);
-  const Plan broken = WithStage(p, 1, [&](StagePlan& s) {
-    s.exit[0].rows_in = s.exit[0].rows_out = Rows::Slice(p.config());
-  });
+  const Plan broken =
+      WithStage(p, 1, [&](StagePlan& s) { s.exit[0].rows_in = s.exit[0].rows_out = Rows::Slice(p.config()); });
   EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kStageRows),
             "rank 0 ordinary stage 1 exit[0]: invariant 6 (each stage receives the rows it declared): leave "
             "expects the value on slice rows but it is on full\n");
@@ -648,10 +650,10 @@ TEST(VerifyStep, CatchesAGatherOfAValueThatStillOwesASum) {
   const Plan p = MustBind(LlamaModel(2), kTp2);
   const Rows slice = Rows::Slice(p.config());
   const Plan broken = WithStage(p, 1, [&](StagePlan& s) {
-    s.exit = {Local(StepKind::kSlice, Operand::kValue, Rows::Full(), slice),
-              Step{StepKind::kAllGather, Operand::kValue, Group::kAttnTp, slice, Rows::Full(), Owed::kTp, Owed::kTp,
-                   64},
-              s.exit[0]};
+    s.exit = {
+        Local(StepKind::kSlice, Operand::kValue, Rows::Full(), slice),
+        Step{StepKind::kAllGather, Operand::kValue, Group::kAttnTp, slice, Rows::Full(), Owed::kTp, Owed::kTp, 64},
+        s.exit[0]};
     s.exit[0].owed_before = s.exit[0].owed_after = Owed::kTp;
   });
   EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kSumOnce),
@@ -723,9 +725,9 @@ TEST(VerifyStep, CatchesAnAddIntoAResidualOnOtherRows) {
     std::swap(l.start[3], l.start.back());
     l.start.pop_back();
     l.stages[0].arrives.residual = l.start[1].rows_out;
-    l.stages[0].entry.insert(l.stages[0].entry.begin() + 1, Step{StepKind::kAllGather, Operand::kResidual,
-                                                                 Group::kAttnTp, l.start[1].rows_out, Rows::Full(),
-                                                                 Owed::kNothing, Owed::kNothing, 64});
+    l.stages[0].entry.insert(l.stages[0].entry.begin() + 1,
+                             Step{StepKind::kAllGather, Operand::kResidual, Group::kAttnTp, l.start[1].rows_out,
+                                  Rows::Full(), Owed::kNothing, Owed::kNothing, 64});
   });
   EXPECT_EQ(Describe(Verify(p[1])),
             "rank 1 ordinary start: invariant 3 (a handoff carries the attention rows with every sum complete): "
@@ -831,7 +833,8 @@ TEST(VerifyStep, CatchesAReceiveOfANormedInput) {
 
 TEST(VerifyStep, CatchesAnEmbeddingAfterTheLineStarted) {
   const Plan p = MustBind(LlamaModel(2), kTp2);
-  const Plan broken = EditedRank(p, [](LinePlan& l) { l.stages[0].entry.insert(l.stages[0].entry.begin() + 1, l.start[0]); });
+  const Plan broken =
+      EditedRank(p, [](LinePlan& l) { l.stages[0].entry.insert(l.stages[0].entry.begin() + 1, l.start[0]); });
   EXPECT_EQ(OfInvariant(Verify(broken), Invariant::kHandoff),
             "rank 0 ordinary stage 0 entry[1]: invariant 3 (a handoff carries the attention rows with every sum "
             "complete): the embedding runs after the line started\n");

@@ -57,7 +57,8 @@ const ParallelConfig kA2a{.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::
 TEST(WellFormed, EveryCatalogueModelBindsAWellFormedPlanWithTheFewestBytes) {
   for (const CatalogueEntry& e : Catalogue()) {
     const Model m = e.make();
-    for (ParallelConfig cfg : {ParallelConfig{.tp = 2}, kA2a, ParallelConfig{.tp = 8, .attn_dp = 8, .reduction = Reduction::kRsRsv}}) {
+    for (ParallelConfig cfg :
+         {ParallelConfig{.tp = 2}, kA2a, ParallelConfig{.tp = 8, .attn_dp = 8, .reduction = Reduction::kRsRsv}}) {
       if (!MoeDispatchesA2a(m)) cfg.moe = MoeMode::kTp;
       const Expected<Pipeline> p = BindPipeline(m, Cut(cfg, {2, m.num_layers - 2}));
       ASSERT_TRUE(p.ok()) << e.name << ": " << p.error().message;
@@ -256,11 +257,11 @@ TEST(WellFormed, CatchesAStageThatCannotRunOnInputScatteredBatches) {
   // Nemotron-H's mixers cannot: its plan bound without input-scattered
   // batches, given one's line and configuration.
   const Plan p = MustBind(NemotronHModel("M-*-", 128).value(), {.tp = 2});
-  const Plan broken = Edited(WithHeader(p, [](PlanHeader& h) { h.config.input_scattered = true; }),
-                             [](std::vector<LinePlan>& l) {
-                               l.push_back(l[0]);
-                               l[1].variant = Variant::kInputScattered;
-                             });
+  const Plan broken =
+      Edited(WithHeader(p, [](PlanHeader& h) { h.config.input_scattered = true; }), [](std::vector<LinePlan>& l) {
+        l.push_back(l[0]);
+        l[1].variant = Variant::kInputScattered;
+      });
   EXPECT_NE(Of(Verify(broken), Invariant::kWellFormed)
                 .find("rank 0 input-scattered stage 0 header: invariant 8 (the plan agrees with itself, its model and "
                       "its configuration): a mixer of this declaration cannot run on input-scattered batches under "),
@@ -312,7 +313,7 @@ TEST(WellFormed, CatchesAStepThatHasNoPlaceInAnLmHead) {
   const Plan p = MustBind(LlamaModel(2), {.tp = 2});
   const Plan broken = Edited(p, [](std::vector<LinePlan>& l) {
     l[0].end.head.insert(l[0].end.head.begin(), Step{StepKind::kNorm, Operand::kResidual, std::nullopt, Rows::Full(),
-                                                      Rows::Full(), Owed::kNothing, Owed::kNothing, 64});
+                                                     Rows::Full(), Owed::kNothing, Owed::kNothing, 64});
   });
   EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
             "rank 0 ordinary lm-head[0]: invariant 8 (the plan agrees with itself, its model and its "
@@ -442,13 +443,14 @@ TEST(FewestBytes, CatchesAnAllReduceWhereAReduceScatterOntoTheSliceSuffices) {
     const Rows attn = Rows::Attention(p.config());
     const Rows slice = Rows::Slice(p.config());
     e[0] = Step{StepKind::kAllReduce, Operand::kValue, Group::kAttnTp, attn, attn, Owed::kAttnTp, Owed::kNothing, 64};
-    e.insert(e.begin() + 1, Step{StepKind::kSlice, Operand::kValue, std::nullopt, attn, slice, Owed::kNothing,
-                                 Owed::kNothing, 64});
+    e.insert(e.begin() + 1,
+             Step{StepKind::kSlice, Operand::kValue, std::nullopt, attn, slice, Owed::kNothing, Owed::kNothing, 64});
   });
-  EXPECT_EQ(Describe(Verify(broken)),
-            "rank 0 ordinary stage 1 entry[0]: invariant 10 (the plan moves no more bytes than its stages need): "
-            "the seam from here to the next compute moves 64 bytes per token (ar(attn_tp) value attn 64) but its stages "
-            "need 32\n");
+  EXPECT_EQ(
+      Describe(Verify(broken)),
+      "rank 0 ordinary stage 1 entry[0]: invariant 10 (the plan moves no more bytes than its stages need): "
+      "the seam from here to the next compute moves 64 bytes per token (ar(attn_tp) value attn 64) but its stages "
+      "need 32\n");
 }
 
 TEST(FewestBytes, CatchesAResidualGatheredBeforeAHandoffThatSlicesItAgain) {
@@ -456,8 +458,8 @@ TEST(FewestBytes, CatchesAResidualGatheredBeforeAHandoffThatSlicesItAgain) {
   const Rows attn = Rows::Attention(p[0].config());
   const Rows slice = Rows::Slice(p[0].config());
   const Plan broken = Edited(p[0], [&](std::vector<LinePlan>& l) {
-    StageAt(l, 3).exit.push_back(
-        Step{StepKind::kAllGather, Operand::kResidual, Group::kAttnTp, slice, attn, Owed::kNothing, Owed::kNothing, 64});
+    StageAt(l, 3).exit.push_back(Step{StepKind::kAllGather, Operand::kResidual, Group::kAttnTp, slice, attn,
+                                      Owed::kNothing, Owed::kNothing, 64});
     StageAt(l, 3).departs.residual = attn;
     l[0].end.arrives.residual = attn;
     l[0].end.steps.insert(l[0].end.steps.begin(), Step{StepKind::kSlice, Operand::kResidual, std::nullopt, attn, slice,
@@ -496,7 +498,6 @@ TEST(CompareWithBinder, CatchesAValidPlanThatSeamDoesNotBind) {
   ASSERT_FALSE(diff.empty());
   EXPECT_EQ(diff.front(), "+ ordinary stage 1 exit[0]: add residual slice -> slice, owes - -> -, width 64");
 }
-
 
 // The first step of `kind` in the pipeline, wherever it sits: a rank's
 // receive, a stage's entry, compute or exit, or its end.
@@ -541,11 +542,11 @@ TEST(WellFormed, EachStepKindActsOnlyOnTheOperandsItsSpecificationAllows) {
       ASSERT_TRUE(f.has_value()) << "no " << spec.name << " step in the plans";
       const std::string report = Of(Verify(f->edited), Invariant::kWellFormed);
       // A stage's compute section is checked whole against its declaration.
-      const bool in_compute = spec.kind == StepKind::kCompute || spec.kind == StepKind::kDispatch ||
-                              spec.kind == StepKind::kCombine;
-      const std::string want = in_compute ? fmt::format("{} {}", spec.name, Name(wrong))
-                                          : fmt::format("{} does not act on the {}; it acts on the ", spec.name,
-                                                        Name(wrong));
+      const bool in_compute =
+          spec.kind == StepKind::kCompute || spec.kind == StepKind::kDispatch || spec.kind == StepKind::kCombine;
+      const std::string want = in_compute
+                                   ? fmt::format("{} {}", spec.name, Name(wrong))
+                                   : fmt::format("{} does not act on the {}; it acts on the ", spec.name, Name(wrong));
       EXPECT_NE(report.find(want), std::string::npos) << spec.name << " on the " << Name(wrong) << ":\n" << report;
       ++checked;
     }

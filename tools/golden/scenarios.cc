@@ -216,9 +216,7 @@ std::vector<Scenario> ScenariosOf(const std::string& subject, int layers) {
   return out;
 }
 
-Expected<Pipeline> BindScenario(const Model& model, const Scenario& s) {
-  return BindPipeline(model, s.cfg);
-}
+Expected<Pipeline> BindScenario(const Model& model, const Scenario& s) { return BindPipeline(model, s.cfg); }
 
 std::string FileName(const Subject& s) { return s.name + ".plans"; }
 

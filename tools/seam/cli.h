@@ -11,14 +11,14 @@
 #include <string_view>
 #include <vector>
 
-#include "seam/runtime/dump.h"
 #include "seam/engine.h"
 #include "seam/limits.h"
-#include "seam/runtime/exec.h"
 #include "seam/model.h"
 #include "seam/model_source.h"
-#include "seam/runtime/mpi_options.h"
 #include "seam/plan_io.h"
+#include "seam/runtime/dump.h"
+#include "seam/runtime/exec.h"
+#include "seam/runtime/mpi_options.h"
 #include "seam/topology.h"
 #include "seam/wire.h"
 
@@ -67,7 +67,8 @@ Expected<std::string> ParsePath(std::string_view text);
 
 inline CLI::Option* AddCount(CLI::App& cmd, const std::string& flag, int& out, int lo, int hi,
                              const std::string& help) {
-  return AddParsed(cmd, flag, out, [lo, hi](std::string_view t) { return ParseCount(t, lo, hi); }, help);
+  return AddParsed(
+      cmd, flag, out, [lo, hi](std::string_view t) { return ParseCount(t, lo, hi); }, help);
 }
 inline CLI::Option* AddPath(CLI::App& cmd, const std::string& flag, std::string& out, const std::string& help) {
   return AddParsed(cmd, flag, out, ParsePath, help);
@@ -171,14 +172,14 @@ struct RunArgs {
   bool force = false;  // --dump into a directory holding an earlier dump
   std::string weights;
   bool matrix = false;
-  bool full = false;     // --matrix: every split under every reduction
-  bool unfused = false;  // bind add+norm as separate steps
-  double timeout = 60;   // seconds any rank waits for another
-  std::optional<MpiMode> mpi_mode;  // --backend mpi only
-  std::optional<Fault> fault;       // --backend mpi only: for testing fault handling
-  int64_t max_memory = 0;           // bytes a run may need; 0: what the system has available
-  double max_seconds = 600;         // the attention a run may compute, in estimated seconds
-  bool json = false;                // --format json
+  bool full = false;                      // --matrix: every split under every reduction
+  bool unfused = false;                   // bind add+norm as separate steps
+  double timeout = 60;                    // seconds any rank waits for another
+  std::optional<MpiMode> mpi_mode;        // --backend mpi only
+  std::optional<Fault> fault;             // --backend mpi only: for testing fault handling
+  int64_t max_memory = 0;                 // bytes a run may need; 0: what the system has available
+  double max_seconds = 600;               // the attention a run may compute, in estimated seconds
+  bool json = false;                      // --format json
   std::vector<std::string> command_line;  // as typed: --backend mpi hands it to seam-mpi
 };
 
@@ -194,8 +195,8 @@ Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg);
 // How a run's output is judged: bit for bit, or (MPI's native sums) within a tolerance.
 struct RunCheck {
   std::string backend;
-  bool data = true;        // false: the record backend, nothing to compare
-  double tolerance = 0;    // 0: bit for bit only
+  bool data = true;      // false: the record backend, nothing to compare
+  double tolerance = 0;  // 0: bit for bit only
   std::string why_tolerance;
 };
 // Prints the run against the reference (and dumps it); returns the exit code.
@@ -209,7 +210,7 @@ struct CompareArgs {
   std::string hf_config;
   EngineFlags engine;
   int layers = 0;
-  int gpus = 0;    // 0: every GPU of --nodes nodes
+  int gpus = 0;  // 0: every GPU of --nodes nodes
   int nodes = 1;
   std::string hardware = "h100";
   int batch = 64;
@@ -226,7 +227,7 @@ int RunCompare(const CompareArgs& a);
 struct SweepArgs {
   int max_stages = 5;
   int max_pp = 4;
-  int jobs = 0;  // 0: one per hardware thread
+  int jobs = 0;              // 0: one per hardware thread
   double max_seconds = 600;  // the estimated time a sweep may take
   bool json = false;         // --format json
 };

@@ -15,11 +15,11 @@
 #include "seam/bind.h"
 #include "seam/checked.h"
 #include "seam/cost.h"
-#include "seam/printable.h"
 #include "seam/files.h"
 #include "seam/hf_config.h"
 #include "seam/model_source.h"
 #include "seam/plan_io.h"
+#include "seam/printable.h"
 #include "seam/rebind.h"
 #include "seam/verify.h"
 
@@ -32,7 +32,8 @@ Expected<Pipeline> LoadPlans(const std::string& path) {
   Expected<std::string> text = ReadFileAtMost(path, kMaxPlanBytes);
   if (!text) return text.error();
   const size_t first = text->find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || ((*text)[first] != '{' && (*text)[first] != '[')) return PipelineFromText(*text, path);
+  if (first == std::string::npos || ((*text)[first] != '{' && (*text)[first] != '['))
+    return PipelineFromText(*text, path);
   Expected<Pipeline> plans = PipelineFromJson(*text);
   if (!plans) return Malformed(fmt::format("{}: {}", path, plans.error().message));
   return plans;
@@ -137,12 +138,14 @@ int RunShow(const FileArgs& a) {
   Expected<Pipeline> plans = LoadPlans(a.first);
   if (!plans) return Fail(plans.error());
   const std::vector<Violation> violations = VerifyPipeline(*plans);
-  if (!violations.empty()) return Fail(FailedCheck(a.first + " breaks its invariants:\n" + FirstViolations(violations)));
+  if (!violations.empty())
+    return Fail(FailedCheck(a.first + " breaks its invariants:\n" + FirstViolations(violations)));
   const std::vector<std::string> diff = CompareWithBinder(*plans);
   if (!diff.empty()) {
-    return Fail(FailedCheck(fmt::format("{} is not the plan seam binds for its stages and configuration (plan != "
-                                        "seam):\n{}",
-                                        a.first, fmt::join(diff, "\n"))));
+    return Fail(
+        FailedCheck(fmt::format("{} is not the plan seam binds for its stages and configuration (plan != "
+                                "seam):\n{}",
+                                a.first, fmt::join(diff, "\n"))));
   }
   return Print(*plans, a.format);
 }
@@ -177,8 +180,12 @@ int RunDiff(const FileArgs& a) {
                   {"decode_seconds", {one.decode_seconds, two.decode_seconds}},
                   {"prefill_seconds_per_token", {one.prefill_seconds_per_token, two.prefill_seconds_per_token}}};
     }
-    PrintJson({{"seam_diff", 1}, {"first", a.first}, {"second", a.second}, {"equal", diff.empty()},
-               {"differences", diff}, {"estimate", estimate}});
+    PrintJson({{"seam_diff", 1},
+               {"first", a.first},
+               {"second", a.second},
+               {"equal", diff.empty()},
+               {"differences", diff},
+               {"estimate", estimate}});
     return diff.empty() ? kOk : kFailedCheck;
   }
   if (diff.empty()) {
@@ -187,17 +194,18 @@ int RunDiff(const FileArgs& a) {
   }
   for (const std::string& d : diff) std::cout << d << "\n";
   if (!priced) {
-    std::cout << fmt::format("no estimate: {} has a rank with no batch line to price (seam show {} says what "
-                             "else it breaks)\n",
-                             unpriced, unpriced);
+    std::cout << fmt::format(
+        "no estimate: {} has a rank with no batch line to price (seam show {} says what "
+        "else it breaks)\n",
+        unpriced, unpriced);
     return kFailedCheck;
   }
-  std::cout << fmt::format("estimated on {} (batch {}): decode step {:.1f} -> {:.1f} us ({:+.1f}), prefill {:.2f} -> "
-                           "{:.2f} ns a token ({:+.2f})\n",
-                           Printable(hw->name), load.batch, one.decode_seconds * 1e6, two.decode_seconds * 1e6,
-                           (two.decode_seconds - one.decode_seconds) * 1e6, one.prefill_seconds_per_token * 1e9,
-                           two.prefill_seconds_per_token * 1e9,
-                           (two.prefill_seconds_per_token - one.prefill_seconds_per_token) * 1e9);
+  std::cout << fmt::format(
+      "estimated on {} (batch {}): decode step {:.1f} -> {:.1f} us ({:+.1f}), prefill {:.2f} -> "
+      "{:.2f} ns a token ({:+.2f})\n",
+      Printable(hw->name), load.batch, one.decode_seconds * 1e6, two.decode_seconds * 1e6,
+      (two.decode_seconds - one.decode_seconds) * 1e6, one.prefill_seconds_per_token * 1e9,
+      two.prefill_seconds_per_token * 1e9, (two.prefill_seconds_per_token - one.prefill_seconds_per_token) * 1e9);
   return kFailedCheck;
 }
 

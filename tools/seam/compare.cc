@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli.h"
 #include "seam/compare.h"
@@ -22,29 +22,27 @@ std::string Header(const Model& m, const CompareOptions& o) {
       "{} on {} GPUs ({} node{} of {}, {}: {})\ndecode: batch {}; prefill: {} tokens; cache: {} tokens a sequence; "
       "weights {:g} byte{} a parameter; wire: {} activations, {} dispatch\n",
       Printable(m.name), o.gpus, o.nodes, o.nodes > 1 ? "s" : "", o.gpus / o.nodes, Printable(o.hardware.name),
-      Printable(o.hardware.summary),
-      o.load.batch, o.load.prefill, o.load.context, o.memory.weight_bytes, o.memory.weight_bytes == 1 ? "" : "s",
-      Name(o.wire.act), Name(o.wire.dispatch));
+      Printable(o.hardware.summary), o.load.batch, o.load.prefill, o.load.context, o.memory.weight_bytes,
+      o.memory.weight_bytes == 1 ? "" : "s", Name(o.wire.act), Name(o.wire.dispatch));
 }
 
 std::string Table(const Comparison& c, int top) {
-  std::string out = fmt::format("{:>4}  {:>10}  {:>10}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", "rank",
-                                "decode us", "pipeline us", "prefill ns", "bytes/token", "network B/t", "GB/GPU",
-                                "fits", "configuration");
+  std::string out =
+      fmt::format("{:>4}  {:>10}  {:>10}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", "rank", "decode us",
+                  "pipeline us", "prefill ns", "bytes/token", "network B/t", "GB/GPU", "fits", "configuration");
   for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) {
     const Candidate& k = c.ranked[i];
-    out += fmt::format("{:>4}  {:>10}  {:>11}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", i + 1,
-                       Micros(k.cost.decode_seconds), Micros(k.cost.pipeline_seconds),
-                       Nanos(k.cost.prefill_seconds_per_token), BytesText(k.cost.bytes_per_token),
-                       BytesText(k.cost.network_bytes_per_token), Gigabytes(k.memory.total()), k.fits ? "yes" : "no",
-                       FlagsOf(k));
+    out += fmt::format(
+        "{:>4}  {:>10}  {:>11}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", i + 1, Micros(k.cost.decode_seconds),
+        Micros(k.cost.pipeline_seconds), Nanos(k.cost.prefill_seconds_per_token), BytesText(k.cost.bytes_per_token),
+        BytesText(k.cost.network_bytes_per_token), Gigabytes(k.memory.total()), k.fits ? "yes" : "no", FlagsOf(k));
   }
   int fit = 0;
   for (const Candidate& k : c.ranked) fit += k.fits ? 1 : 0;
-  out += fmt::format("\n{} configurations: {} bind ({} fit in memory), {} the same steps as a narrower --reduction, {} "
-                     "rejected\n",
-                     c.considered, c.ranked.size(), fit, c.merged,
-                     c.considered - static_cast<int>(c.ranked.size()) - c.merged);
+  out += fmt::format(
+      "\n{} configurations: {} bind ({} fit in memory), {} the same steps as a narrower --reduction, {} "
+      "rejected\n",
+      c.considered, c.ranked.size(), fit, c.merged, c.considered - static_cast<int>(c.ranked.size()) - c.merged);
   std::vector<std::pair<int, std::string>> reasons;
   for (const auto& [reason, n] : c.rejected) reasons.push_back({-n, reason});
   std::sort(reasons.begin(), reasons.end());
@@ -84,23 +82,8 @@ Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, i
           {"engine", std::move(engine)}};
 }
 
-// Where the engine's own configuration ranks (0-based): the best-ranked
-// candidate with its layout (a wider --reduction that binds the same steps
-// was merged into a narrower one); none when it is not among them.
-std::optional<size_t> RankOf(const EngineChoice& e, const Comparison& c) {
-  ParallelConfig mine = e.config;
-  mine.reduction = Reduction::kAr;
-  const std::string layout = SeamFlags(mine, {});
-  for (size_t i = 0; i < c.ranked.size(); ++i) {
-    ParallelConfig theirs = c.ranked[i].config;
-    theirs.reduction = Reduction::kAr;
-    if (SeamFlags(theirs, {}) == layout && c.ranked[i].replicas == e.replicas) return i;
-  }
-  return std::nullopt;
-}
-
 std::string WhereIs(const EngineChoice& e, const Comparison& c, std::string_view engine) {
-  if (const std::optional<size_t> i = RankOf(e, c)) {
+  if (const std::optional<size_t> i = RankOf(c, e.config, e.replicas)) {
     return fmt::format("the {} configuration ({}{}) ranks {} of {}", engine, SeamFlags(e.config, {}),
                        e.replicas > 1 ? fmt::format(", x{} replicas", e.replicas) : "", *i + 1, c.ranked.size());
   }
@@ -112,7 +95,7 @@ std::string WhereIs(const EngineChoice& e, const Comparison& c, std::string_view
 // when it is not among the configurations); without, null.
 Json EngineJson(const std::optional<EngineChoice>& e, std::optional<Engine> name, const Comparison& c) {
   if (!e || !name) return nullptr;
-  const std::optional<size_t> i = RankOf(*e, c);
+  const std::optional<size_t> i = RankOf(c, e->config, e->replicas);
   return {{"name", Name(*name)},
           {"flags", SeamFlags(e->config, {})},
           {"replicas", e->replicas},

@@ -32,9 +32,10 @@ Status SplitEngineArgs(int& argc, char** argv, EngineFlags& e) {
 
 Status CheckEngineArgs(const EngineFlags& e) {
   if (e.engine && !e.separated) {
-    return InvalidArgument(fmt::format("--engine {} reads the engine's own flags after --, e.g. seam plan --engine "
-                                       "sglang -- --model-path DIR --tp-size 8",
-                                       Name(*e.engine)));
+    return InvalidArgument(
+        fmt::format("--engine {} reads the engine's own flags after --, e.g. seam plan --engine "
+                    "sglang -- --model-path DIR --tp-size 8",
+                    Name(*e.engine)));
   }
   if (!e.engine && e.separated) {
     return InvalidArgument("the arguments after -- are an engine's flags: give --engine sglang or --engine vllm");

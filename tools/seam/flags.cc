@@ -20,8 +20,8 @@ Expected<std::vector<int>> ParseSplit(std::string_view text) {
     int v = 0;
     auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || v < 1 || v > kMaxLayerCount) {
-      return InvalidArgument(fmt::format("'{}' is not a list of layer counts like 1+3 or 2,2 (each from 1 to {})",
-                                         text, kMaxLayerCount));
+      return InvalidArgument(
+          fmt::format("'{}' is not a list of layer counts like 1+3 or 2,2 (each from 1 to {})", text, kMaxLayerCount));
     }
     out.push_back(v);
     if (end == std::string_view::npos) break;
@@ -45,8 +45,8 @@ Expected<uint64_t> ParseSeed(std::string_view text) {
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || text[0] == '-' || text[0] == '+' || ec != std::errc() || ptr != text.data() + text.size()) {
-    return InvalidArgument(fmt::format("'{}' is not a seed: an integer from 0 to {}", text,
-                                       std::numeric_limits<uint64_t>::max()));
+    return InvalidArgument(
+        fmt::format("'{}' is not a seed: an integer from 0 to {}", text, std::numeric_limits<uint64_t>::max()));
   }
   return v;
 }
@@ -108,8 +108,7 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
   AddCount(cmd, "--dense-tp", f.dense_tp, 1, kMaxRanks, "dense FFN width: tp, attn_tp or 1 (default: tp)");
   AddCount(cmd, "--ep", f.ep, 1, kMaxRanks,
            "a2a MoE: ranks each expert set is spread over, dividing tp (default: tp; the rest hold copies)");
-  AddParsed(cmd, "--moe", f.moe, ParseMoeMode, "MoE mode: tp (TP-MoE) or a2a (all-to-all dispatch)")
-      ->default_str("tp");
+  AddParsed(cmd, "--moe", f.moe, ParseMoeMode, "MoE mode: tp (TP-MoE) or a2a (all-to-all dispatch)")->default_str("tp");
   cmd.add_flag("--input-scattered", f.input_scattered, "also bind input-scattered batches");
   cmd.add_flag("--dp-lm-head", f.dp_lm_head,
                "under --attn-dp: each DP group's LM head splits the vocabulary over its attention-TP ranks");
@@ -143,7 +142,7 @@ void PrintJson(const Json& doc) { std::cout << doc.dump(2, ' ', false, Json::err
 
 CLI::Option* AddEngineFlag(CLI::App& cmd, EngineFlags& e) {
   return AddParsed(cmd, "--engine", e.engine, ParseEngine,
-            "sglang or vllm: read the model and parallel sizes from the engine's own flags after --");
+                   "sglang or vllm: read the model and parallel sizes from the engine's own flags after --");
 }
 
 void AddWireFlags(CLI::App& cmd, WireFlags& f) {
@@ -162,8 +161,14 @@ Expected<WireDtypes> ToWire(const WireFlags& f) {
 }
 
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f) {
-  ParallelConfig cfg{.tp = f.tp, .attn_dp = f.attn_dp, .dense_tp = f.dense_tp, .moe = f.moe, .ep = f.ep,
-                     .dp_lm_head = f.dp_lm_head, .input_scattered = f.input_scattered, .reduction = f.reduction,
+  ParallelConfig cfg{.tp = f.tp,
+                     .attn_dp = f.attn_dp,
+                     .dense_tp = f.dense_tp,
+                     .moe = f.moe,
+                     .ep = f.ep,
+                     .dp_lm_head = f.dp_lm_head,
+                     .input_scattered = f.input_scattered,
+                     .reduction = f.reduction,
                      .pp = f.pp,
                      .pp_split = f.pp_split};
   if (!f.pp_split.empty() && !f.pp_given) cfg.pp = static_cast<int>(f.pp_split.size());

@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
   AddParallelFlags(*plan_cmd, plan.flags);
   AddWireFlags(*plan_cmd, plan.wire);
   CLI::Option* plan_engine = AddEngineFlag(*plan_cmd, plan.engine);
-  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head", "--input-scattered",
-                           "--reduction", "--pp", "--pp-split", "--act-dtype"}) {
+  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head",
+                           "--input-scattered", "--reduction", "--pp", "--pp-split", "--act-dtype"}) {
     plan_engine->excludes(plan_cmd->get_option(flag));
   }
   AddCount(*plan_cmd, "--layers", plan.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
@@ -53,21 +53,21 @@ int main(int argc, char** argv) {
   AddFormatFlag(*show_cmd, show.format);
 
   RunArgs run;
-  CLI::App* run_cmd = app.add_subcommand("run", "run the plan on simulated ranks and compare with the unsharded reference");
+  CLI::App* run_cmd =
+      app.add_subcommand("run", "run the plan on simulated ranks and compare with the unsharded reference");
   run_cmd->add_option("model", run.model, "a catalogue name (see `seam models`)");
   CLI::Option* run_config = AddPath(*run_cmd, "--hf-config", run.hf_config,
                                     "run the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*run_cmd, run.flags);
   CLI::Option* run_engine = AddEngineFlag(*run_cmd, run.engine);
-  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head", "--input-scattered",
-                           "--reduction", "--pp", "--pp-split"}) {
+  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head",
+                           "--input-scattered", "--reduction", "--pp", "--pp-split"}) {
     run_engine->excludes(run_cmd->get_option(flag));
   }
-  CLI::Option* layers = AddCount(*run_cmd, "--layers", run.layers, 1, kMaxLayerCount,
-                                 "keep only the first N of the model's layers");
+  CLI::Option* layers =
+      AddCount(*run_cmd, "--layers", run.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
   AddCount(*run_cmd, "--tokens", run.tokens, 1, kMaxTokens, "tokens in the batch")->default_str("32");
-  AddCount(*run_cmd, "--requests", run.requests, 1, kMaxTokens, "requests the tokens are split into")
-      ->default_str("4");
+  AddCount(*run_cmd, "--requests", run.requests, 1, kMaxTokens, "requests the tokens are split into")->default_str("4");
   CLI::Option* dtype =
       AddParsed(*run_cmd, "--dtype", run.dtype, seam::ParseDtype, "storage dtype: fp32 or bf16")->default_str("fp32");
   CLI::Option* backend = AddParsed(*run_cmd, "--backend", run.backend, ParseRunBackend,
@@ -83,25 +83,28 @@ int main(int argc, char** argv) {
   CLI::Option* fault =
       AddParsed(*run_cmd, "--fault", run.fault, seam::ParseFault,
                 "with --backend mpi, to test failure handling: RANK:KIND[@CALL], KIND throw, kill, hang or input");
-  CLI::Option* max_memory = AddParsed(*run_cmd, "--max-memory", run.max_memory, ParseByteSize,
-                                      "refuse a run estimated to need more, e.g. 16G (default: the memory available now)");
+  CLI::Option* max_memory =
+      AddParsed(*run_cmd, "--max-memory", run.max_memory, ParseByteSize,
+                "refuse a run estimated to need more, e.g. 16G (default: the memory available now)");
   AddParsed(*run_cmd, "--max-seconds", run.max_seconds, ParseSeconds,
             "refuse a run whose attention is estimated to take longer (default 600)")
       ->default_str("600");
   AddParsed(*run_cmd, "--seed", run.seed, ParseSeed, "seed of the weights and the batch (0 to 2^64-1)")
       ->default_str("1");
-  CLI::Option* dump = AddPath(*run_cmd, "--dump", run.dump, "write a Hugging Face checkpoint, inputs and outputs into DIR");
+  CLI::Option* dump =
+      AddPath(*run_cmd, "--dump", run.dump, "write a Hugging Face checkpoint, inputs and outputs into DIR");
   run_cmd->add_flag("--force", run.force, "with --dump: replace an earlier dump's files in DIR")->needs(dump);
   CLI::Option* weights =
       AddPath(*run_cmd, "--weights", run.weights, "run the Hugging Face checkpoint in DIR instead of a model name");
   CLI::Option* matrix =
       run_cmd->add_flag("--matrix", run.matrix, "run the model across a grid of configurations, one line each");
-  CLI::Option* full = run_cmd->add_flag("--full", run.full, "with --matrix: every pipeline split under every reduction");
+  CLI::Option* full =
+      run_cmd->add_flag("--full", run.full, "with --matrix: every pipeline split under every reduction");
   CLI::Option* unfused = run_cmd->add_flag("--unfused", run.unfused, "bind add+norm as separate steps");
   // A flag the command would ignore is refused, naming both.
   full->needs(matrix);
-  for (const char* flag : {"--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head", "--input-scattered", "--reduction", "--pp",
-                           "--pp-split"}) {
+  for (const char* flag : {"--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head", "--input-scattered",
+                           "--reduction", "--pp", "--pp-split"}) {
     matrix->excludes(run_cmd->get_option(flag));
   }
   for (CLI::Option* o : {dump, backend, mpi_mode, fault, timeout, unfused, max_memory}) matrix->excludes(o);
@@ -157,7 +160,8 @@ int main(int argc, char** argv) {
   const std::string first = argc > 1 ? argv[1] : "";
   const std::vector<std::string> commands = {"models", "plan", "show", "run", "sweep", "diff", "compare"};
   if (!first.empty() && first[0] != '-' && std::find(commands.begin(), commands.end(), first) == commands.end()) {
-    std::cerr << "seam: unknown command '" << argv[1] << "'; the commands are models, plan, show, run, sweep, diff, compare\n";
+    std::cerr << "seam: unknown command '" << argv[1]
+              << "'; the commands are models, plan, show, run, sweep, diff, compare\n";
     return kBadInput;
   }
   try {

@@ -8,10 +8,10 @@
 #include "cli.h"
 #include "seam/bind.h"
 #include "seam/checked.h"
-#include "seam/runtime/dump.h"
 #include "seam/files.h"
-#include "seam/runtime/hf_checkpoint.h"
+#include "seam/runtime/dump.h"
 #include "seam/runtime/exec.h"
+#include "seam/runtime/hf_checkpoint.h"
 #include "seam/runtime/matrix.h"
 
 namespace seam::cli {
@@ -32,9 +32,10 @@ Expected<LoadedModel> LoadCheckpoint(const RunArgs& a, const ParallelConfig* cfg
     return InvalidArgument(fmt::format("--weights DIR runs the model its config.json describes; drop '{}'", a.model));
   }
   if (a.layers > 0) {
-    return InvalidArgument(fmt::format("--layers {} cuts a catalogue or --hf-config model; --weights runs every layer "
-                                       "its config.json declares",
-                                       a.layers));
+    return InvalidArgument(
+        fmt::format("--layers {} cuts a catalogue or --hf-config model; --weights runs every layer "
+                    "its config.json declares",
+                    a.layers));
   }
   Expected<HfCheckpoint> c = OpenHfCheckpoint(a.weights);
   if (!c) return c.error();
@@ -65,7 +66,8 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, const ParallelConfig* cfg) {
   // The record backend runs no kernels: a real-size model's plan is counted
   // without a byte of weights.
   if (a.backend == RunBackend::kRecord) return LoadedModel{model, Weights(), a.dtype};
-  if (cfg != nullptr) SEAM_RETURN_IF_ERROR(CheckRunMemory(model, *cfg, a.tokens, a.dtype, RunMemoryLimit(a.max_memory)));
+  if (cfg != nullptr)
+    SEAM_RETURN_IF_ERROR(CheckRunMemory(model, *cfg, a.tokens, a.dtype, RunMemoryLimit(a.max_memory)));
   Expected<Weights> w = GenerateWeights(model, a.seed, a.dtype);
   if (!w) return w.error();
   return LoadedModel{model, *std::move(w), a.dtype};
@@ -79,8 +81,8 @@ Json RanksJson(const RunOutput& out) {
     for (const auto& [kind, op] : s.ops) {
       ops.push_back({{"op", Name(kind)}, {"calls", op.calls}, {"bytes_sent", BytesSent(op.elements_sent)}});
     }
-    ranks.push_back({{"rank", r}, {"collectives", s.calls()}, {"bytes_sent", BytesSent(s.elements_sent())},
-                     {"ops", ops}});
+    ranks.push_back(
+        {{"rank", r}, {"collectives", s.calls()}, {"bytes_sent", BytesSent(s.elements_sent())}, {"ops", ops}});
   }
   return ranks;
 }
@@ -166,8 +168,8 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
               const RunCheck& check) {
   const Model& m = p.loaded.model;
   if (!a.json) {
-    std::cout << fmt::format("{}  {}  {} tokens in {} requests  dtype={}  backend={}\n", ModelLabel(m.name, m.hidden), Describe(cfg),
-                             p.batch.tokens(), p.batch.requests.size(), Name(p.dtype), check.backend);
+    std::cout << fmt::format("{}  {}  {} tokens in {} requests  dtype={}  backend={}\n", ModelLabel(m.name, m.hidden),
+                             Describe(cfg), p.batch.tokens(), p.batch.requests.size(), Name(p.dtype), check.backend);
   }
   if (!check.data) {
     if (a.json) {
@@ -262,27 +264,25 @@ int PrintGridJson(const RunArgs& a, const Model& m, const std::vector<MatrixRow>
                          {"rerouted", p.rerouted},
                          {"rerouted_max_abs_diff", p.rerouted_max_diff}});
   }
-  PrintJson({{"seam_run", 1},
-             {"kind", "matrix"},
-             {"model", m.name},
-             {"layers", m.num_layers},
-             {"tokens", a.tokens},
-             {"requests", a.requests},
-             {"seed", a.seed},
-             {"full", a.full},
-             {"configurations", configurations},
-             {"pairs", by_design},
-             {"totals",
-              {{"configurations", rows.size()},
-               {"identical", identical},
-               {"differs", differs},
-               {"skipped", skipped}}}});
+  PrintJson(
+      {{"seam_run", 1},
+       {"kind", "matrix"},
+       {"model", m.name},
+       {"layers", m.num_layers},
+       {"tokens", a.tokens},
+       {"requests", a.requests},
+       {"seed", a.seed},
+       {"full", a.full},
+       {"configurations", configurations},
+       {"pairs", by_design},
+       {"totals",
+        {{"configurations", rows.size()}, {"identical", identical}, {"differs", differs}, {"skipped", skipped}}}});
   return differs == 0 && pairs_ok ? kOk : kFailedCheck;
 }
 
 int RunGrid(const RunArgs& a) {
   RunArgs fp32 = a;
-  fp32.dtype = Dtype::kF32;  // the grid runs both dtypes from fp32 weights
+  fp32.dtype = Dtype::kF32;                                // the grid runs both dtypes from fp32 weights
   Expected<LoadedModel> loaded = ModelFor(fp32, nullptr);  // each case is checked on its own
   if (!loaded) return Fail(loaded.error());
   const Model& m = loaded->model;
@@ -302,8 +302,8 @@ int RunGrid(const RunArgs& a) {
     return PrintGridJson(a, m, *rows, *pairs);
   }
   int identical = 0, differs = 0, skipped = 0;
-  std::cout << fmt::format("{:<50} {:>13} {:>10} {:>11} {:>11} {:>9}\n", "configuration", "bit-identical",
-                           "max|diff|", "collectives", "sent", "time");
+  std::cout << fmt::format("{:<50} {:>13} {:>10} {:>11} {:>11} {:>9}\n", "configuration", "bit-identical", "max|diff|",
+                           "collectives", "sent", "time");
   for (const MatrixRow& r : *rows) {
     if (r.outcome == MatrixOutcome::kSkipped) {
       ++skipped;
@@ -320,12 +320,13 @@ int RunGrid(const RunArgs& a) {
   bool pairs_ok = true;
   for (const MatrixPair& p : *pairs) {
     pairs_ok &= p.ok();
-    std::cout << fmt::format("{:<50} not bit-identical by design: max|diff| {:.3g} {} tolerance {:.3g} ({})\n",
-                             p.name, p.max_diff, p.ok() ? "within" : "OUTSIDE", p.tolerance, p.reason);
+    std::cout << fmt::format("{:<50} not bit-identical by design: max|diff| {:.3g} {} tolerance {:.3g} ({})\n", p.name,
+                             p.max_diff, p.ok() ? "within" : "OUTSIDE", p.tolerance, p.reason);
     if (p.rerouted > 0) {
-      std::cout << fmt::format("{:<50} {} of {} tokens took other experts after a near tie in a router "
-                               "(max|diff| {:.3g} there)\n",
-                               "", p.rerouted, p.tokens, p.rerouted_max_diff);
+      std::cout << fmt::format(
+          "{:<50} {} of {} tokens took other experts after a near tie in a router "
+          "(max|diff| {:.3g} there)\n",
+          "", p.rerouted, p.tokens, p.rerouted_max_diff);
     }
   }
   std::cout << fmt::format("\n{} configurations: {} bit-identical to the reference, {} differ, {} skipped\n",

@@ -34,16 +34,18 @@ int RunOnMpi(const RunArgs& a, const ParallelConfig&) {
     argv.push_back(nullptr);
     execv(program.c_str(), argv.data());
   }
-  return Fail(InvalidArgument(fmt::format("--backend mpi runs {}, which could not be started ({}); it is built and "
-                                          "installed beside seam when OpenMPI is found (libopenmpi-dev)",
-                                          program.string(), std::strerror(ec ? ec.value() : errno))));
+  return Fail(
+      InvalidArgument(fmt::format("--backend mpi runs {}, which could not be started ({}); it is built and "
+                                  "installed beside seam when OpenMPI is found (libopenmpi-dev)",
+                                  program.string(), std::strerror(ec ? ec.value() : errno))));
 }
 
 #elif !defined(SEAM_HAVE_MPI)
 
 int RunOnMpi(const RunArgs&, const ParallelConfig&) {
-  return Fail(InvalidArgument("this seam was built without MPI: ./scripts/build installs OpenMPI (libopenmpi-dev, "
-                              "openmpi-bin) with the rest of what the suite needs and rebuilds with it"));
+  return Fail(
+      InvalidArgument("this seam was built without MPI: ./scripts/build installs OpenMPI (libopenmpi-dev, "
+                      "openmpi-bin) with the rest of what the suite needs and rebuilds with it"));
 }
 
 #else
@@ -51,7 +53,8 @@ int RunOnMpi(const RunArgs&, const ParallelConfig&) {
 namespace {
 
 Expected<MpiOptions> OptionsOf(const RunArgs& a) {
-  MpiOptions o{.mode = a.mpi_mode.value_or(MpiMode::kCanonical), .timeout_seconds = a.timeout,
+  MpiOptions o{.mode = a.mpi_mode.value_or(MpiMode::kCanonical),
+               .timeout_seconds = a.timeout,
                .fault = a.fault.value_or(Fault{})};
   if (!(a.timeout > 0)) return InvalidArgument(fmt::format("--timeout {} must be above 0 seconds", a.timeout));
   return o;
@@ -75,11 +78,12 @@ std::string Digest(const RunArgs& a, const ParallelConfig& cfg, const PreparedRu
   }
   // Every flag that changes what a rank does or what the run leaves behind:
   // rank 0 alone writes a dump, but a rank bound unfused runs other steps.
-  return fmt::format("'{} ({} layers, hidden {}) {} dtype={} seed={} {} tokens in {} requests (batch hash {:x}) "
-                     "mpi-mode={} timeout={:g} unfused={} dump={}{}'",
-                     m.name, m.num_layers, m.hidden, Describe(cfg), Name(p.dtype), a.seed, p.batch.tokens(),
-                     p.batch.requests.size(), batch, Name(a.mpi_mode.value_or(MpiMode::kCanonical)), a.timeout,
-                     a.unfused ? "yes" : "no", a.dump.empty() ? "-" : a.dump, a.force ? " --force" : "");
+  return fmt::format(
+      "'{} ({} layers, hidden {}) {} dtype={} seed={} {} tokens in {} requests (batch hash {:x}) "
+      "mpi-mode={} timeout={:g} unfused={} dump={}{}'",
+      m.name, m.num_layers, m.hidden, Describe(cfg), Name(p.dtype), a.seed, p.batch.tokens(), p.batch.requests.size(),
+      batch, Name(a.mpi_mode.value_or(MpiMode::kCanonical)), a.timeout, a.unfused ? "yes" : "no",
+      a.dump.empty() ? "-" : a.dump, a.force ? " --force" : "");
 }
 
 }  // namespace

@@ -43,19 +43,23 @@ void PrintCoverage(const SweepReport& r) {
   std::cout << "\nwhat each invariant compared\n";
   std::cout << fmt::format("  1-3, 6-10 (replay, structure, policy, bytes): {} steps of {} plans, none exempt\n",
                            c.steps_replayed, c.plans_verified);
-  std::cout << fmt::format("  4 (stages away from a cut bind as uncut): {} stage bindings, {} entries, computes and "
-                           "exits compared;\n",
-                           a.stages, a.parts);
-  std::cout << fmt::format("      {} parts of {} stage bindings differ at the cut by definition (a receiving rank's first "
-                           "entry, an exit before the handoff), checked by 1-3 and 6-10;\n",
-                           a.at_cut_parts, a.at_cut_stages);
-  std::cout << fmt::format("      {} parts of {} stage bindings differ because a cut's difference was handed on: "
-                           "exempt ({:.1f}% of stage bindings, {:.1f}% of parts)\n",
-                           a.handed_on_parts, a.handed_on_stages, Percent(a.handed_on_stages, a.stages),
-                           Percent(a.handed_on_parts, a.parts));
-  std::cout << fmt::format("  5 (a cut rejects as the uncut stack): {} cut outcomes, {} rejections compared by stage "
-                           "and rule, none exempt\n",
-                           c.cut_outcomes, c.rejections_compared);
+  std::cout << fmt::format(
+      "  4 (stages away from a cut bind as uncut): {} stage bindings, {} entries, computes and "
+      "exits compared;\n",
+      a.stages, a.parts);
+  std::cout << fmt::format(
+      "      {} parts of {} stage bindings differ at the cut by definition (a receiving rank's first "
+      "entry, an exit before the handoff), checked by 1-3 and 6-10;\n",
+      a.at_cut_parts, a.at_cut_stages);
+  std::cout << fmt::format(
+      "      {} parts of {} stage bindings differ because a cut's difference was handed on: "
+      "exempt ({:.1f}% of stage bindings, {:.1f}% of parts)\n",
+      a.handed_on_parts, a.handed_on_stages, Percent(a.handed_on_stages, a.stages),
+      Percent(a.handed_on_parts, a.parts));
+  std::cout << fmt::format(
+      "  5 (a cut rejects as the uncut stack): {} cut outcomes, {} rejections compared by stage "
+      "and rule, none exempt\n",
+      c.cut_outcomes, c.rejections_compared);
 }
 
 Json CoverageJson(const CutCoverage& a) {
@@ -137,9 +141,10 @@ int RunSweep(const SweepArgs& a) {
   // Sizes out of range are the sweep's to refuse, with its own message.
   const bool sized = a.max_stages >= 1 && a.max_stages <= 8 && a.max_pp >= 1;
   if (const double estimate = EstimatedSeconds(a.max_stages, a.max_pp, jobs); sized && estimate > a.max_seconds) {
-    return Fail(InvalidArgument(fmt::format("a sweep of stacks up to {} stages would take about {:.0f} s on {} jobs, "
-                                            "more than --max-seconds {:g}; raise --max-seconds to run it",
-                                            a.max_stages, estimate, jobs, a.max_seconds)));
+    return Fail(
+        InvalidArgument(fmt::format("a sweep of stacks up to {} stages would take about {:.0f} s on {} jobs, "
+                                    "more than --max-seconds {:g}; raise --max-seconds to run it",
+                                    a.max_stages, estimate, jobs, a.max_seconds)));
   }
   SweepOptions options{.max_stages = a.max_stages, .max_pp = a.max_pp, .jobs = jobs};
   if (isatty(STDERR_FILENO)) options.progress = ProgressBar;
@@ -150,9 +155,10 @@ int RunSweep(const SweepArgs& a) {
     PrintJson(SweepJson(a, jobs, r));
     return r.totals.violations + r.model_totals.violations == 0 ? kOk : kFailedCheck;
   }
-  std::cout << fmt::format("seam sweep: {} stacks of 1..{} stages over {{attention, mixer, dense FFN, sparse FFN}}, "
-                           "{} configurations, every cut into at most {} pipeline ranks\n\n",
-                           r.stacks, a.max_stages, r.configs, a.max_pp);
+  std::cout << fmt::format(
+      "seam sweep: {} stacks of 1..{} stages over {{attention, mixer, dense FFN, sparse FFN}}, "
+      "{} configurations, every cut into at most {} pipeline ranks\n\n",
+      r.stacks, a.max_stages, r.configs, a.max_pp);
   std::cout << fmt::format("{:<34} {:>7} {:>11} {:>15} {:>11}\n", "configuration", "stacks", "cuts bound",
                            "rejected uncut", "violations");
   for (const auto& [name, counts] : r.per_config) std::cout << Row(name, counts);
@@ -160,11 +166,12 @@ int RunSweep(const SweepArgs& a) {
   totals.stacks = r.stacks * r.configs;
   std::cout << Row("total", totals);
   if (r.models > 0) {
-    std::cout << fmt::format("\nthe catalogue's {} models under the same {} configurations, every cut into at most "
-                             "{} pipeline ranks at layer boundaries\n\n",
-                             r.models, r.configs, a.max_pp);
-    std::cout << fmt::format("{:<34} {:>7} {:>11} {:>15} {:>11}\n", "model", "configs", "cuts bound",
-                             "rejected uncut", "violations");
+    std::cout << fmt::format(
+        "\nthe catalogue's {} models under the same {} configurations, every cut into at most "
+        "{} pipeline ranks at layer boundaries\n\n",
+        r.models, r.configs, a.max_pp);
+    std::cout << fmt::format("{:<34} {:>7} {:>11} {:>15} {:>11}\n", "model", "configs", "cuts bound", "rejected uncut",
+                             "violations");
     for (const auto& [name, counts] : r.per_model) std::cout << Row(name, counts);
     std::cout << Row("total", r.model_totals);
   }

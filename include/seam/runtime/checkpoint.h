@@ -39,7 +39,7 @@ class CheckpointTensors {
   std::string source_;
   std::vector<SafetensorsFile> files_;
   std::vector<StTensorInfo> infos_;
-  std::vector<size_t> file_of_;  // per info: its index in files_
+  std::vector<size_t> file_of_;                         // per info: its index in files_
   std::map<std::string, size_t, std::less<>> by_name_;  // name -> index in infos_
 };
 

@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "seam/runtime/batch.h"
 #include "seam/model.h"
+#include "seam/runtime/batch.h"
 #include "seam/runtime/tensor.h"
 #include "seam/runtime/weights.h"
 
@@ -36,7 +36,8 @@ struct DumpOptions {
 // the earlier dump or nothing. `dir` must not exist, or be an empty
 // directory, or (with force) a directory whose seam files are regular files;
 // a symbolic link is refused wherever it is met.
-Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype dtype, const Batch& b, const Tensor& hidden, const Tensor& reference, const DumpOptions& options = {});
+Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype dtype, const Batch& b,
+               const Tensor& hidden, const Tensor& reference, const DumpOptions& options = {});
 // The checks DumpRun makes of `dir` before writing, to run before the work
 // whose results it will hold.
 Status CheckDumpTarget(const std::string& dir, bool force);

@@ -16,15 +16,14 @@
 #include <optional>
 #include <vector>
 
-#include "seam/runtime/batch.h"
-#include "seam/runtime/comm.h"
 #include "seam/model.h"
 #include "seam/plan.h"
+#include "seam/runtime/batch.h"
+#include "seam/runtime/comm.h"
 #include "seam/runtime/reference.h"
 #include "seam/runtime/weights.h"
 
 namespace seam {
-
 
 // What a configuration needs to run: a model with sizes, sharded as
 // CheckSharding accepts (the same check `seam plan` makes).
@@ -80,9 +79,9 @@ struct RunOptions {
 };
 
 struct RunOutput {
-  Tensor hidden;                  // final hidden states, one row per token in batch order
-  Tensor logits;                  // the LM head's, [tokens, vocabulary] in batch order
-  std::vector<CommStats> ranks;   // per global rank
+  Tensor hidden;                 // final hidden states, one row per token in batch order
+  Tensor logits;                 // the LM head's, [tokens, vocabulary] in batch order
+  std::vector<CommStats> ranks;  // per global rank
   double seconds = 0;
 };
 
@@ -103,8 +102,8 @@ struct RankOutput {
 };
 // Runs global rank `rank`'s plan on `comm`: what a process hosting one rank
 // (MPI) calls; RunPlans calls it on every rank.
-RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
-                     const RunOptions& options, int rank, Comm& comm);
+RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b, const RunOptions& options,
+                     int rank, Comm& comm);
 // The run's output from every rank's share: each DP group's rows placed in
 // batch order.
 RunOutput AssembleRun(const Model& m, const ParallelConfig& cfg, const Batch& b, std::vector<RankOutput> ranks);

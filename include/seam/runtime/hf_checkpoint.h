@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "seam/runtime/checkpoint.h"
 #include "seam/model.h"
+#include "seam/runtime/checkpoint.h"
 #include "seam/runtime/tensor.h"
 #include "seam/runtime/weights.h"
 
@@ -41,11 +41,11 @@ Status WriteHfCheckpoint(const std::string& dir, const Model& m, const Weights& 
 
 // One tensor of a checkpoint and the seam weights it holds.
 enum class HfLayout {
-  kSame,           // the weight itself (reshaped: 1-D vectors, [C, 1, K] convs)
-  kZeroCentred,    // a norm stored as weight - 1 (Qwen3-Next's (1 + w) RMSNorm)
-  kHeadPairs,      // per head, `block` rows of parts[0] then `block` of parts[1] (Qwen3-Next's query and gate)
-  kExpertsGateUp,  // [E, hidden, 2I]: expert e's gate at even, up at odd columns (GPT-OSS), parts g0 u0 g1 u1 ...
-  kExpertsDown,    // [E, I, hidden]: each expert's down_proj transposed
+  kSame,               // the weight itself (reshaped: 1-D vectors, [C, 1, K] convs)
+  kZeroCentred,        // a norm stored as weight - 1 (Qwen3-Next's (1 + w) RMSNorm)
+  kHeadPairs,          // per head, `block` rows of parts[0] then `block` of parts[1] (Qwen3-Next's query and gate)
+  kExpertsGateUp,      // [E, hidden, 2I]: expert e's gate at even, up at odd columns (GPT-OSS), parts g0 u0 g1 u1 ...
+  kExpertsDown,        // [E, I, hidden]: each expert's down_proj transposed
   kExpertsGateUpBias,  // [E, 2I]: gate and up biases interleaved
   kExpertsDownBias,    // [E, hidden]
 };

@@ -43,16 +43,16 @@ double YarnMscale(double factor, double m);
 // Rotary embedding on the first `rotary_dim` dims of each of `heads` heads of
 // width head_dim in every row, at the row's position, pairing dims as
 // p.pairing says; the rest of each head is left as is. Rounds.
-void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<const int> positions,
-               const RopeParams& p, Dtype d);
+void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<const int> positions, const RopeParams& p,
+               Dtype d);
 
 // One query row attending over `count` earlier key/value rows (causal,
 // already chosen): softmax(q.k * scale) weighted sum of v, in key order.
 // `keys[j]` point at qk_dim floats, `values[j]` at v_dim floats. A sink
 // logit, when given, takes part in the softmax and adds no value
 // (GPT-OSS's attention sinks). Writes v_dim floats.
-void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim,
-               int v_dim, float scale, const float* sink, float* out);
+void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim, int v_dim,
+               float scale, const float* sink, float* out);
 
 // The activation of an FFN row pair: silu(gate) * up, or relu(up)^2 (gate
 // unused); rounds.
@@ -76,10 +76,10 @@ Routing TopK(const float* probs, int n, int k, bool renormalize);
 // How one row's experts are chosen and weighed.
 struct RouteRule {
   int k = 1;
-  ExpertGroups groups;          // the groups a row may choose from (count 1: all)
-  bool renormalize = false;     // weights divided by (their sum + renormalize_eps)
+  ExpertGroups groups;       // the groups a row may choose from (count 1: all)
+  bool renormalize = false;  // weights divided by (their sum + renormalize_eps)
   float renormalize_eps = 0;
-  float scaling = 1;            // then multiplied by this
+  float scaling = 1;  // then multiplied by this
 };
 // One row's routing over n experts: the top k by `choice` (a row's scores
 // plus any selection bias; ties to the lower index) within its kept groups,

@@ -10,11 +10,11 @@
 
 #include <vector>
 
-#include "seam/runtime/batch.h"
 #include "seam/model.h"
+#include "seam/runtime/batch.h"
 #include "seam/runtime/tensor.h"
-#include "seam/topology.h"
 #include "seam/runtime/weights.h"
+#include "seam/topology.h"
 
 namespace seam {
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "seam/model.h"
-#include "seam/weight_specs.h"
 #include "seam/runtime/tensor.h"
+#include "seam/weight_specs.h"
 
 namespace seam {
 

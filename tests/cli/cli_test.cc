@@ -75,6 +75,20 @@ TEST_F(Cli, TheCommandLoadsNoSharedLibraryWhenLinkedStatically) {
   EXPECT_EQ(version.out.rfind("seam ", 0), 0u) << version.out;
 }
 
+// The help offers only what the flags take: a size flag's value is a number
+// (--dense-tp once listed the word attn_tp, which it refuses).
+TEST_F(Cli, HelpNamesEachSizeFlagsValueAsANumber) {
+  const Result r = Run({"run", "--help"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* flag : {"--tp N=1", "--attn-dp N=1", "--dense-tp N", "--pp N", "--tokens N=32"}) {
+    EXPECT_NE(r.out.find(std::string("  ") + flag), std::string::npos) << flag << " in:\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("tp, attn_tp or 1"), std::string::npos) << r.out;
+  const Result words = Run({"plan", "llama", "--dense-tp", "attn_tp"});
+  EXPECT_EQ(words.code, 2);
+  EXPECT_EQ(words.err, "seam: --dense-tp: 'attn_tp' is not an integer from 1 to 65536\n");
+}
+
 TEST_F(Cli, ModelsListsEveryFamilyWithItsStagesFeaturesAndConfig) {
   const Result r = Run({"models"});
   ASSERT_EQ(r.code, 0) << r.err;

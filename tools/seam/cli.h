@@ -68,7 +68,8 @@ Expected<std::string> ParsePath(std::string_view text);
 inline CLI::Option* AddCount(CLI::App& cmd, const std::string& flag, int& out, int lo, int hi,
                              const std::string& help) {
   return AddParsed(
-      cmd, flag, out, [lo, hi](std::string_view t) { return ParseCount(t, lo, hi); }, help);
+             cmd, flag, out, [lo, hi](std::string_view t) { return ParseCount(t, lo, hi); }, help)
+      ->type_name("N");
 }
 inline CLI::Option* AddPath(CLI::App& cmd, const std::string& flag, std::string& out, const std::string& help) {
   return AddParsed(cmd, flag, out, ParsePath, help);

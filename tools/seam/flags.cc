@@ -105,7 +105,8 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
   AddCount(cmd, "--tp", f.tp, 1, kMaxRanks, "tensor-parallel size of each pipeline rank")->default_str("1");
   AddCount(cmd, "--attn-dp", f.attn_dp, 1, kMaxRanks, "attention data-parallel groups (attn_tp = tp / attn_dp)")
       ->default_str("1");
-  AddCount(cmd, "--dense-tp", f.dense_tp, 1, kMaxRanks, "dense FFN width: tp, attn_tp or 1 (default: tp)");
+  AddCount(cmd, "--dense-tp", f.dense_tp, 1, kMaxRanks,
+           "the dense FFN's TP width, a number: the --tp size, tp / attn_dp or 1 (default: the --tp size)");
   AddCount(cmd, "--ep", f.ep, 1, kMaxRanks,
            "a2a MoE: ranks each expert set is spread over, dividing tp (default: tp; the rest hold copies)");
   AddParsed(cmd, "--moe", f.moe, ParseMoeMode, "MoE mode: tp (TP-MoE) or a2a (all-to-all dispatch)")->default_str("tp");

@@ -12,8 +12,9 @@
 
 namespace seam {
 
-// The text with every control byte (below 0x20, and DEL) and every byte
-// that is not part of valid UTF-8 written as \xHH; the rest as it is.
+// The text with every control (bytes below 0x20, DEL, and the C1 controls
+// U+0080..U+009F) and every byte that is not part of valid UTF-8 written as
+// \xHH; the rest as it is.
 std::string Printable(std::string_view text);
 
 // The longest name a label shows whole, in characters; a longer one is cut.

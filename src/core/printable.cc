@@ -32,13 +32,19 @@ size_t Utf8Length(std::string_view s) {
 
 bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7F; }
 
+// U+0080..U+009F, the C1 controls (U+009B is a terminal's CSI, as ESC [ is).
+bool IsC1Control(std::string_view sequence) {
+  return sequence.size() == 2 && static_cast<unsigned char>(sequence[0]) == 0xC2 &&
+         static_cast<unsigned char>(sequence[1]) < 0xA0;
+}
+
 // Calls `each(character)` for each character of `text`: a valid UTF-8
-// sequence that is not a control byte as it is, any other byte as \xHH.
+// sequence that is not a control as it is, any other byte as \xHH.
 template <typename Each>
 void ForEachPrintable(std::string_view text, Each each) {
   for (size_t i = 0; i < text.size();) {
     const size_t n = Utf8Length(text.substr(i));
-    if (n == 0 || (n == 1 && IsControl(static_cast<unsigned char>(text[i])))) {
+    if (n == 0 || (n == 1 && IsControl(static_cast<unsigned char>(text[i]))) || IsC1Control(text.substr(i, n))) {
       each(fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i])), true);
       ++i;
     } else {

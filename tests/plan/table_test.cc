@@ -493,6 +493,9 @@ TEST(Printable, ControlBytesDelAndInvalidUtf8AreWrittenAsHex) {
   EXPECT_EQ(Printable("\xed\xa0\x80"), R"(\xed\xa0\x80)");                   // a surrogate
   EXPECT_EQ(Printable("\xe2\x82"), R"(\xe2\x82)");                           // cut short
   EXPECT_EQ(Printable("\xf4\x90\x80\x80"), R"(\xf4\x90\x80\x80)");           // above U+10FFFF
+  EXPECT_EQ(Printable("a\xc2\x9b"
+                      "31mb\xc2\xa0"),
+            "a\\xc2\\x9b31mb\xc2\xa0");  // C1 CSI escaped; NBSP kept
 }
 
 }  // namespace

@@ -60,6 +60,9 @@ Error Malformed(std::string message);
 Error FailedCheck(std::string message);
 Error DeadlineExceeded(std::string message);
 Error Internal(std::string message);
+// An allocation failed though the run's estimate fit its limit: bad input
+// (the sizes asked for do not fit this machine), the same on every thread.
+Error OutOfMemory();
 
 // A success or an Error; [[nodiscard]] so a failure cannot be dropped.
 // A success holds no Error (no strings made or freed): the binder returns

@@ -45,9 +45,7 @@ Status RunOnRanks(Backend backend, int size, const std::function<void(int rank, 
     } catch (const InternalError& e) {
       Record(rank, Internal(e.what()));
     } catch (const std::bad_alloc&) {
-      // Not a check that failed: the sizes asked for do not fit this machine.
-      Record(rank, InvalidArgument("ran out of memory; give fewer --tokens or --layers, or a lower --max-memory to be "
-                                   "told what fits"));
+      Record(rank, OutOfMemory());  // not a check that failed
     } catch (const std::exception& e) {
       // A rank's runtime check: the plan or the run is not what it claims.
       Record(rank, FailedCheck(e.what()));

@@ -22,6 +22,10 @@ int ExitStatusOf(ErrorCode code) {
 
 Error DeadlineExceeded(std::string message) { return {ErrorCode::kDeadlineExceeded, std::move(message)}; }
 Error Internal(std::string message) { return {ErrorCode::kInternal, std::move(message)}; }
+Error OutOfMemory() {
+  return InvalidArgument(
+      "ran out of memory; give fewer --tokens or --layers, or a lower --max-memory to be told what fits");
+}
 
 void FailCheck(const char* condition, const char* file, int line, const std::string& detail) {
   throw InternalError(fmt::format("internal error at {}:{}: {} ({})", file, line, condition, detail));

@@ -45,13 +45,13 @@ class Builder {
  public:
   using String = typename Json::string_t;
 
-  bool null() { return Put(Json(nullptr)) != nullptr; }
-  bool boolean(bool v) { return Put(Json(v)) != nullptr; }
-  bool number_integer(typename Json::number_integer_t v) { return Put(Json(v)) != nullptr; }
-  bool number_unsigned(typename Json::number_unsigned_t v) { return Put(Json(v)) != nullptr; }
-  bool number_float(typename Json::number_float_t v, const String& /*text*/) { return Put(Json(v)) != nullptr; }
-  bool string(String& v) { return Put(Json(std::move(v))) != nullptr; }
-  bool binary(typename Json::binary_t& v) { return Put(Json::binary(std::move(v))) != nullptr; }
+  bool null() { return Scalar(Json(nullptr)); }
+  bool boolean(bool v) { return Scalar(Json(v)); }
+  bool number_integer(typename Json::number_integer_t v) { return Scalar(Json(v)); }
+  bool number_unsigned(typename Json::number_unsigned_t v) { return Scalar(Json(v)); }
+  bool number_float(typename Json::number_float_t v, const String& /*text*/) { return Scalar(Json(v)); }
+  bool string(String& v) { return Scalar(Json(std::move(v))); }
+  bool binary(typename Json::binary_t& v) { return Scalar(Json::binary(std::move(v))); }
   bool start_object(std::size_t /*size*/) { return Open(Json::object(), true); }
   bool start_array(std::size_t /*size*/) { return Open(Json::array(), false); }
   bool end_object() {
@@ -98,6 +98,12 @@ class Builder {
       return &parent.back();
     }
     return &(parent[key_] = std::move(v));
+  }
+
+  // A value that opens nothing: placed, and the parse goes on.
+  bool Scalar(Json v) {
+    Put(std::move(v));
+    return true;
   }
 
   bool Open(Json container, bool object) {

@@ -106,7 +106,7 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m)
   } else if (!l.expert_parallel && DispatchesA2a(backend)) {
     t.notes.push_back(
         fmt::format("--all2all-backend {} without --enable-expert-parallel: vLLM dispatches nothing", backend));
-  } else if (moe && !all2all && DispatchesA2a(backend)) {
+  } else if (!all2all && DispatchesA2a(backend)) {
     t.notes.push_back(
         fmt::format("--all2all-backend {} without --data-parallel-size > 1: vLLM runs its all-to-all "
                     "only across data-parallel ranks and dispatches nothing",

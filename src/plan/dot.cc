@@ -193,7 +193,9 @@ class LineDrawer {
   // exit.
   static std::vector<Step> Entering(const StagePlan& s) {
     std::vector<Step> out = s.entry;
-    if (!HasSide(s)) out.insert(out.end(), AroundCompute(s).first.begin(), AroundCompute(s).first.end());
+    if (HasSide(s)) return out;
+    const std::span<const Step> before = AroundCompute(s).first;
+    out.insert(out.end(), before.begin(), before.end());
     return out;
   }
   static std::vector<Step> Leaving(const StagePlan& s) {

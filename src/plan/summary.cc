@@ -69,7 +69,6 @@ class Seams {
 
 std::string LineSummary(const LinePlan& line, const PlanHeader& h) {
   Seams seams(h);
-  const std::vector<Step> none;
   // The steps since the last compute, and what ran it. A no-op stage runs
   // nothing: the seam goes on through it.
   std::string from = h.pp_rank == 0 ? "embedding" : "receive";

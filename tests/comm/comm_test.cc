@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 
 #include "seam/runtime/comm.h"
@@ -158,6 +159,21 @@ TEST(Comm, ARankThatNeverArrivesTimesOutTheOthers) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::kDeadlineExceeded);  // a timeout is not a failed check
   EXPECT_EQ(s.error().message, "rank 0 failed: rank 0 waited more than 0.2 s for the group's members to arrive");
+}
+
+// An allocation a rank cannot make is bad input (the sizes do not fit this
+// machine), not the rank's runtime check failing; the other ranks still end.
+TEST(Comm, ARankOutOfMemoryIsBadInputNotAFailedCheck) {
+  const Status s = RunOnRanks(
+      Backend::kThreads, 2,
+      [&](int rank, Comm& comm) {
+        if (rank == 1) throw std::bad_alloc();
+        comm.Barrier(All(2));
+      },
+      5.0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(s.error().message, "rank 1 failed: " + OutOfMemory().message);
 }
 
 TEST(Comm, ABugOnARankIsAnInternalErrorNotAFailedCheck) {

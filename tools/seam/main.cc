@@ -196,9 +196,6 @@ int main(int argc, char** argv) {
     std::cerr << "seam: " << e.what() << "\n";
     return kInternalError;
   } catch (const std::bad_alloc&) {
-    // A size the estimates let through but this machine could not hold.
-    std::cerr << "seam: ran out of memory; give fewer --tokens or --layers, or a lower --max-memory to be told "
-                 "what fits\n";
-    return kBadInput;
+    return Fail(seam::OutOfMemory());  // a size the estimates let through but this machine could not hold
   }
 }

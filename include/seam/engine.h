@@ -30,9 +30,14 @@ std::string_view Name(Engine e);         // "sglang", "vllm"
 std::string_view DisplayName(Engine e);  // "SGLang", "vLLM"
 Expected<Engine> ParseEngine(std::string_view text);
 
+// The versions of the engine whose flags seam has, newest release first and
+// "main" last; the first is what a launch is read as by default.
+std::vector<std::string> EngineVersions(Engine e);
+
 // What the command line says, in the engine's own terms.
 struct EngineLaunch {
   Engine engine = Engine::kSglang;
+  std::string version;     // the engine version whose flag table read it ("main", "0.5.6")
   std::string model_path;  // a directory holding config.json, or the config itself
   int tp = 1;
   int dp = 1;
@@ -44,24 +49,68 @@ struct EngineLaunch {
   bool expert_parallel = false;     // vLLM --enable-expert-parallel
   bool input_scattered = false;     // SGLang --enable-attn-tp-input-scattered
   bool dp_lm_head = false;          // SGLang --enable-dp-lm-head
+  bool two_batch_overlap = false;   // SGLang --enable-two-batch-overlap, vLLM --enable-dbo
+  bool eplb = false;                // --enable-eplb
   std::string dtype = "auto";       // --dtype
-  int nnodes = 1;                   // SGLang --nnodes (placement only)
+  std::string quantization;         // --quantization ("": the checkpoint's own)
+  std::string kv_cache_dtype = "auto";
+  // Placement: nodes, this node's rank, and vLLM's data-parallel placement.
+  int nnodes = 1;
+  int node_rank = 0;
+  std::optional<int> dp_local;  // vLLM --data-parallel-size-local
+  int dp_start_rank = 0;        // vLLM --data-parallel-start-rank
+  std::optional<int> dp_rank;   // vLLM --data-parallel-rank (one instance per DP rank)
+  std::string dp_address;       // vLLM --data-parallel-address
+  bool headless = false;        // vLLM --headless
+  // From the environment before the command.
+  std::string dispatch_dtype = "auto";  // SGLang --deepep-dispatcher-output-dtype
+  bool dispatch_bf16 = false;           // SGLANG_DEEPEP_BF16_DISPATCH
+  std::string pp_partition;             // SGLANG_PP_LAYER_PARTITION, VLLM_PP_LAYER_PARTITION ("N,N,...")
+  // How the line was read, one line each: a prefix taken for its flag, a
+  // repeated flag's last value kept, an old spelling mapped to its successor.
+  std::vector<std::string> read_notes;
   // Each flag read but not modelled, once, with why: "--port: serving, not communication".
   std::vector<std::string> ignored;
 };
 
-// Reads `args` as the engine's launcher would: --flag VALUE or --flag=VALUE,
-// the engine's aliases, a flag given twice is refused, an unknown flag is
-// refused (a misspelt size must not plan the default).
-Expected<EngineLaunch> ParseEngineArgs(Engine engine, const std::vector<std::string>& args);
+// Reads `args` as the engine's launcher would (seam/engine docs and
+// docs/engine-tables.md): the flag table of `version` ("" the newest
+// release), --flag VALUE or --flag=VALUE, a repeated flag's last value, the
+// engine's aliases and prefixes, a pasted command with its environment. A
+// flag the engine does not know is refused as the engine refuses it (a
+// misspelt size must not plan the default); a flag that changes
+// communication seam does not model is refused saying so. One argument
+// holding a whole line is split as a shell would.
+Expected<EngineLaunch> ParseEngineArgs(Engine engine, const std::vector<std::string>& args,
+                                       std::string_view version = "");
 
 // The config.json the launch's model path names (a directory's config.json).
 Expected<std::string> ConfigPathOf(const EngineLaunch& l);
 
+// The checkpoint's own quantization (config.json's quantization_config), as
+// the engines read it: quant_method ("fp8", "mxfp4", ...; "" unquantized)
+// and an fp8 checkpoint's scale block ({128, 128} for DeepSeek-V3's).
+struct CheckpointQuant {
+  std::string method;
+  std::vector<int> weight_block;
+};
+Expected<CheckpointQuant> CheckpointQuantOf(const std::string& config_path);
+
+// The weights the engine loads: what they are and the bytes a parameter
+// takes on the GPU (fp8 block-scaled 1 and its scales; MXFP4 a half byte
+// and a scale per 32).
+struct WeightFormat {
+  std::string name = "bf16";
+  double bytes = 2;
+};
+
 struct EngineTranslation {
   ParallelConfig config;
   int replicas = 1;  // copies of the pipeline the engine's data parallelism runs side by side
+  int nodes = 1;     // the nodes the deployment spans, from the engine's placement flags
   WireDtypes wire;
+  WeightFormat weights;
+  std::optional<WireDtype> kv;     // the KV cache's dtype; none for a format seam cannot count
   std::vector<std::string> notes;  // how the engine's sizes map onto seam's, one line each
   std::string seam_flags;          // the same configuration as seam's own flags
 };
@@ -69,7 +118,8 @@ struct EngineTranslation {
 // The configuration the engine runs `model` in, or the error the engine
 // would stop with at start-up (naming the engine and its reason), or seam's
 // own rejection.
-Expected<EngineTranslation> Translate(const EngineLaunch& l, const Model& model);
+Expected<EngineTranslation> Translate(const EngineLaunch& l, const Model& model,
+                                      const CheckpointQuant& checkpoint = {});
 
 // A launch read, its model loaded (cut to `layers` when above 0) and
 // translated: what `seam plan --engine E -- ARGS` binds.
@@ -79,11 +129,15 @@ struct EngineChoice {
   ParallelConfig config;
   WireDtypes wire;
   int replicas = 1;
+  int nodes = 1;
+  WeightFormat weights;
+  std::optional<WireDtype> kv;
   std::string seam_flags;            // the same configuration as seam's own flags
   std::vector<std::string> notes;    // how the engine's sizes map onto seam's
   std::vector<std::string> ignored;  // flags read but not modelled, with why
 };
-Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::string>& args, int layers);
+Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::string>& args, int layers,
+                                          std::string_view version = "");
 
 // seam's flags for a configuration and wire dtypes, as `seam plan` takes them.
 std::string SeamFlags(const ParallelConfig& cfg, const WireDtypes& wire);

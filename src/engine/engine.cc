@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/enum_text.h"
+#include "engine/launch.h"
 #include "engine/translate.h"
 #include "seam/model_source.h"
 #include "seam/sharding.h"
@@ -32,14 +33,25 @@ Expected<Engine> ParseEngine(std::string_view text) {
   return e;
 }
 
-Expected<EngineLaunch> ParseEngineArgs(Engine engine, const std::vector<std::string>& args) {
-  switch (engine) {
-    case Engine::kSglang: return engine::ReadFlags(engine, engine::SglangFlags(), args);
-    // `vllm serve MODEL ...`: the model may come first, bare.
-    case Engine::kVllm:
-      return engine::ReadFlags(engine, engine::VllmFlags(), args, engine::SetText(&EngineLaunch::model_path));
+std::vector<std::string> EngineVersions(Engine e) {
+  std::vector<std::string> out;
+  for (const engine::EngineTable* t : engine::TablesOf(e)) out.push_back(t->version);
+  return out;
+}
+
+Expected<EngineLaunch> ParseEngineArgs(Engine engine, const std::vector<std::string>& args, std::string_view version) {
+  Expected<const engine::EngineTable*> table = engine::TableFor(engine, version);
+  if (!table) return table.error();
+  // One argument holding a whole line (a quoted paste) is split as a shell would.
+  std::vector<std::string> words = args;
+  if (args.size() == 1 && args[0].find_first_of(" \t\n") != std::string::npos) {
+    Expected<std::vector<std::string>> split = engine::ShellWords(args[0]);
+    if (!split) return split.error();
+    words = *std::move(split);
   }
-  SEAM_CHECK(false, "an unknown engine");
+  Expected<engine::ReadLine> line = engine::ParseLine(**table, words);
+  if (!line) return line.error();
+  return engine::ApplyLine(**table, *line);
 }
 
 Expected<std::string> ConfigPathOf(const EngineLaunch& l) {
@@ -53,28 +65,47 @@ Expected<std::string> ConfigPathOf(const EngineLaunch& l) {
       l.model_path));
 }
 
-Expected<EngineTranslation> Translate(const EngineLaunch& l, const Model& model) {
+namespace {
+
+Expected<EngineTranslation> TranslateFor(const EngineLaunch& l, const Model& model, const CheckpointQuant& q) {
   switch (l.engine) {
-    case Engine::kSglang: return engine::TranslateSglang(l, model);
-    case Engine::kVllm: return engine::TranslateVllm(l, model);
+    case Engine::kSglang: return engine::TranslateSglang(l, model, q);
+    case Engine::kVllm: return engine::TranslateVllm(l, model, q);
   }
   SEAM_CHECK(false, "an unknown engine");
 }
 
-Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::string>& args, int layers) {
-  Expected<EngineLaunch> launch = ParseEngineArgs(engine, args);
+}  // namespace
+
+Expected<EngineTranslation> Translate(const EngineLaunch& l, const Model& model, const CheckpointQuant& checkpoint) {
+  Expected<EngineTranslation> read = TranslateFor(l, model, checkpoint);
+  if (!read) return read.error();
+  EngineTranslation t = *std::move(read);
+  // How the line was read comes before how its sizes map.
+  t.notes.insert(t.notes.begin(), l.read_notes.begin(), l.read_notes.end());
+  return t;
+}
+
+Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::string>& args, int layers,
+                                          std::string_view version) {
+  Expected<EngineLaunch> launch = ParseEngineArgs(engine, args, version);
   if (!launch) return launch.error();
   Expected<std::string> config = ConfigPathOf(*launch);
   if (!config) return config.error();
   Expected<Model> model = ChooseModel("", *config, layers);
   if (!model) return model.error();
-  Expected<EngineTranslation> t = Translate(*launch, *model);
+  Expected<CheckpointQuant> quant = CheckpointQuantOf(*config);
+  if (!quant) return quant.error();
+  Expected<EngineTranslation> t = Translate(*launch, *model, *quant);
   if (!t) return t.error();
   return EngineChoice{.hf_config = *config,
                       .model = *std::move(model),
                       .config = t->config,
                       .wire = t->wire,
                       .replicas = t->replicas,
+                      .nodes = t->nodes,
+                      .weights = t->weights,
+                      .kv = t->kv,
                       .seam_flags = t->seam_flags,
                       .notes = t->notes,
                       .ignored = launch->ignored};
@@ -100,19 +131,6 @@ namespace engine {
 
 Error Refuses(Engine e, std::string_view reason) {
   return InvalidArgument(fmt::format("{} refuses this at start-up: {}", DisplayName(e), reason));
-}
-
-Expected<WireDtype> DtypeOf(const EngineLaunch& l, std::vector<std::string>& notes) {
-  const std::string_view d = l.dtype;
-  if (d == "auto") {
-    notes.push_back("--dtype auto: bf16 activations, the dtype the checkpoints seam reads declare");
-    return WireDtype::kBf16;
-  }
-  if (d == "bfloat16") return WireDtype::kBf16;
-  if (d == "half" || d == "float16") return WireDtype::kFp16;
-  if (d == "float" || d == "float32") return WireDtype::kFp32;
-  return InvalidArgument(
-      fmt::format("--dtype: '{}' is not one of auto, bfloat16, half, float16, float, float32", l.dtype));
 }
 
 Status CheckModelSplits(Engine e, const Model& m, const ParallelConfig& cfg) {

@@ -44,9 +44,14 @@ TEST(SglangDoor, ReadsEveryLayoutFlagUnderItsAliases) {
   EXPECT_EQ(Sglang({"--tensor-parallel-size=8"}), "--tp 8");
   EXPECT_EQ(Sglang({"--tp-size", "8", "--dp-size", "4", "--enable-dp-attention", "--moe-dense-tp-size", "1",
                     "--moe-a2a-backend", "deepep", "--pp-size", "2"}),
-            "--tp 8 --attn-dp 4 --dense-tp 1 --moe a2a --pp 2");
-  EXPECT_EQ(Sglang({"--tp", "8", "--dp", "2", "--enable-dp-attention", "--pp", "2", "--dtype", "float16"}),
+            "--tp 8 --attn-dp 4 --dense-tp 1 --moe a2a --pp 2 --dispatch-dtype fp8");
+  EXPECT_EQ(Sglang({"--tp", "8", "--dp", "2", "--enable-dp-attention", "--pp-size", "2", "--dtype", "float16"}),
             "--tp 8 --attn-dp 2 --pp 2 --act-dtype fp16");
+  // --tp and --dp are unique prefixes of --tp-size and --dp-size; --pp is
+  // not (three flags start with it), and argparse says so.
+  EXPECT_EQ(Sglang({"--tp", "8", "--pp", "2"}),
+            "error: SGLang refuses this at start-up: ambiguous option: --pp could match --pp-size, "
+            "--pp-max-micro-batch-size, --pp-async-batch-depth");
   EXPECT_EQ(Sglang({"--tp", "4", "--enable-attn-tp-input-scattered"}, "llama-3.1-8b.json"), "--tp 4 --input-scattered");
 }
 
@@ -67,31 +72,112 @@ TEST(SglangDoor, DataParallelWithoutDpAttentionIsReplicas) {
 TEST(SglangDoor, ExpertParallelWithoutA2aKeepsTpMoeBoundaries) {
   EXPECT_EQ(Sglang({"--tp", "8", "--ep", "4"}, "qwen3-30b-a3b.json"), "--tp 8");
   EXPECT_EQ(Sglang({"--tp", "8", "--ep", "8", "--moe-a2a-backend", "deepep"}, "qwen3-30b-a3b.json"),
-            "--tp 8 --moe a2a");
+            "--tp 8 --moe a2a --dispatch-dtype fp8");
+}
+
+// An a2a backend spans the whole TP group: SGLang sets --ep-size to the TP
+// size and logs it, where it once refused a smaller one.
+TEST(SglangDoor, AnA2aBackendSetsTheEpSizeToTheTpSize) {
+  Expected<EngineLaunch> l =
+      ParseEngineArgs(Engine::kSglang, {"--model-path", "x", "--tp", "8", "--ep", "4", "--moe-a2a-backend", "deepep"});
+  ASSERT_TRUE(l.ok());
+  Expected<EngineTranslation> t = Translate(*l, Load("deepseek-v2-lite.json"));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->seam_flags, "--tp 8 --moe a2a --dispatch-dtype fp8");
+  EXPECT_NE(std::find(t->notes.begin(), t->notes.end(),
+                      "--moe-a2a-backend deepep: SGLang sets the expert parallel size to the TP size, 8 (--ep-size 4 "
+                      "adjusted, as its log says)"),
+            t->notes.end());
+}
+
+// DeepEP dispatches fp8 unless SGLANG_DEEPEP_BF16_DISPATCH or the flag says bf16.
+TEST(SglangDoor, DeepEpDispatchesFp8UnlessToldBf16) {
+  const Args deepep = {"--tp", "4", "--dp", "4", "--enable-dp-attention", "--moe-a2a-backend", "deepep"};
+  EXPECT_EQ(Sglang(deepep), "--tp 4 --attn-dp 4 --moe a2a --dispatch-dtype fp8");
+  Args flag = deepep;
+  flag.insert(flag.end(), {"--deepep-dispatcher-output-dtype", "bf16"});
+  EXPECT_EQ(Sglang(flag), "--tp 4 --attn-dp 4 --moe a2a");
+  EXPECT_EQ(FlagsOf(Engine::kSglang,
+                    {"SGLANG_DEEPEP_BF16_DISPATCH=1 python3 -m sglang.launch_server --model-path " + kConfigs +
+                     "/deepseek-v2-lite.json --tp 4 --dp 4 --enable-dp-attention --moe-a2a-backend deepep"},
+                    "deepseek-v2-lite.json"),
+            "--tp 4 --attn-dp 4 --moe a2a");
+}
+
+// dp 1 turns DP attention and the DP LM head off (not an error).
+TEST(SglangDoor, DpAttentionAndTheDpLmHeadAreTurnedOffAtDpOne) {
+  EXPECT_EQ(Sglang({"--tp", "8", "--enable-dp-attention"}), "--tp 8");
+  EXPECT_EQ(Sglang({"--tp", "8", "--enable-dp-lm-head"}), "--tp 8");
+  EXPECT_EQ(Sglang({"--tp", "8", "--dp", "2", "--enable-dp-lm-head"}),
+            "error: SGLang refuses this at start-up: Please enable dp attention when setting enable_dp_lm_head.");
+}
+
+TEST(SglangDoor, TheDenseTpSizeIsOneOrTheTpSize) {
+  EXPECT_EQ(Sglang({"--tp", "8", "--moe-dense-tp-size", "8"}), "--tp 8");
+  EXPECT_EQ(Sglang({"--tp", "8", "--moe-dense-tp-size", "1"}), "--tp 8 --dense-tp 1");
+}
+
+TEST(SglangDoor, NodesDivideTheTpTimesPpRanksAndPlainDpStaysOnOneNode) {
+  EXPECT_EQ(Sglang({"--tp", "8", "--nnodes", "3"}),
+            "error: SGLang refuses this at start-up: tp_size must be divisible by number of nodes (--tp-size 8 x "
+            "--pp-size 1 over --nnodes 3)");
+  EXPECT_EQ(Sglang({"--tp", "8", "--dp", "2", "--nnodes", "2"}),
+            "error: SGLang refuses this at start-up: multi-node data parallel is not supported unless dp attention!");
+  Expected<EngineChoice> c = ChooseEngineLaunch(
+      Engine::kSglang, {"--model-path", kConfigs + "/kimi-k2.json", "--tp", "16", "--nnodes", "2", "--node-rank", "1"},
+      0);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->nodes, 2);
+  EXPECT_EQ(c->weights.name, "fp8");  // the checkpoint's block-scaled fp8
+}
+
+// SGLANG_PP_LAYER_PARTITION gives the layers per rank, with SGLang's own errors.
+TEST(SglangDoor, TheLayerPartitionComesFromTheEnvironment) {
+  auto line = [](const std::string& env) {
+    return FlagsOf(Engine::kSglang,
+                   {env + " python3 -m sglang.launch_server --model-path " + kConfigs +
+                    "/deepseek-v2-lite.json --tp 2 --pp-size 2"},
+                   "deepseek-v2-lite.json");
+  };
+  EXPECT_EQ(line(""), "--tp 2 --pp 2");  // SGLang's own split: the remainder on the last ranks, as seam's
+  EXPECT_EQ(line("SGLANG_PP_LAYER_PARTITION=20,7"), "--tp 2 --pp 2 --pp-split 20+7");
+  EXPECT_EQ(line("SGLANG_PP_LAYER_PARTITION=20,6"),
+            "error: SGLang refuses this at start-up: SGLANG_PP_LAYER_PARTITION: sum(partitions)=26 does not match "
+            "num_hidden_layers=27.");
+  EXPECT_EQ(line("SGLANG_PP_LAYER_PARTITION=27"),
+            "error: SGLang refuses this at start-up: SGLANG_PP_LAYER_PARTITION: len(partitions)=1 does not match "
+            "pp_size=2.");
+  EXPECT_EQ(line("SGLANG_PP_LAYER_PARTITION=a,b"),
+            "error: SGLang refuses this at start-up: SGLANG_PP_LAYER_PARTITION: Invalid partition string: a,b");
 }
 
 TEST(SglangDoor, RefusesWhatSglangRefusesAtStartUpNamingItsReason) {
   EXPECT_EQ(Sglang({"--tp", "8", "--dp", "3", "--enable-dp-attention"}),
-            "error: SGLang refuses this at start-up: --tp-size 8 is not divisible by --dp-size 3: "
-            "--enable-dp-attention splits the TP group into dp-size attention groups");
+            "error: SGLang refuses this at start-up: assert cfg.tp_size % cfg.dp_size == 0 (--tp-size 8, --dp-size "
+            "3: --enable-dp-attention splits the TP group into dp-size attention groups)");
   EXPECT_EQ(Sglang({"--tp", "8", "--moe-dense-tp-size", "2"}),
-            "error: SGLang refuses this at start-up: --moe-dense-tp-size takes 1 (or is left out: the whole TP "
-            "group), not 2");
-  EXPECT_EQ(Sglang({"--tp", "8", "--ep", "4", "--moe-a2a-backend", "deepep"}),
-            "error: SGLang refuses this at start-up: --moe-a2a-backend deepep runs expert parallel over the whole "
-            "TP group: --ep-size must equal --tp-size 8 (got 4)");
+            "error: SGLang refuses this at start-up: moe_dense_tp_size only supports None, 1, or tp_size currently "
+            "(got 2, --tp-size 8)");
   EXPECT_EQ(Sglang({"--tp", "8", "--ep", "3"}),
             "error: SGLang refuses this at start-up: --tp-size 8 is not divisible by --ep-size 3");
-  EXPECT_EQ(Sglang({"--tp", "8", "--enable-dp-lm-head"}),
-            "error: SGLang refuses this at start-up: --enable-dp-lm-head needs --enable-dp-attention");
+  EXPECT_EQ(Sglang({"--tp", "8", "--moe-a2a-backend", "flashinfer"}),
+            "error: SGLang refuses this at start-up: Flashinfer MoE A2A is only supported with dp_size == tp_size "
+            "and --enable-dp-attention");
+  EXPECT_EQ(Sglang({"--tp", "8", "--enable-two-batch-overlap"}),
+            "error: SGLang refuses this at start-up: When enabling two batch overlap without an EP a2a backend "
+            "(moe_a2a_backend='none'), --enable-dp-attention is required");
   EXPECT_EQ(Sglang({"--tp", "3"}, "llama-3.1-8b.json"),
             "error: SGLang refuses this at start-up: num_attention_heads = 32 does not split over attn_tp = 3 (tp 3 "
             "/ attn_dp 1); attn_tp must divide 32: 1, 2, 4, 8, 16, 32");
   EXPECT_EQ(Sglang({"--moe-a2a-backend", "nccl"}),
-            "error: --moe-a2a-backend: unknown backend 'nccl'; SGLang's are none, deepep, mooncake, mori, "
-            "ascend_fuseep, flashinfer");
+            "error: SGLang refuses this at start-up: argument --moe-a2a-backend: invalid choice: 'nccl' (choose from "
+            "none, deepep, mooncake, nixl, mori, ascend_fuseep, flashinfer, megamoe, deepep_v2, pplx, ascend_tp)");
   EXPECT_EQ(Sglang({"--dtype", "fp8"}),
-            "error: --dtype: 'fp8' is not one of auto, bfloat16, half, float16, float, float32");
+            "error: SGLang refuses this at start-up: argument --dtype: invalid choice: 'fp8' (choose from auto, half, "
+            "float16, bfloat16, float, float32)");
+  EXPECT_EQ(Sglang({"--kv-cache-dtype", "fp8"}),
+            "error: SGLang refuses this at start-up: argument --kv-cache-dtype: invalid choice: 'fp8' (choose from "
+            "auto, fp8_e5m2, fp8_e4m3, mxfp8, bf16, bfloat16, nvfp4, fp4_mx_block16, fp4_e2m1)");
 }
 
 TEST(SglangDoor, ExpertsThatDoNotSplitOverEpAreRefused) {
@@ -109,12 +195,13 @@ TEST(SglangDoor, ExpertsThatDoNotSplitOverEpAreRefused) {
 TEST(VllmDoor, TensorParallelIsPerDataParallelRankForMoeModels) {
   EXPECT_EQ(Vllm({"--tensor-parallel-size", "2", "--data-parallel-size", "4", "--enable-expert-parallel",
                   "--all2all-backend", "deepep_low_latency", "--pipeline-parallel-size", "2"}),
-            "--tp 8 --attn-dp 4 --dense-tp 2 --moe a2a --dp-lm-head --pp 2");
+            "--tp 8 --attn-dp 4 --dense-tp 2 --moe a2a --dp-lm-head --pp 2 --pp-split 14+13");
   EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4"}), "--tp 8 --attn-dp 4 --dense-tp 2 --dp-lm-head --reduction rsv");
+  // pplx and naive were removed: vLLM falls back to allgather_reducescatter.
   EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4", "--all2all-backend", "naive"}),
-            "--tp 8 --attn-dp 4 --dense-tp 2 --dp-lm-head");
+            "--tp 8 --attn-dp 4 --dense-tp 2 --dp-lm-head --reduction rsv");
   EXPECT_EQ(Vllm({"-tp", "4", "-dp", "2", "--enable-expert-parallel", "--all2all-backend", "pplx"}),
-            "--tp 8 --attn-dp 2 --dense-tp 4 --moe a2a --dp-lm-head");
+            "--tp 8 --attn-dp 2 --dense-tp 4 --dp-lm-head --reduction rsv");
   EXPECT_EQ(Vllm({"-tp", "2", "-dp", "4"}, "llama-3.1-8b.json"), "--tp 2");
   EXPECT_EQ(Vllm({"-tp", "8", "--dtype", "float32"}, "llama-3.1-8b.json"), "--tp 8 --act-dtype fp32");
 }
@@ -134,7 +221,7 @@ TEST(VllmDoor, AnAllToAllBackendAloneDoesNotTurnOnTheAllToAll) {
   EXPECT_NE(std::find(t->notes.begin(), t->notes.end(),
                       "--all2all-backend deepep_low_latency without --enable-expert-parallel: vLLM dispatches nothing"),
             t->notes.end());
-  for (const char* backend : {"pplx", "deepep_high_throughput", "deepep_low_latency", "flashinfer_all2allv"}) {
+  for (const char* backend : {"deepep_high_throughput", "deepep_low_latency", "flashinfer_all2allv"}) {
     EXPECT_EQ(Vllm({"-tp", "4", "--all2all-backend", backend}), "--tp 4") << backend;
     EXPECT_EQ(Vllm({"-tp", "2", "-dp", "2", "--all2all-backend", backend}),
               "--tp 4 --attn-dp 2 --dense-tp 2 --dp-lm-head")
@@ -143,14 +230,58 @@ TEST(VllmDoor, AnAllToAllBackendAloneDoesNotTurnOnTheAllToAll) {
 }
 
 TEST(VllmDoor, ExpertParallelTurnsOnTheAllToAllAcrossDataParallelRanks) {
-  for (const char* backend : {"pplx", "deepep_high_throughput", "deepep_low_latency", "flashinfer_all2allv"}) {
+  for (const char* backend : {"deepep_high_throughput", "deepep_low_latency", "flashinfer_all2allv", "nixl_ep"}) {
     EXPECT_EQ(Vllm({"-tp", "2", "-dp", "2", "--enable-expert-parallel", "--all2all-backend", backend}),
               "--tp 4 --attn-dp 2 --dense-tp 2 --moe a2a --dp-lm-head")
         << backend;
   }
   // Over a backend that dispatches nothing, the experts spread and the MoE keeps the TP-MoE's boundaries.
   EXPECT_EQ(Vllm({"-tp", "2", "-dp", "2", "--enable-expert-parallel", "--all2all-backend", "naive"}),
-            "--tp 4 --attn-dp 2 --dense-tp 2 --dp-lm-head");
+            "--tp 4 --attn-dp 2 --dense-tp 2 --dp-lm-head --reduction rsv");
+}
+
+// get_pp_indices gives the remainder to the ranks before the last: 61
+// layers over 2 ranks are 31 + 30 (SGLang's, and seam's own, 30 + 31).
+TEST(VllmDoor, TheRanksBeforeTheLastTakeTheExtraLayers) {
+  EXPECT_EQ(Vllm({"-tp", "8", "-pp", "2"}, "kimi-k2.json"), "--tp 8 --pp 2 --pp-split 31+30");
+  EXPECT_EQ(Vllm({"-tp", "8", "-pp", "4"}, "kimi-k2.json"), "--tp 8 --pp 4 --pp-split 15+15+16+15");
+  EXPECT_EQ(Vllm({"-tp", "8", "-pp", "2"}, "llama-3.1-8b.json"), "--tp 8 --pp 2");
+  EXPECT_EQ(
+      FlagsOf(Engine::kVllm, {"VLLM_PP_LAYER_PARTITION=40,21 vllm serve " + kConfigs + "/kimi-k2.json -tp 8 -pp 2"},
+              "kimi-k2.json"),
+      "--tp 8 --pp 2 --pp-split 40+21");
+}
+
+// The nodes a deployment spans, from --nnodes or -dp over -dpl; vLLM's
+// own checks on them.
+TEST(VllmDoor, PlacementFlagsGiveTheNodes) {
+  auto nodes = [](const Args& args) {
+    Args full = {kConfigs + "/kimi-k2.json"};
+    full.insert(full.end(), args.begin(), args.end());
+    Expected<EngineChoice> c = ChooseEngineLaunch(Engine::kVllm, full, 0);
+    return c ? std::to_string(c->nodes) : c.error().message;
+  };
+  EXPECT_EQ(nodes({"-dp", "16", "-dpl", "8", "-ep"}), "2");
+  EXPECT_EQ(nodes({"-tp", "8", "-pp", "2", "--nnodes", "2", "--node-rank", "1"}), "2");
+  EXPECT_EQ(nodes({"-dp", "8", "-dpl", "16"}),
+            "vLLM refuses this at start-up: data_parallel_size_local (16) must be <= data_parallel_size (8)");
+  EXPECT_EQ(nodes({"-tp", "8", "--nnodes", "3"}),
+            "vLLM refuses this at start-up: world_size=8 must be divisible by "
+            "nnodes=3.");
+}
+
+// DeepEP quantizes the dispatch to fp8 for a checkpoint scaled in 128 x 128 blocks.
+TEST(VllmDoor, DeepEpDispatchesFp8ForABlockScaledFp8Checkpoint) {
+  Expected<EngineChoice> c = ChooseEngineLaunch(
+      Engine::kVllm, {kConfigs + "/kimi-k2.json", "-dp", "8", "-ep", "--all2all-backend", "deepep_low_latency"}, 0);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->wire.dispatch, WireDtype::kFp8);
+  EXPECT_EQ(c->weights.name, "fp8");
+  Expected<EngineChoice> bf16 = ChooseEngineLaunch(
+      Engine::kVllm, {kConfigs + "/qwen3-30b-a3b.json", "-dp", "8", "-ep", "--all2all-backend", "deepep_low_latency"},
+      0);
+  ASSERT_TRUE(bf16.ok()) << bf16.error().message;
+  EXPECT_EQ(bf16->wire.dispatch, WireDtype::kBf16);
 }
 
 // Without data parallelism vLLM runs no all-to-all kernel, expert parallel
@@ -203,46 +334,109 @@ TEST(VllmDoor, ExpertFlagsOnADenseModelAreNotedAsIgnored) {
   EXPECT_EQ(t->seam_flags, "--tp 2");
   EXPECT_EQ(t->notes, (std::vector<std::string>{"--dtype auto: bf16 activations, the dtype the checkpoints seam "
                                                 "reads declare",
+                                                "--all2all-backend pplx: The 'pplx' all2all backend has been removed. "
+                                                "Falling back to 'allgather_reducescatter'.",
                                                 "--enable-expert-parallel: the model has no MoE layer; ignored",
                                                 "--all2all-backend pplx: the model has no MoE layer; ignored"}));
 }
 
-TEST(EngineFlags, AreReadStrictly) {
+// Errors are argparse's own, as the engine prints them, with what seam
+// knows of an unknown word.
+TEST(EngineFlags, AreReadAsArgparseReadsThem) {
   const auto error = [](Engine e, const Args& a) {
     Expected<EngineLaunch> l = ParseEngineArgs(e, a);
     return l.ok() ? std::string("(read)") : l.error().message;
   };
   EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp-szie", "8"}),
-            "unknown SGLang flag '--tp-szie': seam reads the flags that shape the parallel layout and the common "
-            "serving flags it can read past (see the README's engine table); remove it or check its spelling");
-  EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp", "8", "--tp-size", "4"}),
-            "--tp-size is given twice; give each SGLang flag once");
+            "SGLang refuses this at start-up: unrecognized arguments: --tp-szie 8 (did you mean --tp-size?)");
+  EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--gpu-memory-utilization", "0.9", "--max-model-len", "4096"}),
+            "SGLang refuses this at start-up: unrecognized arguments: --gpu-memory-utilization 0.9 --max-model-len "
+            "4096 (--gpu-memory-utilization is a vLLM flag; --max-model-len is a vLLM flag)");
+  EXPECT_EQ(error(Engine::kVllm, {"m", "--mem-fraction-static", "0.8"}),
+            "vLLM refuses this at start-up: unrecognized arguments: --mem-fraction-static 0.8 "
+            "(--mem-fraction-static is a SGLang flag)");
   EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--enable-dp-attention=1"}),
-            "--enable-dp-attention is a switch and takes no value (got '--enable-dp-attention=1')");
-  EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp"}), "--tp needs a value");
-  EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp", "--dp", "2"}), "--tp needs a value");
+            "SGLang refuses this at start-up: argument --enable-dp-attention: ignored explicit argument '1'");
+  EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp"}),
+            "SGLang refuses this at start-up: argument --tp-size/--tensor-parallel-size: expected one argument");
+  EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp", "--dp", "2"}),
+            "SGLang refuses this at start-up: argument --tp-size/--tensor-parallel-size: expected one argument");
   EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp", "0"}),
             "--tp-size: '0' is not an integer from 1 to 65536");
   EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp", "8x"}),
             "--tp-size: '8x' is not an integer from 1 to 65536");
-  EXPECT_EQ(error(Engine::kSglang, {"m", "--tp", "8"}),
-            "SGLang flags: 'm' is not a flag (every value follows its flag)");
+  EXPECT_EQ(error(Engine::kSglang, {"m", "--tp", "8"}), "SGLang refuses this at start-up: unrecognized arguments: m");
   EXPECT_EQ(error(Engine::kSglang, {"--tp", "8"}), "the SGLang command line names no model (--model-path)");
+  EXPECT_EQ(error(Engine::kSglang, {"vllm serve m -tp 8"}),
+            "'vllm serve' starts another engine, not SGLang: give that engine's --engine");
+  EXPECT_EQ(error(Engine::kSglang, {"--model-path 'unclosed"}), "the launch line has an unclosed ' quote");
+}
+
+// A flag given twice keeps its last value, as argparse does, and seam says so.
+TEST(EngineFlags, TheLastOfARepeatedFlagWins) {
+  Expected<EngineLaunch> l = ParseEngineArgs(Engine::kSglang, {"--model-path", "m", "--tp", "8", "--tp-size", "4"});
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  EXPECT_EQ(l->tp, 4);
+  EXPECT_EQ(l->read_notes, (std::vector<std::string>{"--tp: SGLang's parser reads a unique prefix as --tp-size",
+                                                     "--tp-size is given more than once: SGLang keeps the last, 4"}));
+}
+
+// Flags with several values, unique prefixes, vLLM's underscores, short
+// forms, --no- negations, -O3 and dotted JSON keys all read as the engine
+// reads them.
+TEST(EngineFlags, EveryArgparseConventionOfTheEngines) {
+  auto flags = [](Engine e, const std::string& line, const std::string& config) { return FlagsOf(e, {line}, config); };
+  const std::string v2 = kConfigs + "/deepseek-v2-lite.json";
+  EXPECT_EQ(flags(Engine::kSglang,
+                  "python3 -m sglang.launch_server --model-path " + v2 +
+                      " --tp 4 --cuda-graph-bs 1 2 4 8 --mem-frac 0.8 --disable-shared-experts-fusion",
+                  "deepseek-v2-lite.json"),
+            "--tp 4");
+  EXPECT_EQ(flags(Engine::kVllm,
+                  "vllm serve " + v2 +
+                      " --tensor_parallel_size 2 -dp 2 -ep -O3 --no-enable-prefix-caching --async-scheduling "
+                      "--enable-auto-tool-choice --tool-call-parser hermes --compilation-config.mode=3 "
+                      "--all2all-backend=deepep_high_throughput",
+                  "deepseek-v2-lite.json"),
+            "--tp 4 --attn-dp 2 --dense-tp 2 --moe a2a --dp-lm-head");
+  EXPECT_EQ(flags(Engine::kVllm, "vllm serve " + v2 + " -tp 2 --kv-transfer-config.kv_connector NixlConnector",
+                  "deepseek-v2-lite.json"),
+            "error: --kv-transfer-config.kv_connector NixlConnector changes communication seam does not model "
+            "(disaggregation): vLLM runs it, seam plans tensor, attention-data, expert and pipeline parallelism "
+            "only; leave it out or give --kv-transfer-config None");
+}
+
+// A flag that changes communication seam does not model is refused saying
+// so; its off value is read past.
+TEST(EngineFlags, ContextParallelismIsRefusedAsUnmodelled) {
+  const std::string v2 = kConfigs + "/deepseek-v2-lite.json";
+  EXPECT_EQ(FlagsOf(Engine::kSglang, {"--model-path", v2, "--tp", "4", "--attn-cp-size", "2"}, "deepseek-v2-lite.json"),
+            "error: --attn-cp-size 2 changes communication seam does not model (context-parallelism): SGLang runs "
+            "it, seam plans tensor, attention-data, expert and pipeline parallelism only; leave it out or give "
+            "--attn-cp-size 1");
+  EXPECT_EQ(FlagsOf(Engine::kSglang, {"--model-path", v2, "--tp", "4", "--attn-cp-size", "1"}, "deepseek-v2-lite.json"),
+            "--tp 4");
 }
 
 TEST(EngineFlags, EachFlagReadPastIsListedOnceWithWhy) {
-  Expected<EngineLaunch> l = ParseEngineArgs(
-      Engine::kSglang, {"--model-path", "m", "--port", "30000", "--mem-fraction-static", "0.8", "--trust-remote-code",
-                        "--kv-cache-dtype", "fp8_e4m3", "--enable-two-batch-overlap"});
+  Expected<EngineLaunch> l =
+      ParseEngineArgs(Engine::kSglang, {"--model-path", "m", "--port", "30000", "--mem-fraction-static", "0.8",
+                                        "--trust-remote-code", "--port", "30001", "--cuda-graph-bs", "1", "2"});
   ASSERT_TRUE(l.ok()) << l.error().message;
   EXPECT_EQ(l->ignored, (std::vector<std::string>{
                             "--port: serving and scheduling, not communication between ranks",
                             "--mem-fraction-static: memory and batch limits: a plan counts bytes per token",
                             "--trust-remote-code: serving and scheduling, not communication between ranks",
-                            "--kv-cache-dtype: weight and KV-cache formats: the activations on the wire are --dtype's "
-                            "(seam's --dispatch-dtype for an fp8 dispatch)",
-                            "--enable-two-batch-overlap: kernels and compilation: the same collectives at the same "
-                            "seams"}));
+                            "--cuda-graph-bs: kernels and compilation: the same collectives at the same seams"}));
+}
+
+// The tables each engine's flags are read by: every compiled-in table reads,
+// and each engine has one.
+TEST(EngineFlags, EveryEngineHasAFlagTable) {
+  EXPECT_EQ(EngineVersions(Engine::kSglang), std::vector<std::string>{"main"});
+  EXPECT_EQ(EngineVersions(Engine::kVllm), std::vector<std::string>{"main"});
+  EXPECT_EQ(ParseEngineArgs(Engine::kSglang, {"--model-path", "m"}, "0.1.0").error().message,
+            "--engine-version: seam has no table of SGLang 0.1.0; it reads SGLang main");
 }
 
 TEST(EngineFlags, AModelPathIsADirectoryHoldingConfigJsonOrTheConfigItself) {

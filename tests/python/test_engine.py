@@ -25,7 +25,7 @@ def test_sglang_dp_attention_with_deepep_moe():
     #   --enable-dp-attention --dp-size 4 --moe-dense-tp-size 1 --moe-a2a-backend deepep
     plan = seam.plan_for_engine("sglang", ["--model-path", DEEPSEEK, "--tp-size", "8", "--enable-dp-attention",
                                            "--dp-size", "4", "--moe-dense-tp-size", "1", "--moe-a2a-backend", "deepep"])
-    assert plan.engine.seam_flags == "--tp 8 --attn-dp 4 --dense-tp 1 --moe a2a"
+    assert plan.engine.seam_flags == "--tp 8 --attn-dp 4 --dense-tp 1 --moe a2a --dispatch-dtype fp8"
     config = plan.ranks[0].config
     assert (config.tp, config.attn_tp, config.dense_tp, config.ep) == (8, 2, 1, 8)
     seam.verify(plan)

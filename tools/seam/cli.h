@@ -127,6 +127,7 @@ Expected<int64_t> ParseByteSize(std::string_view text);
 // model and parallel flags.
 struct EngineFlags {
   std::optional<Engine> engine;
+  std::string version;            // --engine-version ("" the newest)
   std::vector<std::string> args;  // what follows --
   bool separated = false;         // the command line had a --
 };
@@ -213,11 +214,13 @@ struct CompareArgs {
   int layers = 0;
   int gpus = 0;  // 0: every GPU of --nodes nodes
   int nodes = 1;
+  bool nodes_given = false;  // --nodes on the command line (else an engine's placement flags say)
   std::string hardware = "h100";
   int batch = 64;
   int prefill = 4096;
   int context = 4096;
   double weight_bytes = 2;
+  bool weight_given = false;  // --weight-dtype on the command line (else an engine's checkpoint says)
   WireFlags wire;
   int top = 10;
   bool json = false;

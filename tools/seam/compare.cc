@@ -113,22 +113,38 @@ int RunCompare(const CompareArgs& a) {
   Expected<Model> model = InvalidArgument("no model");
   std::optional<EngineChoice> engine;
   int gpus = a.gpus > 0 ? a.gpus : a.nodes * hw->gpus_per_node;
+  int nodes = a.nodes;
+  double weight_bytes = a.weight_bytes;
+  std::optional<WireDtype> kv = wire->act;
   if (a.engine.engine) {  // the model the engine's flags name; seam ranks every configuration of it
     Expected<EngineChoice> e = FromEngine(a.engine, a.layers);
     if (!e) return Fail(e.error());
     model = e->model;
     engine = *std::move(e);
     if (a.gpus == 0) gpus = WorldSize(engine->config) * engine->replicas;
+    // The engine's placement, weights and cache, unless seam's own flags say otherwise.
+    if (!a.nodes_given) nodes = engine->nodes;
+    kv = engine->kv;
+    if (!a.weight_given) {
+      if (engine->weights.bytes <= 0) {
+        return Fail(
+            InvalidArgument(fmt::format("the weights are {}, whose bytes a parameter seam does not know: give "
+                                        "--weight-dtype",
+                                        Printable(engine->weights.name))));
+      }
+      weight_bytes = engine->weights.bytes;
+    }
+    if (!kv) return Fail(InvalidArgument("seam cannot count the engine's --kv-cache-dtype: give seam's --act-dtype"));
   } else {
     model = ChooseModel(a.model, a.hf_config, a.layers);
   }
   if (!model) return Fail(model.error());
   const CompareOptions o{.gpus = gpus,
-                         .nodes = a.nodes,
+                         .nodes = nodes,
                          .hardware = *hw,
                          .load = {.batch = a.batch, .prefill = a.prefill, .context = a.context},
                          .wire = *wire,
-                         .memory = {.weight_bytes = a.weight_bytes, .kv = wire->act}};
+                         .memory = {.weight_bytes = weight_bytes, .kv = *kv}};
   if (const double t = EstimatedSeconds(*model, o); t > a.max_seconds) {
     return Fail(InvalidArgument(fmt::format(
         "comparing every configuration of {} layers on {} GPUs would take about {:.0f} s; --max-seconds {:g} refuses "

@@ -10,7 +10,7 @@
 namespace seam::cli {
 
 Expected<EngineChoice> FromEngine(const EngineFlags& e, int layers) {
-  Expected<EngineChoice> c = ChooseEngineLaunch(*e.engine, e.args, layers);
+  Expected<EngineChoice> c = ChooseEngineLaunch(*e.engine, e.args, layers, e.version);
   if (!c) return c.error();
   std::cerr << fmt::format("seam: {} flags read as: {} (model {})\n", DisplayName(*e.engine), c->seam_flags,
                            c->hf_config);

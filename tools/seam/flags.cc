@@ -142,8 +142,13 @@ CLI::Option* AddReportFormatFlag(CLI::App& cmd, bool& json) {
 void PrintJson(const Json& doc) { std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n"; }
 
 CLI::Option* AddEngineFlag(CLI::App& cmd, EngineFlags& e) {
-  return AddParsed(cmd, "--engine", e.engine, ParseEngine,
-                   "sglang or vllm: read the model and parallel sizes from the engine's own flags after --");
+  CLI::Option* engine =
+      AddParsed(cmd, "--engine", e.engine, ParseEngine,
+                "sglang or vllm: read the model and parallel sizes from the engine's own flags after --");
+  cmd.add_option("--engine-version", e.version,
+                 "the engine version whose flags to read them as (main; the default is the newest seam has)")
+      ->needs(engine);
+  return engine;
 }
 
 void AddWireFlags(CLI::App& cmd, WireFlags& f) {

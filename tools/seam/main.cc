@@ -187,7 +187,11 @@ int main(int argc, char** argv) {
     if (show_cmd->parsed()) return RunShow(show);
     if (sweep_cmd->parsed()) return RunSweep(sweep);
     if (run_cmd->parsed()) return RunRun(run);
-    if (compare_cmd->parsed()) return RunCompare(compare);
+    if (compare_cmd->parsed()) {
+      compare.nodes_given = compare_cmd->get_option("--nodes")->count() > 0;
+      compare.weight_given = compare_cmd->get_option("--weight-dtype")->count() > 0;
+      return RunCompare(compare);
+    }
     return RunDiff(diff);
   };
   try {

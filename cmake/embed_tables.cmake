@@ -1,0 +1,18 @@
+# Writes OUT: a C++ source holding each engine flag table (TABLES, a list of
+# files) as a string, by file name, so seam needs no data files at run time.
+set(body "// Generated from src/engine/tables/*.flags by cmake/embed_tables.cmake.\n")
+string(APPEND body "#include <string_view>\n#include <utility>\n#include <vector>\n\nnamespace seam::engine {\n")
+string(APPEND body "extern const std::vector<std::pair<std::string_view, std::string_view>> kEngineTableTexts;\n")
+string(APPEND body "const std::vector<std::pair<std::string_view, std::string_view>> kEngineTableTexts = {\n")
+foreach(table IN LISTS TABLES)
+  file(READ ${table} text)
+  string(FIND "${text}" ")seamtable\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${table} holds the string delimiter )seamtable\"")
+  endif()
+  get_filename_component(name ${table} NAME)
+  string(APPEND body "    {\"${name}\", R\"seamtable(${text})seamtable\"},\n")
+endforeach()
+string(APPEND body "};\n}  // namespace seam::engine\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

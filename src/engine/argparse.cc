@@ -90,7 +90,8 @@ std::vector<std::pair<const FlagRow*, std::string>> PrefixMatches(const EngineTa
     for (const std::string& n : f.names) {
       if (n.starts_with("--") && n.starts_with(prefix)) out.emplace_back(&f, n);
       const std::string negation = "--no-" + n.substr(2);
-      if (f.arity == Arity::kBool && n.starts_with("--") && negation.starts_with(prefix)) out.emplace_back(&f, negation);
+      if (f.arity == Arity::kBool && n.starts_with("--") && negation.starts_with(prefix))
+        out.emplace_back(&f, negation);
     }
   }
   return out;
@@ -132,7 +133,8 @@ Expected<Resolved> Resolve(const EngineTable& t, std::string_view word, std::vec
     }
     if (rows.size() == 1) {
       const auto& [row, spelling] = matches.front();
-      notes.push_back(fmt::format("{}: {}'s parser reads a unique prefix as {}", name, DisplayName(t.engine), spelling));
+      notes.push_back(
+          fmt::format("{}: {}'s parser reads a unique prefix as {}", name, DisplayName(t.engine), spelling));
       return Resolved{row, name, value, spelling.starts_with("--no-")};
     }
   }
@@ -150,17 +152,23 @@ Status TakeValues(const EngineTable& t, const std::vector<std::string>& words, s
     case Arity::kSwitch:
     case Arity::kBool:
       if (r.value) {
-        return Refuses(t.engine, fmt::format("argument {}: ignored explicit argument '{}'", OptionStrings(f), *r.value));
+        return Refuses(t.engine,
+                       fmt::format("argument {}: ignored explicit argument '{}'", OptionStrings(f), *r.value));
       }
       return Status::Ok();
     case Arity::kValue:
-      if (r.value) out.values.push_back(*r.value);
-      else if (next_is_value()) out.values.push_back(words[++i]);
-      else return Refuses(t.engine, fmt::format("argument {}: expected one argument", OptionStrings(f)));
+      if (r.value)
+        out.values.push_back(*r.value);
+      else if (next_is_value())
+        out.values.push_back(words[++i]);
+      else
+        return Refuses(t.engine, fmt::format("argument {}: expected one argument", OptionStrings(f)));
       return Status::Ok();
     case Arity::kOptional:
-      if (r.value) out.values.push_back(*r.value);
-      else if (next_is_value()) out.values.push_back(words[++i]);
+      if (r.value)
+        out.values.push_back(*r.value);
+      else if (next_is_value())
+        out.values.push_back(words[++i]);
       return Status::Ok();
     case Arity::kMany:
     case Arity::kAny:
@@ -222,8 +230,8 @@ Status ReadCommand(const EngineTable& t, const std::vector<std::string>& words, 
     return Status::Ok();
   }
   if (std::optional<std::string> other = OtherEngineEntry(t.engine, words, i)) {
-    return InvalidArgument(fmt::format("'{}' starts another engine, not {}: give that engine's --engine", *other,
-                                       DisplayName(t.engine)));
+    return InvalidArgument(
+        fmt::format("'{}' starts another engine, not {}: give that engine's --engine", *other, DisplayName(t.engine)));
   }
   return Status::Ok();
 }
@@ -232,8 +240,8 @@ Status ReadCommand(const EngineTable& t, const std::vector<std::string>& words, 
 
 Expected<std::vector<std::string>> ShellWords(std::string_view line) {
   if (line.size() > kMaxLineBytes) {
-    return InvalidArgument(fmt::format("a launch line of {} bytes; seam reads lines up to {} bytes", line.size(),
-                                       kMaxLineBytes));
+    return InvalidArgument(
+        fmt::format("a launch line of {} bytes; seam reads lines up to {} bytes", line.size(), kMaxLineBytes));
   }
   std::vector<std::string> words;
   std::string word;
@@ -242,8 +250,10 @@ Expected<std::vector<std::string>> ShellWords(std::string_view line) {
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quote == '\'') {
-      if (c == '\'') quote = 0;
-      else word += c;
+      if (c == '\'')
+        quote = 0;
+      else
+        word += c;
     } else if (c == '\\' && i + 1 < line.size()) {
       const char next = line[++i];
       if (next == '\n') continue;  // a continued line
@@ -251,8 +261,10 @@ Expected<std::vector<std::string>> ShellWords(std::string_view line) {
       word += next;
       in_word = true;
     } else if (quote == '"') {
-      if (c == '"') quote = 0;
-      else word += c;
+      if (c == '"')
+        quote = 0;
+      else
+        word += c;
     } else if (c == '\'' || c == '"') {
       quote = c;
       in_word = true;
@@ -287,8 +299,10 @@ Expected<ReadLine> ParseLine(const EngineTable& t, const std::vector<std::string
       continue;
     }
     if (only_positional || !IsFlagLike(w)) {
-      if (t.positional_model && line.positional.empty()) line.positional = w;
-      else extras.push_back(w);
+      if (t.positional_model && line.positional.empty())
+        line.positional = w;
+      else
+        extras.push_back(w);
       continue;
     }
     Expected<Resolved> r = Resolve(t, w, line.notes);

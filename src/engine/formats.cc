@@ -50,8 +50,7 @@ Expected<WireDtype> DtypeOf(const EngineLaunch& l, std::vector<std::string>& not
 
 WeightFormat WeightsOf(const EngineLaunch& l, const CheckpointQuant& checkpoint, WireDtype act,
                        std::vector<std::string>& notes) {
-  const std::string method = l.quantization.empty() || l.quantization == "unquant" ? checkpoint.method
-                                                                                    : l.quantization;
+  const std::string method = l.quantization.empty() || l.quantization == "unquant" ? checkpoint.method : l.quantization;
   if (l.quantization == "unquant") notes.push_back("--quantization unquant: the weights load unquantized");
   const std::string from = l.quantization.empty() ? "the checkpoint's quantization_config" : "--quantization";
   if (method.empty() || l.quantization == "unquant") return {std::string(Name(act)), RowBytes(act, 1)};
@@ -60,10 +59,10 @@ WeightFormat WeightsOf(const EngineLaunch& l, const CheckpointQuant& checkpoint,
     const double per_scale = checkpoint.weight_block.size() == 2
                                  ? static_cast<double>(checkpoint.weight_block[0]) * checkpoint.weight_block[1]
                                  : 0;
-    notes.push_back(fmt::format("{}: fp8 weights{}", from,
-                                per_scale > 0 ? fmt::format(", scaled per {}x{} block", checkpoint.weight_block[0],
-                                                            checkpoint.weight_block[1])
-                                              : ""));
+    notes.push_back(fmt::format(
+        "{}: fp8 weights{}", from,
+        per_scale > 0 ? fmt::format(", scaled per {}x{} block", checkpoint.weight_block[0], checkpoint.weight_block[1])
+                      : ""));
     return {"fp8", per_scale > 0 ? 1 + 4 / per_scale : 1};
   }
   if (method == "mxfp4") {
@@ -78,9 +77,10 @@ WeightFormat WeightsOf(const EngineLaunch& l, const CheckpointQuant& checkpoint,
       method == "moe_wna16") {
     return {"int4", 0.5 + 4.0 / 128};  // a 16-bit scale and zero point per 128
   }
-  notes.push_back(fmt::format("{}: seam does not know the bytes a parameter takes in '{}'; give seam's "
-                              "--weight-dtype to compare memory",
-                              from, Printable(method)));
+  notes.push_back(
+      fmt::format("{}: seam does not know the bytes a parameter takes in '{}'; give seam's "
+                  "--weight-dtype to compare memory",
+                  from, Printable(method)));
   return {std::string(method), 0};
 }
 

@@ -123,8 +123,8 @@ class Applier {
   Status Alias_(const ReadFlag& r, const Alias& a) {
     const FlagRow* target = t_.Find(a.flag);
     SEAM_CHECK(target != nullptr, "an alias of a flag the table lacks");  // ReadEngineTable checks each
-    l_.read_notes.push_back(fmt::format("{}: {}'s older spelling of {} {}", r.spelled, DisplayName(t_.engine),
-                                        a.flag, a.value));
+    l_.read_notes.push_back(
+        fmt::format("{}: {}'s older spelling of {} {}", r.spelled, DisplayName(t_.engine), a.flag, a.value));
     ReadFlag mapped{.row = target, .spelled = a.flag};
     if (!TakesNoValue(*target)) mapped.values = {a.value};
     return Apply(mapped);

@@ -55,9 +55,8 @@ constexpr auto kKinds = EnumNames<Kind>("kind", {{Kind::kServing, "serving"},
                                                  {Kind::kExperts, "experts"},
                                                  {Kind::kSpeculative, "speculative"}});
 
-constexpr auto kEnvRoles =
-    EnumNames<EnvRole>("environment role", {{EnvRole::kDispatchBf16, "dispatch-bf16"},
-                                            {EnvRole::kPpPartition, "pp-partition"}});
+constexpr auto kEnvRoles = EnumNames<EnvRole>(
+    "environment role", {{EnvRole::kDispatchBf16, "dispatch-bf16"}, {EnvRole::kPpPartition, "pp-partition"}});
 
 std::vector<std::string> Words(std::string_view line) {
   std::vector<std::string> out;
@@ -203,8 +202,10 @@ Expected<EngineTable> ReadEngineTable(std::string_view text, std::string_view na
     Status s = Status::Ok();
     if (w[0].starts_with("-")) {
       Expected<FlagRow> f = FlagOf(w);
-      if (f) t.flags.push_back(*std::move(f));
-      else s = f.error();
+      if (f)
+        t.flags.push_back(*std::move(f));
+      else
+        s = f.error();
     } else {
       engine_named |= w[0] == "engine";
       s = Directive(t, w, line);

@@ -78,13 +78,13 @@ struct EnvRow {
 
 struct EngineTable {
   Engine engine = Engine::kSglang;
-  std::string version;  // "0.5.6", or "main"
-  std::string source;   // repository, path and commit the table was read from
-  bool abbreviations = false;  // a unique prefix of a long flag names it (argparse's allow_abbrev)
-  bool underscores = false;    // --a_b reads as --a-b
-  bool dotted = false;         // --flag.key VALUE sets one key of a JSON flag (vLLM)
+  std::string version;                            // "0.5.6", or "main"
+  std::string source;                             // repository, path and commit the table was read from
+  bool abbreviations = false;                     // a unique prefix of a long flag names it (argparse's allow_abbrev)
+  bool underscores = false;                       // --a_b reads as --a-b
+  bool dotted = false;                            // --flag.key VALUE sets one key of a JSON flag (vLLM)
   std::vector<std::vector<std::string>> entries;  // commands that start the engine
-  bool positional_model = false;  // a bare word names the model (vLLM's `serve MODEL`)
+  bool positional_model = false;                  // a bare word names the model (vLLM's `serve MODEL`)
   std::vector<EnvRow> env;
   std::vector<FlagRow> flags;
 

@@ -135,9 +135,9 @@ std::string Check(const Block& b) {
   if (b.outcome == "refuses") {
     return message.find(b.expected) != std::string::npos ? "" : "refused otherwise: " + message;
   }
-  const bool unmodelled =
-      c.error().code == ErrorCode::kUnsupported && message.find("does not model (") != std::string::npos &&
-      message.find(b.expected, message.find("does not model (")) != std::string::npos;
+  const bool unmodelled = c.error().code == ErrorCode::kUnsupported &&
+                          message.find("does not model (") != std::string::npos &&
+                          message.find(b.expected, message.find("does not model (")) != std::string::npos;
   return unmodelled ? "" : "not refused as unmodelled " + b.expected + ": " + message;
 }
 

@@ -157,18 +157,14 @@ Status TakeValues(const EngineTable& t, const std::vector<std::string>& words, s
       }
       return Status::Ok();
     case Arity::kValue:
-      if (r.value)
-        out.values.push_back(*r.value);
-      else if (next_is_value())
-        out.values.push_back(words[++i]);
-      else
-        return Refuses(t.engine, fmt::format("argument {}: expected one argument", OptionStrings(f)));
-      return Status::Ok();
     case Arity::kOptional:
       if (r.value)
         out.values.push_back(*r.value);
       else if (next_is_value())
         out.values.push_back(words[++i]);
+      if (f.arity == Arity::kValue && out.values.empty()) {
+        return Refuses(t.engine, fmt::format("argument {}: expected one argument", OptionStrings(f)));
+      }
       return Status::Ok();
     case Arity::kMany:
     case Arity::kAny:

@@ -48,12 +48,17 @@ Expected<WireDtype> DtypeOf(const EngineLaunch& l, std::vector<std::string>& not
                                        l.dtype));
 }
 
+std::string QuantMethodOf(const EngineLaunch& l, const CheckpointQuant& checkpoint) {
+  if (l.quantization == "unquant") return "";
+  return l.quantization.empty() ? checkpoint.method : l.quantization;
+}
+
 WeightFormat WeightsOf(const EngineLaunch& l, const CheckpointQuant& checkpoint, WireDtype act,
                        std::vector<std::string>& notes) {
-  const std::string method = l.quantization.empty() || l.quantization == "unquant" ? checkpoint.method : l.quantization;
   if (l.quantization == "unquant") notes.push_back("--quantization unquant: the weights load unquantized");
+  const std::string method = QuantMethodOf(l, checkpoint);
   const std::string from = l.quantization.empty() ? "the checkpoint's quantization_config" : "--quantization";
-  if (method.empty() || l.quantization == "unquant") return {std::string(Name(act)), RowBytes(act, 1)};
+  if (method.empty()) return {std::string(Name(act)), RowBytes(act, 1)};
   if (method == "fp8" || method == "w8a8_fp8" || method == "modelopt_fp8" || method == "fbgemm_fp8") {
     // An fp32 scale per block of weights (per row without a block).
     const double per_scale = checkpoint.weight_block.size() == 2

@@ -25,20 +25,9 @@ Expected<int> Integer(std::string_view flag, std::string_view v, int least) {
 // Sets one field of the launch from a flag's value ("" for a switch; `on`
 // false for a --no- negation).
 Status SetField(EngineLaunch& l, Field f, std::string_view flag, std::string_view v, bool on) {
-  auto size = [&](int& out, int least) -> Status {
+  // An int or an optional<int> field, from `least` up.
+  auto size = [&](auto& out, int least) -> Status {
     Expected<int> n = Integer(flag, v, least);
-    if (!n) return n.error();
-    out = *n;
-    return Status::Ok();
-  };
-  auto optional_size = [&](std::optional<int>& out) -> Status {
-    Expected<int> n = Integer(flag, v, 1);
-    if (!n) return n.error();
-    out = *n;
-    return Status::Ok();
-  };
-  auto optional_size0 = [&](std::optional<int>& out) -> Status {
-    Expected<int> n = Integer(flag, v, 0);
     if (!n) return n.error();
     out = *n;
     return Status::Ok();
@@ -48,11 +37,11 @@ Status SetField(EngineLaunch& l, Field f, std::string_view flag, std::string_vie
     case Field::kTp: return size(l.tp, 1);
     case Field::kDp: return size(l.dp, 1);
     case Field::kPp: return size(l.pp, 1);
-    case Field::kEp: return optional_size(l.ep);
-    case Field::kMoeDenseTp: return optional_size(l.moe_dense_tp);
+    case Field::kEp: return size(l.ep, 1);
+    case Field::kMoeDenseTp: return size(l.moe_dense_tp, 1);
     case Field::kNnodes: return size(l.nnodes, 1);
     case Field::kNodeRank: return size(l.node_rank, 0);
-    case Field::kDpLocal: return optional_size(l.dp_local);
+    case Field::kDpLocal: return size(l.dp_local, 1);
     case Field::kDpStartRank: return size(l.dp_start_rank, 0);
     case Field::kDpAttention: l.dp_attention = on; return Status::Ok();
     case Field::kExpertParallel: l.expert_parallel = on; return Status::Ok();
@@ -66,7 +55,7 @@ Status SetField(EngineLaunch& l, Field f, std::string_view flag, std::string_vie
     case Field::kKvCacheDtype: l.kv_cache_dtype = v; return Status::Ok();
     case Field::kDpAddress: l.dp_address = v; return Status::Ok();
     case Field::kDispatchDtype: l.dispatch_dtype = v; return Status::Ok();
-    case Field::kDpRank: return optional_size0(l.dp_rank);
+    case Field::kDpRank: return size(l.dp_rank, 0);
     case Field::kEplb: l.eplb = on; return Status::Ok();
   }
   SEAM_CHECK(false, "an unknown launch field");
@@ -98,7 +87,7 @@ class Applier {
       if (ignored_.insert(&f).second) l_.ignored.push_back(fmt::format("{}: {}", f.names.front(), Why(*kind)));
       return Status::Ok();
     }
-    if (const Alias* a = std::get_if<Alias>(&f.role)) return Alias_(r, *a);
+    if (const Alias* a = std::get_if<Alias>(&f.role)) return ApplyAlias(r, *a);
     const Unmodelled& u = std::get<Unmodelled>(f.role);
     const bool off = TakesNoValue(f) ? r.negated : r.values.size() == 1 && r.values[0] == u.off;
     if (!off) return Refuse(t_, r, u);
@@ -120,7 +109,7 @@ class Applier {
     return SetField(l_, field, f.names.front(), value, !r.negated);
   }
 
-  Status Alias_(const ReadFlag& r, const Alias& a) {
+  Status ApplyAlias(const ReadFlag& r, const Alias& a) {
     const FlagRow* target = t_.Find(a.flag);
     SEAM_CHECK(target != nullptr, "an alias of a flag the table lacks");  // ReadEngineTable checks each
     l_.read_notes.push_back(

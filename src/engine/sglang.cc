@@ -57,10 +57,10 @@ Status CheckExperts(const EngineLaunch& l, const Model& m, bool a2a, std::vector
 Status ReadDataParallel(const EngineLaunch& l, EngineTranslation& t) {
   const bool dp_attention = l.dp_attention && l.dp > 1;
   if (l.dp == 1 && (l.dp_attention || l.dp_lm_head)) {
-    t.notes.push_back(fmt::format("{}with --dp-size 1: SGLang turns it off",
-                                  l.dp_attention && l.dp_lm_head ? "--enable-dp-attention and --enable-dp-lm-head "
-                                  : l.dp_attention               ? "--enable-dp-attention "
-                                                                 : "--enable-dp-lm-head "));
+    t.notes.push_back(l.dp_attention && l.dp_lm_head
+                          ? "--enable-dp-attention and --enable-dp-lm-head with --dp-size 1: SGLang turns them off"
+                          : fmt::format("{} with --dp-size 1: SGLang turns it off",
+                                        l.dp_attention ? "--enable-dp-attention" : "--enable-dp-lm-head"));
   }
   if (dp_attention) {
     if (l.tp % l.dp != 0) {

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
-#include <mutex>
 
 #include "core/enum_text.h"
 
@@ -223,8 +223,25 @@ Expected<EngineTable> ReadEngineTable(std::string_view text, std::string_view na
 
 namespace {
 
-// Every compiled-in table, read once; a table that does not read is a bug
-// in seam's sources (a test reads each).
+// A release's version as numbers ("0.5.6" is 0, 5, 6).
+std::vector<int> VersionNumbers(std::string_view version) {
+  std::vector<int> parts;
+  size_t i = 0;
+  while (i < version.size()) {
+    parts.push_back(std::atoi(std::string(version.substr(i)).c_str()));
+    i = std::min(version.find('.', i), version.size()) + 1;
+  }
+  return parts;
+}
+
+// Releases newest first, main last: the first of an engine's is its default.
+bool ComesFirst(const EngineTable& a, const EngineTable& b) {
+  if ((a.version == "main") != (b.version == "main")) return b.version == "main";
+  return VersionNumbers(a.version) > VersionNumbers(b.version);
+}
+
+// Every compiled-in table, read and ordered once; a table that does not
+// read is a bug in seam's sources (a test reads each).
 const std::vector<EngineTable>& AllTables() {
   static const std::vector<EngineTable> tables = [] {
     std::vector<EngineTable> out;
@@ -233,6 +250,7 @@ const std::vector<EngineTable>& AllTables() {
       SEAM_CHECK(t.ok(), t.error().message);
       out.push_back(*std::move(t));
     }
+    std::stable_sort(out.begin(), out.end(), ComesFirst);
     return out;
   }();
   return tables;
@@ -245,22 +263,6 @@ std::vector<const EngineTable*> TablesOf(Engine e) {
   for (const EngineTable& t : AllTables()) {
     if (t.engine == e) out.push_back(&t);
   }
-  // Releases newest first (by their numbers), main last.
-  auto key = [](const EngineTable* t) {
-    std::vector<int> parts;
-    if (t->version == "main") return std::vector<int>{1 << 30};
-    size_t i = 0;
-    while (i < t->version.size()) {
-      parts.push_back(std::atoi(t->version.c_str() + i));
-      i = std::min(t->version.find('.', i), t->version.size()) + 1;
-    }
-    return parts;
-  };
-  std::sort(out.begin(), out.end(), [&](const EngineTable* a, const EngineTable* b) {
-    const std::vector<int> ka = key(a), kb = key(b);
-    if ((a->version == "main") != (b->version == "main")) return b->version == "main";
-    return ka > kb;
-  });
   return out;
 }
 

@@ -18,6 +18,9 @@ Error Refuses(Engine e, std::string_view reason);
 // --dtype (auto, bfloat16, half, float16, float, float32) as a wire dtype;
 // auto is bf16, the dtype the checkpoints seam reads declare.
 Expected<WireDtype> DtypeOf(const EngineLaunch& l, std::vector<std::string>& notes);
+// The quantization method the engine loads the weights with: --quantization,
+// else the checkpoint's ("" unquantized; --quantization unquant opts out).
+std::string QuantMethodOf(const EngineLaunch& l, const CheckpointQuant& checkpoint);
 // The weights the engine loads: --quantization, else the checkpoint's
 // method, else the activations' dtype; bytes 0 where seam does not know them.
 WeightFormat WeightsOf(const EngineLaunch& l, const CheckpointQuant& checkpoint, WireDtype act,

@@ -99,9 +99,8 @@ Status ReadPlacement(const EngineLaunch& l, const Model& m, EngineTranslation& t
 // 128 for an fp8 checkpoint scaled in 128 x 128 blocks; every other
 // dispatch moves the activations' dtype.
 WireDtype DispatchOf(std::string_view backend, const CheckpointQuant& q, const EngineLaunch& l, WireDtype act) {
-  const std::string_view method = l.quantization.empty() ? std::string_view(q.method) : l.quantization;
   const bool block128 = q.weight_block == std::vector<int>{128, 128};
-  return backend.starts_with("deepep") && method == "fp8" && block128 ? WireDtype::kFp8 : act;
+  return backend.starts_with("deepep") && QuantMethodOf(l, q) == "fp8" && block128 ? WireDtype::kFp8 : act;
 }
 
 // The start-up checks of the features that ride on the MoE backend: dual

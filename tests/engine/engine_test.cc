@@ -108,6 +108,14 @@ TEST(SglangDoor, DeepEpDispatchesFp8UnlessToldBf16) {
 TEST(SglangDoor, DpAttentionAndTheDpLmHeadAreTurnedOffAtDpOne) {
   EXPECT_EQ(Sglang({"--tp", "8", "--enable-dp-attention"}), "--tp 8");
   EXPECT_EQ(Sglang({"--tp", "8", "--enable-dp-lm-head"}), "--tp 8");
+  Expected<EngineLaunch> l = ParseEngineArgs(
+      Engine::kSglang, {"--model-path", "x", "--tp", "8", "--enable-dp-attention", "--enable-dp-lm-head"});
+  ASSERT_TRUE(l.ok());
+  Expected<EngineTranslation> t = Translate(*l, Load("deepseek-v2-lite.json"));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_NE(std::find(t->notes.begin(), t->notes.end(),
+                      "--enable-dp-attention and --enable-dp-lm-head with --dp-size 1: SGLang turns them off"),
+            t->notes.end());
   EXPECT_EQ(Sglang({"--tp", "8", "--dp", "2", "--enable-dp-lm-head"}),
             "error: SGLang refuses this at start-up: Please enable dp attention when setting enable_dp_lm_head.");
 }

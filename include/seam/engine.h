@@ -132,6 +132,7 @@ struct EngineChoice {
   int nodes = 1;
   WeightFormat weights;
   std::optional<WireDtype> kv;
+  std::string quantization;          // the launch's --quantization ("": the checkpoint's own)
   std::string seam_flags;            // the same configuration as seam's own flags
   std::vector<std::string> notes;    // how the engine's sizes map onto seam's
   std::vector<std::string> ignored;  // flags read but not modelled, with why
@@ -141,5 +142,40 @@ Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::
 
 // seam's flags for a configuration and wire dtypes, as `seam plan` takes them.
 std::string SeamFlags(const ParallelConfig& cfg, const WireDtypes& wire);
+
+// A configuration to write as an engine's launch line: the layout, how many
+// copies of it run side by side, the nodes it spans and its dtypes.
+struct EmitRequest {
+  Engine engine = Engine::kSglang;
+  std::string version;     // the flag table to write for ("" the newest)
+  std::string model_path;  // the model's config.json (its directory is written) or directory
+  ParallelConfig config;
+  int replicas = 1;
+  int nodes = 1;
+  WireDtypes wire;
+  std::string quantization;     // written as --quantization ("": the checkpoint's own weights)
+  std::optional<WireDtype> kv;  // the KV cache's dtype (none: the activations')
+};
+
+// The launch lines: one per node, node 0 first (the other nodes' lines name
+// node 0 as $NODE0_ADDR); notes say what the reader must know (a default the
+// engine applies, a knob that makes no difference to this model).
+struct EngineLines {
+  std::vector<std::string> lines;
+  std::vector<std::string> notes;
+};
+
+// The engine's launch line for the request, read back through the engine's
+// front door before it is returned: every line translates to the same
+// configuration (every knob that changes this model's plan), replicas,
+// nodes and wire dtypes, or the engine's own start-up refusal is returned.
+// A configuration the engine has no flags for is refused saying which knob
+// and why ("vLLM cannot run this configuration: ...").
+Expected<EngineLines> EmitLaunch(const EmitRequest& r, const Model& model, const CheckpointQuant& checkpoint = {});
+
+// The configuration as it changes `model`'s plan: the dense FFN's width
+// where the model has a dense FFN, the MoE mode and expert group where it
+// has experts, the layers of every pipeline rank.
+ParallelConfig Effective(const ParallelConfig& cfg, const Model& model);
 
 }  // namespace seam

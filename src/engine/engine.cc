@@ -106,6 +106,7 @@ Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::
                       .nodes = t->nodes,
                       .weights = t->weights,
                       .kv = t->kv,
+                      .quantization = launch->quantization,
                       .seam_flags = t->seam_flags,
                       .notes = t->notes,
                       .ignored = launch->ignored};

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -812,6 +814,130 @@ TEST_F(Cli, RunTakesAnEngineCommandLine) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("SGLang flags read as: --tp 4 --moe a2a"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("tp=4"), std::string::npos) << r.out;
+}
+
+// A printed plan without its configuration lines ("tp=2 attn_dp=1 ..."): its steps.
+std::string WithoutConfigLines(const std::string& plan) {
+  std::istringstream in(plan);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("tp=")) out += line + "\n";
+  }
+  return out;
+}
+
+// --emit: the engine's launch line, which plans what seam's flags plan.
+TEST_F(Cli, EmitWritesTheLaunchLineThatPlansTheSamePlan) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/deepseek-v2-lite.json";
+  const std::vector<std::string> flags = {"--hf-config", config, "--tp", "8", "--attn-dp",   "4", "--dense-tp", "1",
+                                          "--moe",       "a2a",  "--pp", "2", "--dp-lm-head"};
+  const Result seam = Run(With({"plan"}, flags));
+  ASSERT_EQ(seam.code, 0) << seam.err;
+  const Result sglang = Run(With({"plan"}, With(flags, {"--emit", "sglang"})));
+  ASSERT_EQ(sglang.code, 0) << sglang.err;
+  EXPECT_EQ(sglang.out, "python3 -m sglang.launch_server --model-path " + config +
+                            " --tp-size 8 --pp-size 2 --dp-size 4 --enable-dp-attention --enable-dp-lm-head "
+                            "--moe-dense-tp-size 1 --moe-a2a-backend deepep --deepep-dispatcher-output-dtype bf16\n");
+  // The line read back plans the same plan.
+  const Result back = Run({"plan", "--engine", "sglang", "--", sglang.out.substr(0, sglang.out.size() - 1)});
+  ASSERT_EQ(back.code, 0) << back.err;
+  EXPECT_EQ(back.out, seam.out);
+  // An engine's line written as the other engine's, which reads it back alike.
+  const Result vllm = Run({"plan",
+                           "--engine",
+                           "sglang",
+                           "--emit",
+                           "vllm",
+                           "--",
+                           "--model-path",
+                           config,
+                           "--tp-size",
+                           "8",
+                           "--dp-size",
+                           "8",
+                           "--enable-dp-attention",
+                           "--enable-dp-lm-head",
+                           "--moe-dense-tp-size",
+                           "1",
+                           "--moe-a2a-backend",
+                           "deepep",
+                           "--deepep-dispatcher-output-dtype",
+                           "bf16"});
+  ASSERT_EQ(vllm.code, 0) << vllm.err;
+  EXPECT_EQ(vllm.out, "vllm serve " + config +
+                          " --tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel "
+                          "--all2all-backend deepep_high_throughput\n");
+  // One line per node, each said.
+  const Result nodes = Run({"plan", "--hf-config", config, "--tp", "16", "--emit", "sglang", "--nodes", "2"});
+  ASSERT_EQ(nodes.code, 0) << nodes.err;
+  EXPECT_EQ(nodes.out.rfind("# node 0 of 2\npython3 -m sglang.launch_server", 0), 0U) << nodes.out;
+  EXPECT_NE(nodes.out.find("\n# node 1 of 2\n"), std::string::npos) << nodes.out;
+  EXPECT_NE(nodes.err.find("seam: node 0's address is $NODE0_ADDR"), std::string::npos) << nodes.err;
+}
+
+TEST_F(Cli, EmitRefusesWhatNoLaunchLineSaysWithWhy) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/llama-3.1-8b.json";
+  const std::vector<BadInput> cases = {
+      {{"plan", "llama", "--tp", "2", "--emit", "sglang"},
+       "--emit names the model's config in the launch line; catalogue model 'llama' is a tiny shape: give "
+       "--hf-config (see `seam models` for its real config)"},
+      {{"plan", "--hf-config", config, "--layers", "2", "--emit", "vllm"}, "--layers excludes --emit"},
+      {{"plan", "--hf-config", config, "--nodes", "2"}, "--nodes requires --emit"},
+      {{"plan", "--hf-config", config, "--emit", "trt"}, "--emit: unknown engine 'trt'; expected one of: sglang, vllm"},
+      {{"plan", "--hf-config", config, "--emit", "vllm", "--format", "json"}, "--format excludes --emit"},
+      {{"plan", "--hf-config", config, "--tp", "4", "--attn-dp", "2", "--emit", "vllm"},
+       "vLLM cannot run this configuration: vLLM's data parallelism of a model without MoE runs whole replicas; "
+       "attention DP inside one TP group (--attn-dp 2) is SGLang's --enable-dp-attention"},
+      {{"compare", "llama", "--emit", "sglang"}, "catalogue model 'llama' is a tiny shape"},
+      {{"compare", "--hf-config", config, "--weight-dtype", "fp32", "--emit", "sglang"},
+       "the engines load unquantized weights in the activations' dtype (bf16): --weight-dtype fp32 has no launch "
+       "flag"},
+  };
+  for (const BadInput& c : cases) {
+    const Result r = Run(c.args);
+    std::string line;
+    for (const std::string& a : c.args) line += a + " ";
+    EXPECT_EQ(r.code, 2) << line;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << line << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << line;
+  }
+}
+
+TEST_F(Cli, CompareWritesEachPrintedConfigurationsLaunchLineOrWhyNot) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/qwen3-30b-a3b.json";
+  const std::vector<std::string> args = {"compare", "--hf-config", config,   "--gpus", "8",
+                                         "--top",   "60",          "--emit", "vllm"};
+  const Result table = Run(args);
+  ASSERT_EQ(table.code, 0) << table.err;
+  const Result j = Run(With(args, {"--format", "json"}));
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["ranked"].size(), 60U);
+  EXPECT_NE(table.out.find("\nvLLM launch lines:\n"), std::string::npos) << table.out;
+  int written = 0;
+  for (const nlohmann::json& k : doc["ranked"]) {
+    const nlohmann::json& l = k["launch"];
+    EXPECT_EQ(l["engine"], "vllm");
+    if (l.contains("refused")) {
+      EXPECT_NE(table.out.find("  none: " + l["refused"].get<std::string>() + "\n"), std::string::npos);
+      continue;
+    }
+    ++written;
+    const std::string line = l["lines"][0].get<std::string>();
+    EXPECT_NE(table.out.find("  " + line + "\n"), std::string::npos) << line;
+    // Each line read back plans the candidate's steps (a knob that makes
+    // no difference to the model, noted, may differ in the plan's header).
+    const Result back = Run({"plan", "--engine", "vllm", "--", line});
+    ASSERT_EQ(back.code, 0) << back.err;
+    std::vector<std::string> flags = {"plan", "--hf-config", config};
+    std::istringstream words(k["flags"].get<std::string>());
+    for (std::string w; words >> w;) flags.push_back(w);
+    EXPECT_EQ(WithoutConfigLines(back.out), WithoutConfigLines(Run(flags).out)) << line;
+  }
+  EXPECT_EQ(written, 5) << table.out;
+  // Without --emit every candidate's launch is null.
+  const Result plain = Run({"compare", "--hf-config", config, "--gpus", "8", "--top", "2", "--format", "json"});
+  for (const nlohmann::json& k : nlohmann::json::parse(plain.out)["ranked"]) EXPECT_TRUE(k["launch"].is_null());
 }
 
 // ---- seam compare ----

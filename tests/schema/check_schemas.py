@@ -230,6 +230,11 @@ class Checker:
         last = self.run(["compare"] + engine).stdout.splitlines()[-1]
         expect(e is not None and last == f"the SGLang configuration ({e['flags']}) ranks {e['rank']} of {doc['bound']}",
                f"the table's engine line {last!r} is the document's {e}")
+        # --emit: each candidate's launch lines or the engine's reason, both forms.
+        emitted = self.document("compare", ["compare", "--hf-config", str(self.configs / "deepseek-v2-lite.json"),
+                                            "--gpus", "8", "--top", "40", "--emit", "sglang", "--format", "json"])
+        kinds = {"lines" in k["launch"] for k in emitted["ranked"]}
+        expect(kinds == {True, False}, f"--emit sglang writes some lines and refuses some: {kinds}")
         self.document("compare", ["compare", "--hf-config", str(self.configs / "deepseek-v2-lite.json"), "--gpus", "16",
                                   "--nodes", "2", "--hardware", "h200", "--weight-dtype", "fp8", "--dispatch-dtype",
                                   "fp8", "--top", "1000", "--format", "json"])

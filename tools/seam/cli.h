@@ -141,6 +141,19 @@ Status CheckEngineArgs(const EngineFlags& e);
 Expected<EngineChoice> FromEngine(const EngineFlags& e, int layers);
 CLI::Option* AddEngineFlag(CLI::App& cmd, EngineFlags& e);
 
+// --emit sglang|vllm: the engine's launch line instead of seam's output.
+CLI::Option* AddEmitFlag(CLI::App& cmd, std::optional<Engine>& emit, const std::string& what);
+// The config a launch line names: --hf-config's (a catalogue model is a
+// tiny shape no engine loads; --layers cuts what an engine runs whole).
+Expected<std::string> EmitModelPath(const std::string& model, const std::string& hf_config, int layers);
+// --quantization for weights of `weight_bytes` a parameter ("": the
+// checkpoint's own), or why no launch flag gives them.
+Expected<std::string> QuantizationFor(double weight_bytes, const CheckpointQuant& checkpoint, WireDtype act);
+// The request's lines, the checkpoint's quantization read from its config.
+Expected<EngineLines> EmitLines(const EmitRequest& r, const Model& m);
+// Prints the lines (a "# node I of N" line before each of several), the notes on stderr.
+int PrintLaunch(const EmitRequest& r, const Model& m);
+
 struct PlanArgs {
   std::string model;
   std::string hf_config;  // a Hugging Face config.json instead of a catalogue name
@@ -150,6 +163,8 @@ struct PlanArgs {
   int layers = 0;  // 0: the catalogue's depth
   PlanFormat format = PlanFormat::kTable;
   bool summary = false;  // one row per kind of seam instead of one per step
+  std::optional<Engine> emit;
+  int nodes = 1;  // --emit: the nodes the configuration spans
 };
 struct FileArgs {
   std::string first;
@@ -222,9 +237,11 @@ struct CompareArgs {
   double weight_bytes = 2;
   bool weight_given = false;  // --weight-dtype on the command line (else an engine's checkpoint says)
   WireFlags wire;
+  bool act_given = false;  // --act-dtype on the command line (else an engine's --dtype says)
   int top = 10;
   bool json = false;
   double max_seconds = 600;  // the estimated time a comparison may take
+  std::optional<Engine> emit;
 };
 int RunCompare(const CompareArgs& a);
 

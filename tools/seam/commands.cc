@@ -121,7 +121,17 @@ int RunPlan(const PlanArgs& a) {
     w.dispatch = a.wire.dispatch.value_or(w.dispatch);
     Expected<Pipeline> plans = BindPipelineChecked(e->model, e->config, {.wire = w});
     if (!plans) return Fail(plans.error());
-    return Print(*plans, a.format, a.summary);
+    if (!a.emit) return Print(*plans, a.format, a.summary);
+    if (!e->kv) return Fail(InvalidArgument("seam cannot count the engine's --kv-cache-dtype, nor write it back"));
+    return PrintLaunch({.engine = *a.emit,
+                        .model_path = e->hf_config,
+                        .config = e->config,
+                        .replicas = e->replicas,
+                        .nodes = e->nodes,
+                        .wire = w,
+                        .quantization = e->quantization,
+                        .kv = e->kv},
+                       e->model);
   }
   Expected<ParallelConfig> cfg = ToConfig(a.flags);
   if (!cfg) return Fail(cfg.error());
@@ -130,7 +140,10 @@ int RunPlan(const PlanArgs& a) {
   const Model& m = *model;
   Expected<Pipeline> plans = BindPipelineChecked(m, *cfg, {.wire = *wire});
   if (!plans) return Fail(plans.error());
-  return Print(*plans, a.format, a.summary);
+  if (!a.emit) return Print(*plans, a.format, a.summary);
+  Expected<std::string> path = EmitModelPath(a.model, a.hf_config, a.layers);
+  if (!path) return Fail(path.error());
+  return PrintLaunch({.engine = *a.emit, .model_path = *path, .config = *cfg, .nodes = a.nodes, .wire = *wire}, m);
 }
 
 int RunShow(const FileArgs& a) {

@@ -50,11 +50,41 @@ std::string Table(const Comparison& c, int top) {
   return out;
 }
 
+// With --emit: each printed candidate's launch lines, or why it has none.
+using Launches = std::vector<Expected<EngineLines>>;
+
+Json LaunchJson(const Launches& launches, size_t i, std::optional<Engine> emit) {
+  if (!emit || i >= launches.size()) return nullptr;
+  const Expected<EngineLines>& l = launches[i];
+  if (!l) return {{"engine", Name(*emit)}, {"refused", l.error().message}};
+  return {{"engine", Name(*emit)}, {"lines", l->lines}, {"notes", l->notes}};
+}
+
+std::string LaunchTable(const Launches& launches, Engine emit) {
+  std::string out = fmt::format("\n{} launch lines:\n", DisplayName(emit));
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const Expected<EngineLines>& l = launches[i];
+    if (!l) {
+      out += fmt::format("{:>4}  none: {}\n", i + 1, l.error().message);
+      continue;
+    }
+    for (size_t node = 0; node < l->lines.size(); ++node) {
+      const std::string prefix = node == 0 ? fmt::format("{:>4}", i + 1) : "    ";
+      const std::string where = l->lines.size() > 1 ? fmt::format("node {}: ", node) : "";
+      out += fmt::format("{}  {}{}\n", prefix, where, l->lines[node]);
+    }
+    for (const std::string& n : l->notes) out += fmt::format("      ({})\n", n);
+  }
+  return out;
+}
+
 // The document of docs/schemas/compare.schema.json.
-Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, int top, Json engine) {
+Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, int top, Json engine,
+                 const Launches& launches, std::optional<Engine> emit) {
   Json ranked = Json::array();
   for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) {
     ranked.push_back(CandidateJson(c.ranked[i], static_cast<int>(i) + 1));
+    ranked.back()["launch"] = LaunchJson(launches, i, emit);
   }
   Json rejected = Json::object();
   for (const auto& [reason, n] : c.rejected) rejected[reason] = n;
@@ -102,7 +132,77 @@ Json EngineJson(const std::optional<EngineChoice>& e, std::optional<Engine> name
           {"rank", i ? Json(*i + 1) : Json(nullptr)}};
 }
 
+// The engine's wire dtypes, each unless seam's own flag says otherwise (a
+// dispatch the engine sends in the activations' dtype follows --act-dtype).
+WireDtypes EngineWire(const CompareArgs& a, const WireDtypes& engine) {
+  const WireDtype act = a.act_given ? a.wire.act : engine.act;
+  const WireDtype dispatch = engine.dispatch == engine.act ? act : engine.dispatch;
+  return {.act = act, .dispatch = a.wire.dispatch.value_or(dispatch)};
+}
+
+// The request for each printed candidate: the model's config, the
+// comparison's nodes and dtypes, the weights as the engine or --weight-dtype says.
+Expected<Launches> LaunchesOf(const CompareArgs& a, const Model& m, const CompareOptions& o, const Comparison& c,
+                              const std::optional<EngineChoice>& engine) {
+  Launches out;
+  if (!a.emit) return out;
+  Expected<std::string> path = engine ? engine->hf_config : EmitModelPath(a.model, a.hf_config, a.layers);
+  if (!path) return path.error();
+  Expected<CheckpointQuant> checkpoint = CheckpointQuantOf(*path);
+  if (!checkpoint) return checkpoint.error();
+  Expected<std::string> quantization = engine && !a.weight_given ? engine->quantization : std::string();
+  if (a.weight_given) quantization = QuantizationFor(o.memory.weight_bytes, *checkpoint, o.wire.act);
+  if (!quantization) return quantization.error();
+  for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(a.top); ++i) {
+    const Candidate& k = c.ranked[i];
+    out.push_back(EmitLaunch({.engine = *a.emit,
+                              .model_path = *path,
+                              .config = k.config,
+                              .replicas = k.replicas,
+                              .nodes = o.nodes,
+                              .wire = o.wire,
+                              .quantization = *quantization,
+                              .kv = o.memory.kv},
+                             m, *checkpoint));
+  }
+  return out;
+}
+
 }  // namespace
+
+// What a comparison runs with: seam's flags, or the engine's line with
+// seam's flags over it where given.
+struct Setting {
+  int gpus = 0;
+  int nodes = 1;
+  double weight_bytes = 2;
+  WireDtypes wire;
+  std::optional<WireDtype> kv;
+  std::optional<EngineChoice> engine;
+};
+
+// The engine's model, GPUs, placement, weights, cache and wire dtypes,
+// unless seam's own flags say otherwise.
+Status FromEngineLine(const CompareArgs& a, Setting& s) {
+  Expected<EngineChoice> e = FromEngine(a.engine, a.layers);
+  if (!e) return e.error();
+  if (a.gpus == 0) s.gpus = WorldSize(e->config) * e->replicas;
+  if (!a.nodes_given) s.nodes = e->nodes;
+  s.kv = e->kv;
+  s.wire = EngineWire(a, e->wire);
+  if (!a.weight_given) {
+    if (e->weights.bytes <= 0) {
+      return InvalidArgument(
+          fmt::format("the weights are {}, whose bytes a parameter seam does not know: give "
+                      "--weight-dtype",
+                      Printable(e->weights.name)));
+    }
+    s.weight_bytes = e->weights.bytes;
+  }
+  if (!s.kv) return InvalidArgument("seam cannot count the engine's --kv-cache-dtype: give seam's --act-dtype");
+  s.engine = *std::move(e);
+  return Status::Ok();
+}
 
 int RunCompare(const CompareArgs& a) {
   if (Status s = CheckEngineArgs(a.engine); !s.ok()) return Fail(s.error());
@@ -110,54 +210,39 @@ int RunCompare(const CompareArgs& a) {
   if (!wire) return Fail(wire.error());
   Expected<Hardware> hw = LoadHardware(a.hardware);
   if (!hw) return Fail(hw.error());
-  Expected<Model> model = InvalidArgument("no model");
-  std::optional<EngineChoice> engine;
-  int gpus = a.gpus > 0 ? a.gpus : a.nodes * hw->gpus_per_node;
-  int nodes = a.nodes;
-  double weight_bytes = a.weight_bytes;
-  std::optional<WireDtype> kv = wire->act;
+  Setting s{.gpus = a.gpus > 0 ? a.gpus : a.nodes * hw->gpus_per_node,
+            .nodes = a.nodes,
+            .weight_bytes = a.weight_bytes,
+            .wire = *wire,
+            .kv = wire->act};
   if (a.engine.engine) {  // the model the engine's flags name; seam ranks every configuration of it
-    Expected<EngineChoice> e = FromEngine(a.engine, a.layers);
-    if (!e) return Fail(e.error());
-    model = e->model;
-    engine = *std::move(e);
-    if (a.gpus == 0) gpus = WorldSize(engine->config) * engine->replicas;
-    // The engine's placement, weights and cache, unless seam's own flags say otherwise.
-    if (!a.nodes_given) nodes = engine->nodes;
-    kv = engine->kv;
-    if (!a.weight_given) {
-      if (engine->weights.bytes <= 0) {
-        return Fail(
-            InvalidArgument(fmt::format("the weights are {}, whose bytes a parameter seam does not know: give "
-                                        "--weight-dtype",
-                                        Printable(engine->weights.name))));
-      }
-      weight_bytes = engine->weights.bytes;
-    }
-    if (!kv) return Fail(InvalidArgument("seam cannot count the engine's --kv-cache-dtype: give seam's --act-dtype"));
-  } else {
-    model = ChooseModel(a.model, a.hf_config, a.layers);
+    if (Status st = FromEngineLine(a, s); !st.ok()) return Fail(st.error());
   }
+  const std::optional<EngineChoice>& engine = s.engine;
+  Expected<Model> model = engine ? Expected<Model>(engine->model) : ChooseModel(a.model, a.hf_config, a.layers);
   if (!model) return Fail(model.error());
-  const CompareOptions o{.gpus = gpus,
-                         .nodes = nodes,
+  const CompareOptions o{.gpus = s.gpus,
+                         .nodes = s.nodes,
                          .hardware = *hw,
                          .load = {.batch = a.batch, .prefill = a.prefill, .context = a.context},
-                         .wire = *wire,
-                         .memory = {.weight_bytes = weight_bytes, .kv = *kv}};
+                         .wire = s.wire,
+                         .memory = {.weight_bytes = s.weight_bytes, .kv = *s.kv}};
   if (const double t = EstimatedSeconds(*model, o); t > a.max_seconds) {
     return Fail(InvalidArgument(fmt::format(
         "comparing every configuration of {} layers on {} GPUs would take about {:.0f} s; --max-seconds {:g} refuses "
         "it (fewer --gpus or --layers, or a larger --max-seconds)",
-        model->num_layers, gpus, t, a.max_seconds)));
+        model->num_layers, s.gpus, t, a.max_seconds)));
   }
   Expected<Comparison> c = Compare(*model, o);
   if (!c) return Fail(c.error());
+  Expected<Launches> launches = LaunchesOf(a, *model, o, *c, engine);
+  if (!launches) return Fail(launches.error());
   if (a.json) {
-    PrintJson(CompareJson(*model, o, *c, a.top, EngineJson(engine, a.engine.engine, *c)));
+    PrintJson(CompareJson(*model, o, *c, a.top, EngineJson(engine, a.engine.engine, *c), *launches, a.emit));
   } else {
     std::cout << Header(*model, o) << "\n" << Table(*c, a.top);
     if (engine) std::cout << "\n" << WhereIs(*engine, *c, DisplayName(*a.engine.engine)) << "\n";
+    if (a.emit) std::cout << LaunchTable(*launches, *a.emit);
   }
   return kOk;
 }

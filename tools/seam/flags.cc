@@ -151,6 +151,10 @@ CLI::Option* AddEngineFlag(CLI::App& cmd, EngineFlags& e) {
   return engine;
 }
 
+CLI::Option* AddEmitFlag(CLI::App& cmd, std::optional<Engine>& emit, const std::string& what) {
+  return AddParsed(cmd, "--emit", emit, ParseEngine, "sglang or vllm: " + what);
+}
+
 void AddWireFlags(CLI::App& cmd, WireFlags& f) {
   AddParsed(cmd, "--act-dtype", f.act, ParseWireDtype,
             "dtype of activations on the wire: bf16 (as engines run), fp16 or fp32")

@@ -44,8 +44,18 @@ int main(int argc, char** argv) {
   AddCount(*plan_cmd, "--layers", plan.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
   (void)plan_config;
   CLI::Option* plan_format = AddFormatFlag(*plan_cmd, plan.format);
-  plan_cmd->add_flag("--summary", plan.summary, "one row per kind of seam: its count, collectives and bytes per token")
-      ->excludes(plan_format);
+  CLI::Option* plan_summary =
+      plan_cmd
+          ->add_flag("--summary", plan.summary, "one row per kind of seam: its count, collectives and bytes per token")
+          ->excludes(plan_format);
+  CLI::Option* plan_emit = AddEmitFlag(*plan_cmd, plan.emit,
+                                       "print the engine's launch line for the configuration (one per node) instead "
+                                       "of the plan");
+  plan_emit->excludes(plan_format)->excludes(plan_summary)->excludes(plan_cmd->get_option("--layers"));
+  AddCount(*plan_cmd, "--nodes", plan.nodes, 1, kMaxGpus, "with --emit: the nodes the configuration spans")
+      ->default_str("1")
+      ->needs(plan_emit)
+      ->excludes(plan_engine);
 
   FileArgs show;
   CLI::App* show_cmd = app.add_subcommand("show", "read a plan (JSON or text), verify it and print it");
@@ -145,6 +155,9 @@ int main(int argc, char** argv) {
       ->default_str("600");
   AddCount(*compare_cmd, "--top", compare.top, 1, 100000, "configurations to print")->default_str("10");
   AddReportFormatFlag(*compare_cmd, compare.json);
+  AddEmitFlag(*compare_cmd, compare.emit,
+              "also the engine's launch lines of each configuration printed, or why it has none")
+      ->excludes(compare_cmd->get_option("--layers"));
 
   FileArgs diff;
   CLI::App* diff_cmd = app.add_subcommand("diff", "compare two plans (JSON or text); exit 1 when they differ");
@@ -190,6 +203,7 @@ int main(int argc, char** argv) {
     if (compare_cmd->parsed()) {
       compare.nodes_given = compare_cmd->get_option("--nodes")->count() > 0;
       compare.weight_given = compare_cmd->get_option("--weight-dtype")->count() > 0;
+      compare.act_given = compare_cmd->get_option("--act-dtype")->count() > 0;
       return RunCompare(compare);
     }
     return RunDiff(diff);

@@ -28,6 +28,11 @@ using testing::ReadText;
 using testing::Result;
 using testing::WriteText;
 
+struct BadInput {
+  std::vector<std::string> args;
+  std::string message;
+};
+
 class Cli : public testing::InTempDir {
  protected:
   Result Run(const std::vector<std::string>& args) const { return Shell(Quote(SEAM_CLI), args); }
@@ -41,6 +46,18 @@ class Cli : public testing::InTempDir {
     const std::string path = PathOf(name);
     WriteText(path, r.out);
     return path;
+  }
+
+  // Each case exits 2 with its message somewhere on stderr and nothing on stdout.
+  void ExpectRefused(const std::vector<BadInput>& cases) const {
+    for (const BadInput& c : cases) {
+      const Result r = Run(c.args);
+      std::string line;
+      for (const std::string& a : c.args) line += a + " ";
+      EXPECT_EQ(r.code, 2) << line;
+      EXPECT_NE(r.err.find(c.message), std::string::npos) << line << "\n" << r.err;
+      EXPECT_EQ(r.out, "") << line;
+    }
   }
 };
 
@@ -218,11 +235,6 @@ TEST_F(Cli, SvgIsTheDotGraphDrawnByGraphviz) {
 }
 
 // ---- bad input: exit 2, "seam: " and the message on stderr, nothing on stdout ----
-
-struct BadInput {
-  std::vector<std::string> args;
-  std::string message;
-};
 
 TEST_F(Cli, BadFlagsExitTwoWithTheExactMessage) {
   const std::vector<BadInput> cases = {
@@ -778,14 +790,7 @@ TEST_F(Cli, EngineFlagsThatContradictOrStrayExitTwo) {
        "vLLM refuses this at start-up: unrecognized arguments: --bogus"},
       {{"sweep", "--", "--tp-size", "2"}, "only plan, run and compare read an engine's flags after --"},
   };
-  for (const BadInput& c : cases) {
-    const Result r = Run(c.args);
-    std::string line;
-    for (const std::string& a : c.args) line += a + " ";
-    EXPECT_EQ(r.code, 2) << line;
-    EXPECT_NE(r.err.find(c.message), std::string::npos) << line << "\n" << r.err;
-    EXPECT_EQ(r.out, "") << line;
-  }
+  ExpectRefused(cases);
 }
 
 // `run` takes the same front door and runs the plan it implies.
@@ -893,14 +898,7 @@ TEST_F(Cli, EmitRefusesWhatNoLaunchLineSaysWithWhy) {
        "the engines load unquantized weights in the activations' dtype (bf16): --weight-dtype fp32 has no launch "
        "flag"},
   };
-  for (const BadInput& c : cases) {
-    const Result r = Run(c.args);
-    std::string line;
-    for (const std::string& a : c.args) line += a + " ";
-    EXPECT_EQ(r.code, 2) << line;
-    EXPECT_NE(r.err.find(c.message), std::string::npos) << line << "\n" << r.err;
-    EXPECT_EQ(r.out, "") << line;
-  }
+  ExpectRefused(cases);
 }
 
 TEST_F(Cli, CompareWritesEachPrintedConfigurationsLaunchLineOrWhyNot) {

@@ -34,6 +34,11 @@ Expected<Engine> ParseEngine(std::string_view text);
 // "main" last; the first is what a launch is read as by default.
 std::vector<std::string> EngineVersions(Engine e);
 
+// Whether the engine's newest flag table has `flag` under one of its names
+// (exactly: no prefix, no underscores), for telling a user who typed an
+// engine's flag on seam's own command line where it belongs.
+bool EngineHasFlag(Engine e, std::string_view flag);
+
 // What the command line says, in the engine's own terms.
 struct EngineLaunch {
   Engine engine = Engine::kSglang;

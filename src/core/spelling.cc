@@ -1,4 +1,4 @@
-#include "core/spelling.h"
+#include "seam/spelling.h"
 
 #include <algorithm>
 #include <numeric>

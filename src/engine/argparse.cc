@@ -6,8 +6,8 @@
 #include <optional>
 #include <set>
 
-#include "core/spelling.h"
 #include "engine/translate.h"
+#include "seam/spelling.h"
 
 namespace seam::engine {
 namespace {

@@ -39,6 +39,11 @@ std::vector<std::string> EngineVersions(Engine e) {
   return out;
 }
 
+bool EngineHasFlag(Engine e, std::string_view flag) {
+  Expected<const engine::EngineTable*> table = engine::TableFor(e, "");
+  return table && (*table)->Find(flag) != nullptr;
+}
+
 Expected<EngineLaunch> ParseEngineArgs(Engine engine, const std::vector<std::string>& args, std::string_view version) {
   Expected<const engine::EngineTable*> table = engine::TableFor(engine, version);
   if (!table) return table.error();

@@ -108,6 +108,81 @@ TEST_F(Cli, HelpNamesEachSizeFlagsValueAsANumber) {
   EXPECT_EQ(words.err, "seam: --dense-tp: 'attn_tp' is not an integer from 1 to 65536\n");
 }
 
+// Every option of every command names its value (N, SECONDS, tp|a2a), never
+// CLI11's TEXT; every command gives examples.
+TEST_F(Cli, HelpNamesEveryValueAndGivesExamples) {
+  for (const char* command : {"models", "plan", "show", "run", "sweep", "diff", "compare"}) {
+    const Result r = Run({command, "--help"});
+    ASSERT_EQ(r.code, 0) << command << r.err;
+    EXPECT_EQ(r.out.find("TEXT"), std::string::npos) << command << ":\n" << r.out;
+    EXPECT_EQ(r.out.find("INT"), std::string::npos) << command << ":\n" << r.out;
+    EXPECT_NE(r.out.find("\nExamples:\n  seam "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("seam " + std::string(command) + " "), std::string::npos) << r.out;
+  }
+  const Result plan = Run({"plan", "--help"});
+  for (const char* flag : {"--moe tp|a2a=tp", "--reduction ar|rs|rsv|rs+rsv=ar", "--emit sglang|vllm",
+                           "--format table|json|text|dot|svg=table", "--nodes N=1 (with --emit)"}) {
+    EXPECT_NE(plan.out.find(std::string("  ") + flag), std::string::npos) << flag << " in:\n" << plan.out;
+  }
+  EXPECT_EQ(plan.out.find("Excludes"), std::string::npos) << plan.out;
+}
+
+// A flag seam does not have is answered with the one meant: seam's own
+// name for it, the nearest spelling, or the engine whose flag it is.
+TEST_F(Cli, AnUnknownFlagIsAnsweredWithTheFlagMeant) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"plan", "llama", "--dp", "2"}, "plan has no flag --dp: did you mean --attn-dp?"},
+      {{"plan", "llama", "--atn-dp", "2"}, "plan has no flag --atn-dp: did you mean --attn-dp?"},
+      {{"plan", "llama", "--ep-size", "2"},
+       "plan has no flag --ep-size: did you mean --ep? (--ep-size is SGLang's flag: seam plan --engine sglang -- ... "
+       "--ep-size ... reads SGLang's whole line)"},
+      {{"compare", "llama", "--gpu-memory-utilization=0.9"},
+       "compare has no flag --gpu-memory-utilization: --gpu-memory-utilization is vLLM's flag: seam compare --engine "
+       "vllm -- ... --gpu-memory-utilization=0.9 ... reads vLLM's whole line"},
+      {{"run", "llama", "--zzz"}, "run has no flag --zzz"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = Run(args);
+    EXPECT_EQ(r.code, 2) << args[2];
+    EXPECT_EQ(r.err, "seam: " + message + "\nRun with --help for more information.\n");
+    EXPECT_EQ(r.out, "");
+  }
+  // A path where a catalogue name goes: the flag that reads it.
+  const Result dir = Run({"plan", SEAM_HF_CONFIGS});
+  EXPECT_EQ(dir.code, 2);
+  EXPECT_EQ(dir.err, "seam: '" + std::string(SEAM_HF_CONFIGS) +
+                         "' is a path, not a catalogue model: give --hf-config " + SEAM_HF_CONFIGS +
+                         "/config.json for a Hugging Face config.json, or an engine's launch line "
+                         "with --engine sglang|vllm -- ... (see `seam models` for the catalogue)\n");
+}
+
+// Each example --help prints runs as written (from the repository's root,
+// whose configs/ it names).
+TEST_F(Cli, EveryHelpExampleRuns) {
+  for (const char* command : {"models", "plan", "show", "run", "sweep", "diff", "compare"}) {
+    const Result help = Run({command, "--help"});
+    const std::string examples = help.out.substr(help.out.find("\nExamples:\n") + 11);
+    std::istringstream lines(examples);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) continue;
+      ASSERT_EQ(line.rfind("  seam ", 0), 0U) << line;
+      std::string shell = line.substr(2);
+      for (size_t at = 0; (at = shell.find("seam ", at)) != std::string::npos;) {
+        if (at > 0 && shell[at - 1] != ' ') {
+          at += 5;
+          continue;
+        }
+        shell.replace(at, 4, Quote(SEAM_CLI));
+        at += Quote(SEAM_CLI).size();
+      }
+      const Result r =
+          Shell("cd " + Quote(PathOf("")) + " && ln -sfn " + Quote(SEAM_HF_CONFIGS) + " configs && " + shell, {});
+      // diff finds the two plans different: exit 1, as it says.
+      EXPECT_EQ(r.code, std::string(command) == "diff" ? 1 : 0) << line << "\n" << r.err;
+    }
+  }
+}
+
 TEST_F(Cli, ModelsListsEveryFamilyWithItsStagesFeaturesAndConfig) {
   const Result r = Run({"models"});
   ASSERT_EQ(r.code, 0) << r.err;

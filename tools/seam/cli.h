@@ -264,6 +264,15 @@ int RunDiff(const FileArgs& a);
 // after the last item): what a progress line adds.
 std::string TimeLeft(std::chrono::steady_clock::time_point start, int64_t done, int64_t total);
 
+// --help's value names (never TEXT) and each command's examples.
+void PolishHelp(CLI::App& app);
+// A command's examples, one a line ("seam plan ..."): what --help prints.
+std::string ExamplesOf(const std::string& command);
+// For each flag the parsed command does not have, a line naming it and the
+// flag meant ("seam plan has no flag --dp: did you mean --attn-dp?"); empty
+// when no unknown word is a flag.
+std::string UnknownFlags(const CLI::App& app);
+
 // Prints the error to stderr and returns its exit code.
 int Fail(const Error& e);
 // Flushes standard output: a command whose output could not be written

@@ -123,6 +123,7 @@ void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
 
 CLI::Option* AddFormatFlag(CLI::App& cmd, PlanFormat& format) {
   return AddParsed(cmd, "--format", format, ParsePlanFormat, "table, json, text, dot or svg (dot drawn by Graphviz)")
+      ->type_name("table|json|text|dot|svg")
       ->default_str("table");
 }
 
@@ -135,6 +136,7 @@ CLI::Option* AddReportFormatFlag(CLI::App& cmd, bool& json) {
                return InvalidArgument(fmt::format("unknown format '{}'; expected one of: table, json", t));
              },
              "table or json")
+      ->type_name("table|json")
       ->default_str("table");
 }
 

@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
           "h100, h200, b200, pcie or a JSON file: the estimated decode step and prefill token are priced on it")
       ->default_str("h100");
 
+  PolishHelp(app);
   // A first word that names no command is refused by name (CLI11 would
   // report a missing subcommand).
   const std::string first = argc > 1 ? argv[1] : "";
@@ -184,6 +185,12 @@ int main(int argc, char** argv) {
     return kBadInput;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return CheckOutput(app.exit(e));  // --help, --version
+    // A flag seam does not have: the one meant, or the engine it belongs to.
+    const std::string unknown = dynamic_cast<const CLI::ExtrasError*>(&e) ? UnknownFlags(app) : "";
+    if (!unknown.empty()) {
+      std::cerr << "seam: " << unknown.substr(0, unknown.size() - 1) << "\nRun with --help for more information.\n";
+      return kBadInput;
+    }
     std::cerr << "seam: " << e.what() << "\nRun with --help for more information.\n";
     return kBadInput;
   }

@@ -1,4 +1,4 @@
-// The known name nearest a misspelt one, for "did you mean" in an error.
+// seam/spelling.h — the known name nearest a misspelt one, for "did you mean" in an error.
 #pragma once
 
 #include <optional>

@@ -19,11 +19,15 @@
 namespace seam {
 
 enum class MoeMode { kTp, kA2a };
+inline constexpr std::array kEveryMoeMode = {MoeMode::kTp, MoeMode::kA2a};
 
 // Which collectives may complete an FFN's sum: all-reduce only; also a
 // fixed-size reduce-scatter; also the attention-DP reduce-scatterv; both.
 enum class Reduction { kAr, kRs, kRsv, kRsRsv };
+inline constexpr std::array kEveryReduction = {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv};
 
+// Each field a user sets is a knob: one row of the table in seam/knobs.h,
+// which the command line, the plan forms and Python read it through.
 struct ParallelConfig {
   int tp = 1;
   int attn_dp = 1;

@@ -2,9 +2,10 @@
 // values, checked as the command line checks its flags.
 #pragma once
 
+#include <pybind11/pybind11.h>
+
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "seam/model.h"
 #include "seam/topology.h"
@@ -12,19 +13,13 @@
 
 namespace seam::python {
 
-struct ConfigArgs {
-  int tp = 1;
-  int attn_dp = 1;
-  int dense_tp = 0;  // 0: the whole TP group
-  int ep = 0;        // 0: the whole TP group
-  std::string moe = "tp";
-  std::string reduction = "ar";
-  bool input_scattered = false;
-  bool dp_lm_head = false;
-  int pp = 0;  // 0: one rank, or as many as pp_split names
-  std::vector<int> pp_split;
-};
-ParallelConfig ConfigOf(const ConfigArgs& a);  // raises seam.BadInput
+// The knobs' keyword arguments of seam.plan and seam.run (seam/knobs.h), by
+// their Python names, None where one was not given, as a configuration
+// checked as the command line checks its flags; raises seam.BadInput.
+ParallelConfig ConfigOf(const pybind11::dict& knobs);
+// The knob table as the package reads it: per knob its keyword, JSON key,
+// kind, choices and the keyword's default (None where it follows others).
+pybind11::list KnobList();
 
 // A number of seconds in [kMinSeconds, kMaxSeconds] (seam/limits.h), as the
 // command line reads --timeout and --max-seconds; raises seam.BadInput

@@ -28,9 +28,9 @@ py::list Models() {
   return out;
 }
 
-Plans Bind(const std::string& model, const std::string& hf_config, int layers, const ConfigArgs& c,
+Plans Bind(const std::string& model, const std::string& hf_config, int layers, const py::dict& knobs,
            const std::string& act, const std::optional<std::string>& dispatch) {
-  const ParallelConfig cfg = ConfigOf(c);
+  const ParallelConfig cfg = ConfigOf(knobs);
   const WireDtypes wire = WireOf(act, dispatch);
   const Model m = ModelOf(model, hf_config, layers);
   return Plans{Take(BindPipelineChecked(m, cfg, {.wire = wire}))};
@@ -105,19 +105,8 @@ void AddPlans(py::module_& m) {
           "svg", [](const Plans& p) { return Formatted(p, PlanFormat::kSvg); }, "The dot graph drawn by Graphviz.")
       .def("__eq__", [](const Plans& a, const Plans& b) { return a.ranks == b.ranks; })
       .def("__len__", [](const Plans& p) { return p.ranks.size(); });
-  py::class_<ConfigArgs>(m, "ConfigArgs")
-      .def(py::init<>())
-      .def_readwrite("tp", &ConfigArgs::tp)
-      .def_readwrite("attn_dp", &ConfigArgs::attn_dp)
-      .def_readwrite("dense_tp", &ConfigArgs::dense_tp)
-      .def_readwrite("ep", &ConfigArgs::ep)
-      .def_readwrite("moe", &ConfigArgs::moe)
-      .def_readwrite("reduction", &ConfigArgs::reduction)
-      .def_readwrite("input_scattered", &ConfigArgs::input_scattered)
-      .def_readwrite("dp_lm_head", &ConfigArgs::dp_lm_head)
-      .def_readwrite("pp", &ConfigArgs::pp)
-      .def_readwrite("pp_split", &ConfigArgs::pp_split);
   m.def("models", &Models, "The catalogue: one dict per model.");
+  m.def("knobs", &KnobList, "The parallel configuration's knobs: the keywords bind and run take in their config.");
   m.def("bind", &Bind, py::arg("model"), py::arg("hf_config"), py::arg("layers"), py::arg("config"),
         py::arg("act_dtype"), py::arg("dispatch_dtype"), "Binds and verifies every pipeline rank's plan.");
   m.def("bind_engine", &BindEngine, py::arg("engine"), py::arg("args"), py::arg("layers"),

@@ -40,14 +40,14 @@ struct Finished {
   Tensor reference_logits;
 };
 
-py::dict RunModel(const std::string& model, const std::string& hf_config, int layers, const ConfigArgs& c,
+py::dict RunModel(const std::string& model, const std::string& hf_config, int layers, const py::dict& knobs,
                   const RunArgs& a) {
   for (const auto& [name, v] : {std::pair{"tokens", a.tokens}, {"requests", a.requests}}) {
     if (v < 1 || v > kMaxTokens) Raise(InvalidArgument(fmt::format("{}={} is not in [1, {}]", name, v, kMaxTokens)));
   }
   CheckSeconds("timeout", a.timeout);
   CheckSeconds("max_seconds", a.max_seconds);
-  const ParallelConfig cfg = ConfigOf(c);
+  const ParallelConfig cfg = ConfigOf(knobs);
   const Dtype dtype = TakeArg("dtype", ParseDtype(a.dtype));
   const Model m = ModelOf(model, hf_config, layers);
   Check(CheckRunnable(m, cfg));

@@ -76,28 +76,32 @@ def _model_args(model: str | _os.PathLike[str]) -> tuple[str, bytes]:
 # The command line's words for what its flags take (seam plan --help).
 _PP_SPLIT = "is not a list of layer counts like 1+3 or 2,2 (each from 1 to 100000)"
 
+# The parallel configuration's knobs (seam/knobs.h): each is a keyword of
+# plan and run, checked here by its kind as the command line checks its flag.
+_KNOBS = _seam.knobs()
 
-def _config(tp: int, attn_dp: int, dense_tp: int | None, ep: int | None, moe: str, reduction: str,
-            input_scattered: bool, dp_lm_head: bool, pp: int | None, pp_split: _Sequence[int] | None) -> _Any:
-    c = _seam.ConfigArgs()
-    c.tp = _args.integer("tp", tp, 1)
-    c.attn_dp = _args.integer("attn_dp", attn_dp, 1)
-    c.dense_tp = 0 if dense_tp is None else _args.integer("dense_tp", dense_tp, 1)
-    c.ep = 0 if ep is None else _args.integer("ep", ep, 1)
-    c.moe = _args.text("moe", moe)
-    c.reduction = _args.text("reduction", reduction)
-    c.input_scattered = bool(input_scattered)
-    c.dp_lm_head = bool(dp_lm_head)
-    c.pp = 0 if pp is None else _args.integer("pp", pp, 1)
-    if pp_split is None:
-        c.pp_split = []
-    elif isinstance(pp_split, (str, bytes)) or not isinstance(pp_split, _Sequence):
-        raise BadInput(f"pp_split={pp_split!r} {_PP_SPLIT}: give a list of ints, e.g. [1, 3]")
-    elif not pp_split:
-        raise BadInput(f"pp_split=[] {_PP_SPLIT}: give None for an even split")
-    else:
-        c.pp_split = [_args.integer("pp_split", n, 1) for n in pp_split]
-    return c
+
+def _config(args: _Mapping[str, _Any]) -> dict[str, _Any]:
+    """The knobs' keywords among a call's arguments (its ``locals()``), by the
+    table's names; None where a keyword defaulting to None was not given."""
+    return {k["name"]: _knob(k, args[k["name"]]) for k in _KNOBS}
+
+
+def _knob(knob: _Mapping[str, _Any], value: _Any) -> _Any:
+    name, kind = knob["name"], knob["kind"]
+    if value is None and knob["default"] is None:
+        return None
+    if kind == "count":
+        return _args.integer(name, value, 1)
+    if kind == "bool":
+        return bool(value)
+    if kind == "enum":
+        return _args.text(name, value)
+    if isinstance(value, (str, bytes)) or not isinstance(value, _Sequence):
+        raise BadInput(f"{name}={value!r} {_PP_SPLIT}: give a list of ints, e.g. [1, 3]")
+    if not value:
+        raise BadInput(f"{name}=[] {_PP_SPLIT}: give None for an even split")
+    return [_args.integer(name, n, 1) for n in value]
 
 
 def _dtype(name: str, value: str | None) -> str | None:
@@ -118,8 +122,8 @@ def plan(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense
     keeps only the model's first layers. Raises :class:`BadInput` naming the
     stage and rule for what seam cannot bind.
     """
+    cfg = _config(locals())
     name, config = _model_args(model)
-    cfg = _config(tp, attn_dp, dense_tp, ep, moe, reduction, input_scattered, dp_lm_head, pp, pp_split)
     n = 0 if layers is None else _args.integer("layers", layers, 1)
     return Plan(_seam.bind(name, config, n, cfg, _args.text("act_dtype", act_dtype),
                            _dtype("dispatch_dtype", dispatch_dtype)))
@@ -441,8 +445,8 @@ def run(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_
     whose attention alone would take more than ``max_seconds``; raises
     :class:`CheckFailed` when an output holds a NaN or an infinity (nothing
     was computed to compare), whatever it equals."""
+    cfg = _config(locals())
     name, config = _model_args(model)
-    cfg = _config(tp, attn_dp, dense_tp, ep, moe, reduction, input_scattered, dp_lm_head, pp, pp_split)
     a = _seam.RunArgs()
     a.tokens, a.requests = _args.integer("tokens", tokens, 1), _args.integer("requests", requests, 1)
     a.dtype = _args.text("dtype", dtype)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterator, Mapping
 
 from . import _args, _seam
@@ -219,9 +219,8 @@ def _line(d: Mapping[str, Any]) -> Line:
 
 
 def _config(d: Mapping[str, Any]) -> Config:
-    return Config(tp=d["tp"], attn_dp=d["attn_dp"], dense_tp=d["dense_tp"], ep=d["ep"], moe=d["moe"],
-                  reduction=d["reduction"], input_scattered=d["input_scattered"], dp_lm_head=d["dp_lm_head"],
-                  pp=d["pp"], pp_split=tuple(d["pp_split"]))
+    # Config's fields are the JSON config's keys (a test holds them to the knob table).
+    return Config(**{f.name: tuple(d[f.name]) if isinstance(d[f.name], list) else d[f.name] for f in fields(Config)})
 
 
 def _rank(d: Mapping[str, Any]) -> Rank:

@@ -8,6 +8,7 @@
 
 #include "bind/rank.h"
 #include "bind/rules.h"
+#include "seam/knobs.h"
 #include "seam/pipeline.h"
 #include "seam/sharding.h"
 
@@ -138,9 +139,7 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   lines.reserve(variants.size());
   const std::vector<bind::Downstream> down = bind::DownstreamOf(stages, span.end);
   for (Variant v : variants) lines.push_back(BindLine(stages, down, {cfg, v, widths, options.fuse}, span));
-  ParallelConfig resolved = cfg;
-  resolved.dense_tp = cfg.dense_tp_size();  // a plan states its widths, never "the default"
-  resolved.ep = cfg.ep_size();
+  const ParallelConfig resolved = ResolvedConfig(cfg);  // a plan states its widths, never "the default"
   Plan plan({.model = model.name,
              .hidden = model.hidden,
              .residual_streams = model.residual_streams,

@@ -141,18 +141,6 @@ Status CheckSumGroups(const ParallelConfig& cfg) {
   return Status::Ok();
 }
 
-std::string Describe(const ParallelConfig& cfg) {
-  std::string s = fmt::format("tp={} attn_dp={} (attn_tp={}) dense_tp={} moe={}", cfg.tp, cfg.attn_dp, cfg.attn_tp(),
-                              cfg.dense_tp_size(), Name(cfg.moe));
-  if (cfg.ep_size() != cfg.tp) s += fmt::format(" ep={}", cfg.ep_size());
-  s += fmt::format(" reduction={}", Name(cfg.reduction));
-  if (cfg.dp_lm_head) s += " dp-lm-head";
-  if (cfg.input_scattered) s += " input-scattered";
-  s += fmt::format(" pp={}", cfg.pp);
-  if (!cfg.pp_split.empty()) s += fmt::format(" pp_split={}", fmt::join(cfg.pp_split, "+"));
-  return s;
-}
-
 constexpr auto kMoeModes = EnumNames<MoeMode>("MoE mode", {{MoeMode::kTp, "tp"}, {MoeMode::kA2a, "a2a"}});
 constexpr auto kReductions = EnumNames<Reduction>(
     "boundary reduction",

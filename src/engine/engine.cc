@@ -7,6 +7,7 @@
 #include "core/enum_text.h"
 #include "engine/launch.h"
 #include "engine/translate.h"
+#include "seam/knobs.h"
 #include "seam/model_source.h"
 #include "seam/sharding.h"
 
@@ -118,16 +119,7 @@ Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::
 }
 
 std::string SeamFlags(const ParallelConfig& cfg, const WireDtypes& wire) {
-  std::string out = fmt::format("--tp {}", cfg.tp);
-  if (cfg.attn_dp > 1) out += fmt::format(" --attn-dp {}", cfg.attn_dp);
-  if (cfg.dense_tp != 0 && cfg.dense_tp != cfg.tp) out += fmt::format(" --dense-tp {}", cfg.dense_tp);
-  if (cfg.moe != MoeMode::kTp) out += fmt::format(" --moe {}", Name(cfg.moe));
-  if (cfg.ep != 0 && cfg.ep != cfg.tp) out += fmt::format(" --ep {}", cfg.ep);
-  if (cfg.dp_lm_head) out += " --dp-lm-head";
-  if (cfg.input_scattered) out += " --input-scattered";
-  if (cfg.reduction != Reduction::kAr) out += fmt::format(" --reduction {}", Name(cfg.reduction));
-  if (cfg.pp > 1) out += fmt::format(" --pp {}", cfg.pp);
-  if (!cfg.pp_split.empty()) out += fmt::format(" --pp-split {}", fmt::join(cfg.pp_split, "+"));
+  std::string out = KnobFlags(cfg);
   if (wire.act != WireDtype::kBf16) out += fmt::format(" --act-dtype {}", Name(wire.act));
   if (wire.dispatch != wire.act) out += fmt::format(" --dispatch-dtype {}", Name(wire.dispatch));
   return out;

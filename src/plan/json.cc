@@ -9,6 +9,7 @@
 #include "core/strict_json.h"
 #include "plan/json_writer.h"
 #include "plan/read_limits.h"
+#include "seam/knobs.h"
 
 namespace seam {
 namespace {
@@ -225,17 +226,26 @@ class Node {
   std::string path_;
 };
 
+// A knob's value as its kind (seam/knobs.h); a count is at least 0 here and
+// Validate says what else it must be.
+KnobValue ReadKnob(const Knob& k, const Node& n) {
+  switch (KindOf(k)) {
+    case KnobKind::kCount: return n.Int();
+    case KnobKind::kBool: return n.Bool();
+    case KnobKind::kEnum: return n.String();
+    case KnobKind::kSplit: break;
+  }
+  std::vector<int> split;
+  for (const Node& v : n.Items(plan_limits::kMaxSplit, "layer counts")) split.push_back(v.Int());
+  return split;
+}
+
 ParallelConfig ReadConfig(const Node& n) {
-  ParallelConfig c{.tp = n["tp"].Int(),
-                   .attn_dp = n["attn_dp"].Int(),
-                   .dense_tp = n["dense_tp"].Int(),
-                   .moe = n["moe"].As(ParseMoeMode),
-                   .ep = n["ep"].Int(),
-                   .dp_lm_head = n["dp_lm_head"].Bool(),
-                   .input_scattered = n["input_scattered"].Bool(),
-                   .reduction = n["reduction"].As(ParseReduction),
-                   .pp = n["pp"].Int()};
-  for (const Node& v : n["pp_split"].Items(plan_limits::kMaxSplit, "layer counts")) c.pp_split.push_back(v.Int());
+  ParallelConfig c;
+  for (const Knob& k : Knobs()) {
+    const Node v = n[k.json];
+    if (Status s = SetValue(k, c, ReadKnob(k, v)); !s.ok()) v.Fail(s.error().message);
+  }
   if (Status s = Validate(c); !s.ok() && s.error().code != ErrorCode::kUnsupported) n.Fail(s.error().message);
   return c;
 }
@@ -432,16 +442,12 @@ nlohmann::ordered_json ModelJson(const CatalogueEntry& e) {
 }
 
 nlohmann::ordered_json ConfigJson(const ParallelConfig& c) {
-  return {{"tp", c.tp},
-          {"attn_dp", c.attn_dp},
-          {"dense_tp", c.dense_tp_size()},
-          {"moe", Name(c.moe)},
-          {"ep", c.ep_size()},
-          {"dp_lm_head", c.dp_lm_head},
-          {"input_scattered", c.input_scattered},
-          {"reduction", Name(c.reduction)},
-          {"pp", c.pp},
-          {"pp_split", c.pp_split}};
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const Knob& k : Knobs()) {
+    out[std::string(k.json)] =
+        std::visit([](const auto& v) { return nlohmann::ordered_json(v); }, ResolvedValueOf(k, c));
+  }
+  return out;
 }
 
 }  // namespace seam

@@ -12,6 +12,7 @@
 #include "seam/printable.h"
 
 #include "plan/read_limits.h"
+#include "seam/knobs.h"
 
 namespace seam {
 namespace {
@@ -95,16 +96,22 @@ std::string ModelText(const std::string& name) {
   return out + "\"";
 }
 
+// A knob as the header writes it: a count, yes or no, an enum's name, a
+// layer split (1+3, or - for an even one).
+std::string KnobText(const Knob& k, const ParallelConfig& c) {
+  const KnobValue v = ValueOf(k, c);
+  if (const auto* on = std::get_if<bool>(&v)) return std::string(YesNo(*on));
+  if (const auto* split = std::get_if<std::vector<int>>(&v)) return split->empty() ? "-" : SplitText(*split);
+  if (const auto* n = std::get_if<int>(&v)) return std::to_string(*n);
+  return std::get<std::string>(v);
+}
+
 std::string HeaderText(const PlanHeader& h) {
-  const ParallelConfig& c = h.config;
-  const std::string split = c.pp_split.empty() ? "-" : fmt::format("{}", fmt::join(c.pp_split, "+"));
-  return fmt::format(
-      "plan {} hidden={} streams={} vocab={} act={} dispatch={} tp={} attn_dp={} dense_tp={} moe={} ep={} "
-      "dp_lm_head={} "
-      "reduction={} scattered={} pp={} split={} pp_rank={} layers={}..{}\n",
-      ModelText(h.model), h.hidden, h.residual_streams, h.vocab, Name(h.wire.act), Name(h.wire.dispatch), c.tp,
-      c.attn_dp, c.dense_tp, Name(c.moe), c.ep, YesNo(c.dp_lm_head), Name(c.reduction), YesNo(c.input_scattered), c.pp,
-      split, h.pp_rank, h.first_layer, h.last_layer);
+  std::string config;
+  for (const Knob* k : TextOrder()) config += fmt::format("{}={} ", k->text, KnobText(*k, h.config));
+  return fmt::format("plan {} hidden={} streams={} vocab={} act={} dispatch={} {}pp_rank={} layers={}..{}\n",
+                     ModelText(h.model), h.hidden, h.residual_streams, h.vocab, Name(h.wire.act), Name(h.wire.dispatch),
+                     config, h.pp_rank, h.first_layer, h.last_layer);
 }
 
 // ---- reading ----
@@ -255,27 +262,31 @@ class PlanReader {
   }
 
  private:
-  static constexpr std::string_view kHeaderUsage =
-      "plan MODEL hidden= streams= vocab= act= dispatch= tp= attn_dp= dense_tp= moe= ep= dp_lm_head= reduction= "
-      "scattered= pp= split= pp_rank= "
-      "layers=FIRST..LAST";
+  // The header's keys: the plan's own, its configuration's knobs, its place in the pipeline.
+  static std::vector<std::string_view> HeaderKeys() {
+    std::vector<std::string_view> keys = {"hidden", "streams", "vocab", "act", "dispatch"};
+    for (const Knob* k : TextOrder()) keys.push_back(k->text);
+    keys.insert(keys.end(), {"pp_rank", "layers"});
+    return keys;
+  }
+
+  static const std::string& HeaderUsage() {
+    static const std::string usage = [] {
+      std::string out = "plan MODEL";
+      for (std::string_view key : HeaderKeys()) out += fmt::format(" {}=", key);
+      return out + "FIRST..LAST";
+    }();
+    return usage;
+  }
 
   PlanHeader ReadHeader(const TextLine& l) {
-    ExpectKeyword(r_, l, 0, "plan", kHeaderUsage);
-    ExpectCount(r_, l, 2, kHeaderUsage);
-    const Fields f(r_, l, 2,
-                   {"hidden", "streams", "vocab", "act", "dispatch", "tp", "attn_dp", "dense_tp", "moe", "ep",
-                    "dp_lm_head", "reduction", "scattered", "pp", "split", "pp_rank", "layers"});
-    ParallelConfig c{.tp = Int(f, l, "tp", 1),
-                     .attn_dp = Int(f, l, "attn_dp", 1),
-                     .dense_tp = Int(f, l, "dense_tp"),
-                     .moe = As(r_, l, f.Get("moe"), ParseMoeMode),
-                     .ep = Int(f, l, "ep"),
-                     .dp_lm_head = YesNoOf(r_, l, "dp_lm_head", f.Get("dp_lm_head")),
-                     .input_scattered = YesNoOf(r_, l, "scattered", f.Get("scattered")),
-                     .reduction = As(r_, l, f.Get("reduction"), ParseReduction),
-                     .pp = Int(f, l, "pp", 1),
-                     .pp_split = Split(l, f.Get("split"))};
+    ExpectKeyword(r_, l, 0, "plan", HeaderUsage());
+    ExpectCount(r_, l, 2, HeaderUsage());
+    const Fields f(r_, l, 2, HeaderKeys());
+    ParallelConfig c;
+    for (const Knob& k : Knobs()) {
+      if (Status s = SetValue(k, c, ReadKnob(k, f, l)); !s.ok()) r_.Fail(l, s.error().message);
+    }
     if (Status s = Validate(c); !s.ok() && s.error().code != ErrorCode::kUnsupported) r_.Fail(l, s.error().message);
     const std::string_view layers = f.Get("layers");
     const size_t dots = layers.find("..");
@@ -298,13 +309,25 @@ class PlanReader {
     return Number(r_, l, key, f.Get(key), lo, hi);
   }
 
-  std::vector<int> Split(const TextLine& l, std::string_view text) {
+  // A count that stands for a width may be 0 (the default width); other counts are at least 1.
+  KnobValue ReadKnob(const Knob& k, const Fields& f, const TextLine& l) {
+    const std::string_view text = f.Get(k.text);
+    switch (KindOf(k)) {
+      case KnobKind::kCount: return Number(r_, l, k.text, text, k.size != nullptr ? 0 : 1);
+      case KnobKind::kBool: return YesNoOf(r_, l, k.text, text);
+      case KnobKind::kEnum: return std::string(text);
+      case KnobKind::kSplit: break;
+    }
+    return Split(l, k.text, text);
+  }
+
+  std::vector<int> Split(const TextLine& l, std::string_view key, std::string_view text) {
     std::vector<int> out;
     if (text == "-") return out;
     while (true) {
-      if (out.size() == kMaxSplit) r_.Fail(l, fmt::format("split= names more than {} ranks", kMaxSplit));
+      if (out.size() == kMaxSplit) r_.Fail(l, fmt::format("{}= names more than {} ranks", key, kMaxSplit));
       const size_t plus = text.find('+');
-      out.push_back(Number(r_, l, "split", text.substr(0, plus), 1));
+      out.push_back(Number(r_, l, key, text.substr(0, plus), 1));
       if (plus == std::string_view::npos) return out;
       text = text.substr(plus + 1);
     }

@@ -75,22 +75,15 @@ inline CLI::Option* AddPath(CLI::App& cmd, const std::string& flag, std::string&
   return AddParsed(cmd, flag, out, ParsePath, help);
 }
 
-// The parallel flags of docs/design.md §8.
+// The parallel flags of docs/design.md §8: one per knob of the table in
+// seam/knobs.h, each written into `config` as the command line is read.
 struct ParallelFlags {
-  int tp = 1;
-  int attn_dp = 1;
-  int dense_tp = 0;
-  int ep = 0;
-  MoeMode moe = MoeMode::kTp;
-  bool input_scattered = false;
-  bool dp_lm_head = false;
-  Reduction reduction = Reduction::kAr;
-  int pp = 1;
-  bool pp_given = false;  // without --pp, --pp-split names the ranks
-  std::vector<int> pp_split;
+  ParallelConfig config;
+  std::vector<CLI::Option*> options;  // the knobs' flags, in table order
 };
 void AddParallelFlags(CLI::App& cmd, ParallelFlags& f);
-// The configuration the flags describe, checked once (Validate).
+// The configuration the flags describe, completed (a --pp not given is as
+// many ranks as --pp-split names) and checked once (Validate).
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f);
 CLI::Option* AddFormatFlag(CLI::App& cmd, PlanFormat& format);
 

@@ -4,8 +4,12 @@
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <type_traits>
+#include <variant>
 
 #include "cli.h"
+#include "seam/knobs.h"
 
 namespace seam::cli {
 namespace {
@@ -101,24 +105,50 @@ Expected<int64_t> ParseByteSize(std::string_view text) {
   return static_cast<int64_t>(bytes);
 }
 
+namespace {
+
+// A knob's default as --help shows it, where it has one of its own.
+std::optional<std::string> ShownDefault(const Knob& k) {
+  if (FollowsOthers(k)) return std::nullopt;
+  const KnobValue v = ValueOf(k, ParallelConfig{});
+  if (const auto* n = std::get_if<int>(&v)) return std::to_string(*n);
+  if (const auto* name = std::get_if<std::string>(&v)) return *name;
+  return std::nullopt;  // a switch is off, a split even
+}
+
+// One knob's flag, written into `cfg` as the command line is read.
+CLI::Option* AddKnobFlag(CLI::App& cmd, const Knob& k, ParallelConfig& cfg) {
+  const std::string flag(k.flag);
+  const std::string help(k.help);
+  CLI::Option* o = std::visit(
+      [&](auto member) -> CLI::Option* {
+        auto& field = cfg.*member;
+        using T = std::remove_cvref_t<decltype(field)>;
+        if constexpr (std::is_same_v<T, int>) {
+          return AddCount(cmd, flag, field, 1, kMaxRanks, help);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return cmd.add_flag(flag, field, help);
+        } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+          return AddParsed(cmd, flag, field, ParseSplit, help);
+        } else {
+          return cmd.add_option_function<std::string>(
+              flag,
+              [&k, &cfg, flag](const std::string& text) {
+                if (Status s = SetValue(k, cfg, text); !s.ok()) throw CLI::ValidationError(flag, s.error().message);
+              },
+              help);
+        }
+      },
+      k.field);
+  if (!k.value_name.empty()) o->type_name(std::string(k.value_name));
+  if (std::optional<std::string> shown = ShownDefault(k)) o->default_str(*shown);
+  return o;
+}
+
+}  // namespace
+
 void AddParallelFlags(CLI::App& cmd, ParallelFlags& f) {
-  AddCount(cmd, "--tp", f.tp, 1, kMaxRanks, "tensor-parallel size of each pipeline rank")->default_str("1");
-  AddCount(cmd, "--attn-dp", f.attn_dp, 1, kMaxRanks, "attention data-parallel groups (attn_tp = tp / attn_dp)")
-      ->default_str("1");
-  AddCount(cmd, "--dense-tp", f.dense_tp, 1, kMaxRanks,
-           "the dense FFN's TP width, a number: the --tp size, tp / attn_dp or 1 (default: the --tp size)");
-  AddCount(cmd, "--ep", f.ep, 1, kMaxRanks,
-           "a2a MoE: ranks each expert set is spread over, dividing tp (default: tp; the rest hold copies)");
-  AddParsed(cmd, "--moe", f.moe, ParseMoeMode, "MoE mode: tp (TP-MoE) or a2a (all-to-all dispatch)")->default_str("tp");
-  cmd.add_flag("--input-scattered", f.input_scattered, "also bind input-scattered batches");
-  cmd.add_flag("--dp-lm-head", f.dp_lm_head,
-               "under --attn-dp: each DP group's LM head splits the vocabulary over its attention-TP ranks");
-  AddParsed(cmd, "--reduction", f.reduction, ParseReduction, "boundary reduction: ar, rs, rsv or rs+rsv")
-      ->default_str("ar");
-  AddCount(cmd, "--pp", f.pp, 1, kMaxRanks, "pipeline ranks (default 1, or as many as --pp-split names)")
-      ->each([&f](const std::string&) { f.pp_given = true; });
-  AddParsed(cmd, "--pp-split", f.pp_split, ParseSplit,
-            "layers per pipeline rank, e.g. 1+3 (default: even, remainder last)");
+  for (const Knob& k : Knobs()) f.options.push_back(AddKnobFlag(cmd, k, f.config));
 }
 
 CLI::Option* AddFormatFlag(CLI::App& cmd, PlanFormat& format) {
@@ -173,19 +203,9 @@ Expected<WireDtypes> ToWire(const WireFlags& f) {
 }
 
 Expected<ParallelConfig> ToConfig(const ParallelFlags& f) {
-  ParallelConfig cfg{.tp = f.tp,
-                     .attn_dp = f.attn_dp,
-                     .dense_tp = f.dense_tp,
-                     .moe = f.moe,
-                     .ep = f.ep,
-                     .dp_lm_head = f.dp_lm_head,
-                     .input_scattered = f.input_scattered,
-                     .reduction = f.reduction,
-                     .pp = f.pp,
-                     .pp_split = f.pp_split};
-  if (!f.pp_split.empty() && !f.pp_given) cfg.pp = static_cast<int>(f.pp_split.size());
-  SEAM_RETURN_IF_ERROR(Validate(cfg));
-  return cfg;
+  std::vector<bool> given;
+  for (const CLI::Option* o : f.options) given.push_back(o->count() > 0);
+  return CompleteConfig(f.config, given);
 }
 
 }  // namespace seam::cli

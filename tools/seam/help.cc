@@ -11,7 +11,8 @@
 namespace seam::cli {
 namespace {
 
-// What each option takes, where CLI11 would say TEXT (or INT).
+// What each option takes, where CLI11 would say TEXT (or INT); the
+// parallel knobs name theirs in the knob table (seam/knobs.h).
 const std::map<std::string, std::string>& ValueNames() {
   static const std::map<std::string, std::string> names = {
       {"model", "NAME"},
@@ -22,9 +23,6 @@ const std::map<std::string, std::string>& ValueNames() {
       {"--engine", "sglang|vllm"},
       {"--engine-version", "VERSION"},
       {"--emit", "sglang|vllm"},
-      {"--moe", "tp|a2a"},
-      {"--reduction", "ar|rs|rsv|rs+rsv"},
-      {"--pp-split", "N+N..."},
       {"--act-dtype", "bf16|fp16|fp32"},
       {"--dispatch-dtype", "fp8|bf16|fp16|fp32"},
       {"--weight-dtype", "bf16|fp16|fp8|fp32"},

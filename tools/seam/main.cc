@@ -37,10 +37,8 @@ int main(int argc, char** argv) {
   AddParallelFlags(*plan_cmd, plan.flags);
   AddWireFlags(*plan_cmd, plan.wire);
   CLI::Option* plan_engine = AddEngineFlag(*plan_cmd, plan.engine);
-  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head",
-                           "--input-scattered", "--reduction", "--pp", "--pp-split", "--act-dtype"}) {
-    plan_engine->excludes(plan_cmd->get_option(flag));
-  }
+  for (const char* flag : {"model", "--hf-config", "--act-dtype"}) plan_engine->excludes(plan_cmd->get_option(flag));
+  for (CLI::Option* knob : plan.flags.options) plan_engine->excludes(knob);
   AddCount(*plan_cmd, "--layers", plan.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
   (void)plan_config;
   CLI::Option* plan_format = AddFormatFlag(*plan_cmd, plan.format);
@@ -70,10 +68,8 @@ int main(int argc, char** argv) {
                                     "run the model a Hugging Face config.json describes, at its real size");
   AddParallelFlags(*run_cmd, run.flags);
   CLI::Option* run_engine = AddEngineFlag(*run_cmd, run.engine);
-  for (const char* flag : {"model", "--hf-config", "--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head",
-                           "--input-scattered", "--reduction", "--pp", "--pp-split"}) {
-    run_engine->excludes(run_cmd->get_option(flag));
-  }
+  for (const char* flag : {"model", "--hf-config"}) run_engine->excludes(run_cmd->get_option(flag));
+  for (CLI::Option* knob : run.flags.options) run_engine->excludes(knob);
   CLI::Option* layers =
       AddCount(*run_cmd, "--layers", run.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
   AddCount(*run_cmd, "--tokens", run.tokens, 1, kMaxTokens, "tokens in the batch")->default_str("32");
@@ -113,10 +109,7 @@ int main(int argc, char** argv) {
   CLI::Option* unfused = run_cmd->add_flag("--unfused", run.unfused, "bind add+norm as separate steps");
   // A flag the command would ignore is refused, naming both.
   full->needs(matrix);
-  for (const char* flag : {"--tp", "--attn-dp", "--dense-tp", "--moe", "--ep", "--dp-lm-head", "--input-scattered",
-                           "--reduction", "--pp", "--pp-split"}) {
-    matrix->excludes(run_cmd->get_option(flag));
-  }
+  for (CLI::Option* knob : run.flags.options) matrix->excludes(knob);
   for (CLI::Option* o : {dump, backend, mpi_mode, fault, timeout, unfused, max_memory}) matrix->excludes(o);
   for (CLI::Option* o : {layers, dtype, run_config}) weights->excludes(o);
   AddReportFormatFlag(*run_cmd, run.json);

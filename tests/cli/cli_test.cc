@@ -1010,7 +1010,8 @@ TEST_F(Cli, CompareWritesEachPrintedConfigurationsLaunchLineOrWhyNot) {
   EXPECT_EQ(written, 5) << table.out;
   // Without --emit every candidate's launch is null.
   const Result plain = Run({"compare", "--hf-config", config, "--gpus", "8", "--top", "2", "--format", "json"});
-  for (const nlohmann::json& k : nlohmann::json::parse(plain.out)["ranked"]) EXPECT_TRUE(k["launch"].is_null());
+  const nlohmann::json plain_doc = nlohmann::json::parse(plain.out);
+  for (const nlohmann::json& k : plain_doc["ranked"]) EXPECT_TRUE(k["launch"].is_null());
 }
 
 // ---- seam compare ----
@@ -1054,7 +1055,7 @@ TEST_F(Cli, CompareRanksTheConfigurationsOfAModelOnItsGpus) {
 TEST_F(Cli, CompareRefusesBadHardwareAndGpus) {
   const std::vector<BadInput> cases = {
       {{"compare", "llama", "--hardware", "gb300"},
-       "unknown hardware 'gb300'; the built-in ones are h100, h200, b200, pcie, or give a JSON file"},
+       "unknown hardware 'gb300'; the built-in ones are h100, h200, b200, gb200, pcie, or give a JSON file"},
       {{"compare", "llama", "--gpus", "12", "--nodes", "5"}, "--gpus 12 does not split over --nodes 5"},
       {{"compare", "llama", "--gpus", "16"}, "16 GPUs on 1 node(s) is 16 a node, more than the 8 a h100 node has"},
       {{"compare", "llama", "--gpus", "2048"}, "--gpus: '2048' is not an integer from 1 to 1024"},

@@ -23,6 +23,7 @@
 #include "seam/model.h"
 #include "seam/topology.h"
 #include "seam/wire.h"
+#include "seam/work.h"
 
 namespace seam {
 
@@ -38,9 +39,14 @@ struct CompareOptions {
 struct Candidate {
   ParallelConfig config;
   int replicas = 1;
-  PlanCost cost;
+  PlanCost cost;  // the collectives
   MemoryUse memory;
   bool fits = false;
+  // A decode step end to end: every pipeline rank's compute and memory
+  // traffic (seam/work.h) and collectives in turn; the output tokens a GPU
+  // makes a second at the workload's batch.
+  double step_seconds = 0;
+  double tokens_per_gpu = 0;
 };
 
 struct Comparison {

@@ -94,11 +94,27 @@ bool SameSteps(const Pipeline& a, const Pipeline& b) {
 bool Better(const Candidate& a, const Candidate& b) {
   if (a.fits != b.fits) return a.fits;
   if (!a.fits && a.memory.total() != b.memory.total()) return a.memory.total() < b.memory.total();
+  if (a.tokens_per_gpu != b.tokens_per_gpu) return a.tokens_per_gpu > b.tokens_per_gpu;
   if (a.cost.decode_seconds != b.cost.decode_seconds) return a.cost.decode_seconds < b.cost.decode_seconds;
   if (a.cost.prefill_seconds_per_token != b.cost.prefill_seconds_per_token) {
     return a.cost.prefill_seconds_per_token < b.cost.prefill_seconds_per_token;
   }
   return a.memory.total() < b.memory.total();
+}
+
+// A decode step's time through the pipeline, each rank's work and
+// collectives in turn, and the output tokens a GPU makes a second.
+Status Time(const Model& m, const std::vector<WeightSpec>& specs, const CompareOptions& o, const Hardware& hw,
+            Candidate& c) {
+  Expected<RankWork> work =
+      WorkOf(m, specs, c.config, c.replicas, o.load, hw, {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv});
+  if (!work) return work.error();
+  c.step_seconds = 0;
+  for (size_t r = 0; r < work->decode.size(); ++r) {
+    c.step_seconds += work->decode[r].seconds + c.cost.decode_per_pp_rank[r];
+  }
+  c.tokens_per_gpu = o.load.batch / c.step_seconds / o.gpus;
+  return Status::Ok();
 }
 
 Status CheckOptions(const CompareOptions& o) {
@@ -186,6 +202,7 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
         c.cost = CostOf(*plans, o.load, placed.hardware, replicas);
         c.memory = MemoryOf(m, specs, cfg, replicas, o.load, o.memory);
         c.fits = c.memory.total() <= usable;
+        SEAM_RETURN_IF_ERROR(Time(m, specs, o, placed.hardware, c));
         out.ranked.push_back(std::move(c));
       }
     }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -13,6 +15,45 @@ namespace {
 
 // 400 Gb/s per GPU (one CX7 NIC each): nccl-tests reach about 90% of it.
 constexpr Link kInfiniBand400{.busbw_gbs = 45, .latency_us = 20};
+
+// Dense peak TFLOPS (NVIDIA's datasheets print sparse figures, twice these)
+// and HBM bandwidth; the efficiencies are the shares of peak that large
+// GEMMs and memory-bound decode kernels reach (README, "The cost model").
+constexpr double kGemmEfficiency = 0.7;
+constexpr double kHbmEfficiency = 0.85;
+constexpr double kStageUs = 20;
+constexpr Gpu kH100Sxm{.tflops_bf16 = 989,
+                       .tflops_fp8 = 1979,
+                       .hbm_tbs = 3.35,
+                       .compute_efficiency = kGemmEfficiency,
+                       .memory_efficiency = kHbmEfficiency,
+                       .stage_us = kStageUs};
+constexpr Gpu kH200{.tflops_bf16 = 989,
+                    .tflops_fp8 = 1979,
+                    .hbm_tbs = 4.8,
+                    .compute_efficiency = kGemmEfficiency,
+                    .memory_efficiency = kHbmEfficiency,
+                    .stage_us = kStageUs};
+constexpr Gpu kB200{.tflops_bf16 = 2250,
+                    .tflops_fp8 = 4500,
+                    .tflops_fp4 = 9000,
+                    .hbm_tbs = 8,
+                    .compute_efficiency = kGemmEfficiency,
+                    .memory_efficiency = kHbmEfficiency,
+                    .stage_us = kStageUs};
+constexpr Gpu kGb200{.tflops_bf16 = 2500,
+                     .tflops_fp8 = 5000,
+                     .tflops_fp4 = 10000,
+                     .hbm_tbs = 8,
+                     .compute_efficiency = kGemmEfficiency,
+                     .memory_efficiency = kHbmEfficiency,
+                     .stage_us = kStageUs};
+constexpr Gpu kH100Pcie{.tflops_bf16 = 756,
+                        .tflops_fp8 = 1513,
+                        .hbm_tbs = 2,
+                        .compute_efficiency = kGemmEfficiency,
+                        .memory_efficiency = kHbmEfficiency,
+                        .stage_us = kStageUs};
 
 }  // namespace
 
@@ -26,6 +67,7 @@ const std::vector<Hardware>& BuiltinHardware() {
        .summary = "8 x H100 SXM5 80 GB per node, NVLink 4 (NVSwitch), 400 Gb/s InfiniBand per GPU",
        .gpus_per_node = 8,
        .memory_gb = 80,
+       .gpu = kH100Sxm,
        .node = {.busbw_gbs = 470, .latency_us = 10},
        .network = kInfiniBand400,
        .a2a_node_gbs = 400,
@@ -35,6 +77,7 @@ const std::vector<Hardware>& BuiltinHardware() {
        .summary = "8 x H200 141 GB per node, NVLink 4 (NVSwitch), 400 Gb/s InfiniBand per GPU",
        .gpus_per_node = 8,
        .memory_gb = 141,
+       .gpu = kH200,
        .node = {.busbw_gbs = 470, .latency_us = 10},
        .network = kInfiniBand400,
        .a2a_node_gbs = 400,
@@ -44,7 +87,18 @@ const std::vector<Hardware>& BuiltinHardware() {
        .summary = "8 x B200 180 GB per node, NVLink 5 (NVSwitch), 400 Gb/s InfiniBand per GPU",
        .gpus_per_node = 8,
        .memory_gb = 180,
+       .gpu = kB200,
        .node = {.busbw_gbs = 900, .latency_us = 8},
+       .network = kInfiniBand400,
+       .a2a_node_gbs = 730,
+       .a2a_network_gbs = 90,
+       .a2a_latency_us = 20},
+      {.name = "gb200",
+       .summary = "GB200 NVL72: 72 GPUs of 186 GB in one NVLink 5 domain, 400 Gb/s InfiniBand per GPU",
+       .gpus_per_node = 72,
+       .memory_gb = 186,
+       .gpu = kGb200,
+       .node = {.busbw_gbs = 800, .latency_us = 10},
        .network = kInfiniBand400,
        .a2a_node_gbs = 730,
        .a2a_network_gbs = 90,
@@ -53,6 +107,7 @@ const std::vector<Hardware>& BuiltinHardware() {
        .summary = "8 x H100 PCIe 80 GB per node, no NVLink, 400 Gb/s InfiniBand per GPU",
        .gpus_per_node = 8,
        .memory_gb = 80,
+       .gpu = kH100Pcie,
        .node = {.busbw_gbs = 40, .latency_us = 15},
        .network = kInfiniBand400,
        .a2a_node_gbs = 35,
@@ -60,6 +115,13 @@ const std::vector<Hardware>& BuiltinHardware() {
        .a2a_latency_us = 30},
   };
   return kAll;
+}
+
+double PeakFlops(const Gpu& g, double weight_bytes) {
+  const double tflops = weight_bytes < 1 && g.tflops_fp4 > 0   ? g.tflops_fp4
+                        : weight_bytes < 2 && g.tflops_fp8 > 0 ? g.tflops_fp8
+                                                               : g.tflops_bf16;
+  return tflops * 1e12;
 }
 
 namespace {
@@ -75,16 +137,59 @@ double Number(const json& j, const std::string& key, double lo, double hi) {
   return x;
 }
 
-Link LinkOf(const json& j, const std::string& key) {
-  if (!j.contains(key) || !j.at(key).is_object()) throw Failure(Malformed(fmt::format("{}: needs an object", key)));
-  const json& l = j.at(key);
-  for (const auto& [k, v] : l.items()) {
-    if (k != "busbw_gbs" && k != "latency_us") throw Failure(Malformed(fmt::format("{}: unknown key '{}'", key, k)));
+// An object's keys, each one of `known`.
+void CheckKeys(const json& j, const std::string& where, const std::set<std::string>& known) {
+  for (const auto& [k, v] : j.items()) {
+    if (known.count(k) == 0) {
+      throw Failure(Malformed(where.empty() ? fmt::format("unknown key '{}'", k)
+                                            : fmt::format("{}: unknown key '{}'", where, k)));
+    }
   }
-  return {.busbw_gbs = Number(l, "busbw_gbs", 0.01, 1e5), .latency_us = Number(l, "latency_us", 0, 1e6)};
 }
 
-// The fields of a hardware file; an error names the field.
+// A nested object's fields over `base`'s: each key given replaces the
+// base's; without a base (`partial` false) every key must be given.
+const json& ObjectAt(const json& j, const std::string& key) {
+  if (!j.at(key).is_object()) throw Failure(Malformed(fmt::format("{}: needs an object", key)));
+  return j.at(key);
+}
+
+Link LinkOf(const json& j, const std::string& key, Link base, bool partial) {
+  if (!j.contains(key)) {
+    if (partial) return base;
+    throw Failure(Malformed(fmt::format("{}: needs an object", key)));
+  }
+  const json& l = ObjectAt(j, key);
+  CheckKeys(l, key, {"busbw_gbs", "latency_us"});
+  if (!partial || l.contains("busbw_gbs")) base.busbw_gbs = Number(l, "busbw_gbs", 0.01, 1e5);
+  if (!partial || l.contains("latency_us")) base.latency_us = Number(l, "latency_us", 0, 1e6);
+  return base;
+}
+
+Gpu GpuOf(const json& j, Gpu base, bool partial) {
+  if (!j.contains("gpu")) {
+    if (partial) return base;
+    throw Failure(Malformed("gpu: needs an object"));
+  }
+  const json& g = ObjectAt(j, "gpu");
+  CheckKeys(
+      g, "gpu",
+      {"tflops_bf16", "tflops_fp8", "tflops_fp4", "hbm_tbs", "compute_efficiency", "memory_efficiency", "stage_us"});
+  const auto field = [&](const char* key, double& out, double lo, double hi) {
+    if (!partial || g.contains(key)) out = Number(g, key, lo, hi);
+  };
+  field("tflops_bf16", base.tflops_bf16, 0.001, 1e6);
+  field("tflops_fp8", base.tflops_fp8, 0, 1e6);  // 0: no fp8 tensor cores
+  field("tflops_fp4", base.tflops_fp4, 0, 1e6);
+  field("hbm_tbs", base.hbm_tbs, 0.001, 1e3);
+  field("compute_efficiency", base.compute_efficiency, 0.01, 1);
+  field("memory_efficiency", base.memory_efficiency, 0.01, 1);
+  field("stage_us", base.stage_us, 0, 1e6);
+  return base;
+}
+
+// The fields of a hardware file; an error names the field. With "base": a
+// built-in machine's figures, each key given overriding its own.
 Expected<Hardware> ReadHardware(std::string_view text) {
   StrictJson<json> parsed = ParseStrictJson<json>(text);
   if (parsed.error) {
@@ -92,24 +197,37 @@ Expected<Hardware> ReadHardware(std::string_view text) {
   }
   const json& j = parsed.value;
   if (!j.is_object()) return Malformed("is not a JSON object");
-  static const std::set<std::string> kKeys = {"name",    "summary",      "gpus_per_node",   "memory_gb",     "node",
-                                              "network", "a2a_node_gbs", "a2a_network_gbs", "a2a_latency_us"};
   try {
-    for (const auto& [k, v] : j.items()) {
-      if (kKeys.count(k) == 0) throw Failure(Malformed(fmt::format("unknown key '{}'", k)));
+    CheckKeys(j, "",
+              {"base", "name", "summary", "gpus_per_node", "memory_gb", "gpu", "node", "network", "a2a_node_gbs",
+               "a2a_network_gbs", "a2a_latency_us"});
+    Hardware h{.name = "custom"};
+    const bool partial = j.contains("base");
+    if (partial) {
+      if (!j["base"].is_string()) throw Failure(Malformed("base: needs the name of a built-in machine"));
+      const auto b = std::find_if(BuiltinHardware().begin(), BuiltinHardware().end(),
+                                  [&](const Hardware& x) { return x.name == j["base"].get<std::string>(); });
+      if (b == BuiltinHardware().end()) {
+        throw Failure(Malformed(fmt::format("base: '{}' is not a built-in machine", j["base"].get<std::string>())));
+      }
+      h = *b;
     }
-    Hardware h{.gpus_per_node = static_cast<int>(Number(j, "gpus_per_node", 1, 4096)),
-               .memory_gb = Number(j, "memory_gb", 0.001, 1e5),
-               .node = LinkOf(j, "node"),
-               .network = LinkOf(j, "network"),
-               .a2a_node_gbs = Number(j, "a2a_node_gbs", 0.01, 1e5),
-               .a2a_network_gbs = Number(j, "a2a_network_gbs", 0.01, 1e5),
-               .a2a_latency_us = Number(j, "a2a_latency_us", 0, 1e6)};
-    if (Number(j, "gpus_per_node", 1, 4096) != h.gpus_per_node) {
-      throw Failure(Malformed("gpus_per_node: is not a whole number"));
-    }
-    h.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "custom";
-    h.summary = j.contains("summary") && j["summary"].is_string() ? j["summary"].get<std::string>() : "";
+    const auto number = [&](const char* key, double& out, double lo, double hi) {
+      if (!partial || j.contains(key)) out = Number(j, key, lo, hi);
+    };
+    double gpus = h.gpus_per_node;
+    number("gpus_per_node", gpus, 1, 4096);
+    if (gpus != std::floor(gpus)) throw Failure(Malformed("gpus_per_node: is not a whole number"));
+    h.gpus_per_node = static_cast<int>(gpus);
+    number("memory_gb", h.memory_gb, 0.001, 1e5);
+    h.gpu = GpuOf(j, h.gpu, partial);
+    h.node = LinkOf(j, "node", h.node, partial);
+    h.network = LinkOf(j, "network", h.network, partial);
+    number("a2a_node_gbs", h.a2a_node_gbs, 0.01, 1e5);
+    number("a2a_network_gbs", h.a2a_network_gbs, 0.01, 1e5);
+    number("a2a_latency_us", h.a2a_latency_us, 0, 1e6);
+    if (j.contains("name") && j["name"].is_string()) h.name = j["name"].get<std::string>();
+    if (j.contains("summary") && j["summary"].is_string()) h.summary = j["summary"].get<std::string>();
     return h;
   } catch (const Failure& e) {
     return e.error();

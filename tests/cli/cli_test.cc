@@ -1007,7 +1007,7 @@ TEST_F(Cli, CompareWritesEachPrintedConfigurationsLaunchLineOrWhyNot) {
     for (std::string w; words >> w;) flags.push_back(w);
     EXPECT_EQ(WithoutConfigLines(back.out), WithoutConfigLines(Run(flags).out)) << line;
   }
-  EXPECT_EQ(written, 5) << table.out;
+  EXPECT_EQ(written, 8) << table.out;
   // Without --emit every candidate's launch is null.
   const Result plain = Run({"compare", "--hf-config", config, "--gpus", "8", "--top", "2", "--format", "json"});
   const nlohmann::json plain_doc = nlohmann::json::parse(plain.out);
@@ -1022,8 +1022,8 @@ TEST_F(Cli, CompareRanksTheConfigurationsOfAModelOnItsGpus) {
       Run({"compare", "--hf-config", config, "--gpus", "8", "--nodes", "2", "--hardware", "h200", "--top", "3"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("qwen3-moe on 8 GPUs (2 nodes of 4, h200: 8 x H200 141 GB per node", 0), 0U) << r.out;
-  EXPECT_NE(r.out.find("\nrank   decode us  pipeline us  prefill ns  bytes/token  network B/t   GB/GPU  fits  "
-                       "configuration\n"),
+  EXPECT_NE(r.out.find("\nrank  tok/s/GPU   step us   decode us  pipeline us  prefill ns  bytes/token  network B/t   "
+                       "GB/GPU  fits  configuration\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\n   3  "), std::string::npos) << r.out;

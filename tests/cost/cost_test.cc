@@ -212,15 +212,30 @@ TEST(Memory, MlaCachesItsLatentWholeAndDpGroupsSplitTheSequences) {
   EXPECT_EQ(c.cache, a.cache / 2);
 }
 
+// A file with a base is that built-in machine with each figure it gives
+// replaced, and nothing else.
+TEST(Hardware, AFileOverridesAnyFigureOfABuiltInMachine) {
+  Expected<Hardware> h = HardwareFromJson(R"({"base": "h200", "name": "h200-slow-ib",
+      "network": {"busbw_gbs": 20}, "gpu": {"compute_efficiency": 0.5}})");
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  Hardware want = LoadHardware("h200").value();
+  want.name = "h200-slow-ib";
+  want.network.busbw_gbs = 20;
+  want.gpu.compute_efficiency = 0.5;
+  EXPECT_EQ(*h, want);
+}
+
 TEST(Hardware, BuiltInsAndFilesLoadAndBadFilesAreRefusedByField) {
   EXPECT_EQ(LoadHardware("h200")->memory_gb, 141);
   EXPECT_EQ(LoadHardware("gb300").error().message,
-            "unknown hardware 'gb300'; the built-in ones are h100, h200, b200, pcie, or give a JSON file");
+            "unknown hardware 'gb300'; the built-in ones are h100, h200, b200, gb200, pcie, or give a JSON file");
   const auto parse = [](const std::string& text) {
     Expected<Hardware> h = HardwareFromJson(text);
     return h.ok() ? std::string("(read)") : h.error().message;
   };
   const std::string good = R"({"name": "lab", "gpus_per_node": 4, "memory_gb": 48,
+      "gpu": {"tflops_bf16": 362, "tflops_fp8": 733, "tflops_fp4": 0, "hbm_tbs": 0.86, "compute_efficiency": 0.6,
+              "memory_efficiency": 0.8, "stage_us": 20},
       "node": {"busbw_gbs": 100, "latency_us": 5}, "network": {"busbw_gbs": 12.5, "latency_us": 30},
       "a2a_node_gbs": 90, "a2a_network_gbs": 10, "a2a_latency_us": 40})";
   Expected<Hardware> h = HardwareFromJson(good);
@@ -236,6 +251,14 @@ TEST(Hardware, BuiltInsAndFilesLoadAndBadFilesAreRefusedByField) {
   bad.replace(bad.find("\"busbw_gbs\": 100"), 16, "\"busbw_gbs\": -1");
   EXPECT_EQ(parse(bad), "the hardware file: busbw_gbs: -1 is outside [0.01, 100000]");
   EXPECT_EQ(parse("[1]"), "the hardware file: is not a JSON object");
+  // Without a base every field is given; the GPU's too.
+  bad = good;
+  bad.replace(bad.find("\"hbm_tbs\": 0.86, "), 17, "");
+  EXPECT_EQ(parse(bad), "the hardware file: missing key 'hbm_tbs'");
+  EXPECT_EQ(parse(R"({"base": "h100", "gpu": {"tflops": 1}})"), "the hardware file: gpu: unknown key 'tflops'");
+  EXPECT_EQ(parse(R"({"base": "a100"})"), "the hardware file: base: 'a100' is not a built-in machine");
+  EXPECT_EQ(parse(R"({"base": "h100", "gpu": {"memory_efficiency": 2}})"),
+            "the hardware file: memory_efficiency: 2 is outside [0.01, 1]");
   EXPECT_EQ(parse("{"), "the hardware file: is not valid JSON");
 }
 

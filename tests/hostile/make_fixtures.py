@@ -180,7 +180,10 @@ def main():
     with open(p("plan_bad_utf8_name.txt"), "wb") as f:
         f.write(text.replace("plan llama ", 'plan "a\\xffb\\x1b[31m" ', 1).encode())
     write(p("plan_raw_esc_name.txt"), text.replace("plan llama ", "plan ll\x1bama ", 1))
-    hw = {"gpus_per_node": 8, "memory_gb": 80, "node": {"busbw_gbs": 450, "latency_us": 3},
+    hw = {"gpus_per_node": 8, "memory_gb": 80,
+          "gpu": {"tflops_bf16": 989, "tflops_fp8": 1979, "tflops_fp4": 0, "hbm_tbs": 3.35, "compute_efficiency": 0.7,
+                  "memory_efficiency": 0.85, "stage_us": 20},
+          "node": {"busbw_gbs": 450, "latency_us": 3},
           "network": {"busbw_gbs": 50, "latency_us": 10}, "a2a_node_gbs": 300, "a2a_network_gbs": 40,
           "a2a_latency_us": 20}
     write(p("hw_esc_name.json"), json.dumps(dict(hw, name="h100\x1b]0;title\x07", summary="sum\x1b[31mred")))

@@ -27,15 +27,16 @@ std::string Header(const Model& m, const CompareOptions& o) {
 }
 
 std::string Table(const Comparison& c, int top) {
-  std::string out =
-      fmt::format("{:>4}  {:>10}  {:>10}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", "rank", "decode us",
-                  "pipeline us", "prefill ns", "bytes/token", "network B/t", "GB/GPU", "fits", "configuration");
+  std::string out = fmt::format("{:>4}  {:>9}  {:>8}  {:>10}  {:>10}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n",
+                                "rank", "tok/s/GPU", "step us", "decode us", "pipeline us", "prefill ns", "bytes/token",
+                                "network B/t", "GB/GPU", "fits", "configuration");
   for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) {
     const Candidate& k = c.ranked[i];
-    out += fmt::format(
-        "{:>4}  {:>10}  {:>11}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", i + 1, Micros(k.cost.decode_seconds),
-        Micros(k.cost.pipeline_seconds), Nanos(k.cost.prefill_seconds_per_token), BytesText(k.cost.bytes_per_token),
-        BytesText(k.cost.network_bytes_per_token), Gigabytes(k.memory.total()), k.fits ? "yes" : "no", FlagsOf(k));
+    out += fmt::format("{:>4}  {:>9.0f}  {:>8}  {:>10}  {:>11}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", i + 1,
+                       k.tokens_per_gpu, Micros(k.step_seconds), Micros(k.cost.decode_seconds),
+                       Micros(k.cost.pipeline_seconds), Nanos(k.cost.prefill_seconds_per_token),
+                       BytesText(k.cost.bytes_per_token), BytesText(k.cost.network_bytes_per_token),
+                       Gigabytes(k.memory.total()), k.fits ? "yes" : "no", FlagsOf(k));
   }
   int fit = 0;
   for (const Candidate& k : c.ranked) fit += k.fits ? 1 : 0;

@@ -26,7 +26,7 @@ const std::map<std::string, std::string>& ValueNames() {
       {"--act-dtype", "bf16|fp16|fp32"},
       {"--dispatch-dtype", "fp8|bf16|fp16|fp32"},
       {"--weight-dtype", "bf16|fp16|fp8|fp32"},
-      {"--hardware", "h100|h200|b200|pcie|FILE"},
+      {"--hardware", "h100|h200|b200|gb200|pcie|FILE"},
       {"--max-seconds", "SECONDS"},
       {"--timeout", "SECONDS"},
       {"--dtype", "fp32|bf16"},

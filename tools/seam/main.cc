@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
   AddCount(*compare_cmd, "--layers", compare.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
   AddCount(*compare_cmd, "--gpus", compare.gpus, 1, kMaxGpus, "GPUs in all (default: every GPU of --nodes nodes)");
   AddCount(*compare_cmd, "--nodes", compare.nodes, 1, kMaxGpus, "nodes the GPUs are spread over")->default_str("1");
-  AddPath(*compare_cmd, "--hardware", compare.hardware, "h100, h200, b200, pcie or a JSON file")->default_str("h100");
+  AddPath(*compare_cmd, "--hardware", compare.hardware, "h100, h200, b200, gb200, pcie or a JSON file")
+      ->default_str("h100");
   AddCount(*compare_cmd, "--batch", compare.batch, 1, kMaxTokens, "sequences in a decode step")->default_str("64");
   AddCount(*compare_cmd, "--prefill", compare.prefill, 1, kMaxTokens, "tokens of a prefill")->default_str("4096");
   AddCount(*compare_cmd, "--context", compare.context, 1, kMaxTokens, "tokens each sequence caches")
@@ -158,7 +159,7 @@ int main(int argc, char** argv) {
   AddPath(*diff_cmd, "second", diff.second, "the plan to compare it with");
   AddReportFormatFlag(*diff_cmd, diff.json);
   AddPath(*diff_cmd, "--hardware", diff.hardware,
-          "h100, h200, b200, pcie or a JSON file: the estimated decode step and prefill token are priced on it")
+          "h100, h200, b200, gb200, pcie or a JSON file: the estimated decode step and prefill token are priced on it")
       ->default_str("h100");
 
   PolishHelp(app);

@@ -1,0 +1,166 @@
+// What each rank computes and reads in a decode step and a prefill: its
+// shard of every stage's weights, the experts its batch touches, attention
+// over the context and the cache it reads; each stage's roofline.
+#include "seam/work.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost/cache.h"
+#include "seam/pipeline.h"
+#include "seam/stage_shape.h"
+
+namespace seam {
+namespace {
+
+// One pass (a decode step or a prefill) on a pipeline rank: the replica's tokens, the sequences they
+// belong to, and how many tokens of context each attends to.
+struct Pass {
+  double tokens = 0;     // the replica's tokens this step (every pipeline rank computes them all)
+  double sequences = 0;  // the sequences they belong to (the LM head runs once per sequence)
+  double context = 0;    // tokens each query attends to, on average
+  bool decode = true;    // a decode step reads the KV cache; a prefill writes it
+};
+
+bool Routed(const WeightSpec& w) { return w.name.find(".experts.") != std::string::npos; }
+
+// How many ways one of a stage's weights is split over the ranks that hold it.
+int SplitOf(const WeightSpec& w, const StageDecl& d, const ParallelConfig& cfg) {
+  if (d.kind == StageKind::kNoOp || w.vector || w.held == Held::kWhole) return 1;
+  if (w.held == Held::kShared && cfg.moe == MoeMode::kA2a) return 1;
+  const StageShape shape = ShapeOf(d, cfg);
+  return shape.shard ? GroupSize(cfg, *shape.shard) : 1;
+}
+
+// The stage's roofline on one rank of `hw`, and its kernels' fixed time.
+double Roofline(const Work& w, const Gpu& g, double weight_bytes) {
+  const double compute = w.flops / (PeakFlops(g, weight_bytes) * g.compute_efficiency);
+  const double memory = w.bytes / (g.hbm_tbs * 1e12 * g.memory_efficiency);
+  return std::max(compute, memory) + g.stage_us * 1e-6;
+}
+
+// The routed experts of a sparse stage on one rank: top_k experts' work per
+// token spread evenly over the TP group, and the experts its tokens touch
+// among those the rank holds (all of them, split over TP, under a TP MoE;
+// E / ep whole experts under an all-to-all, whose expert group sees
+// tokens / (tp / ep) of them).
+Work RoutedWork(const StageDecl& d, const ModelDims& dims, double params, const ParallelConfig& cfg, double tokens,
+                double weight_bytes) {
+  const double per_expert = params / dims.experts;
+  Work w{.flops = 2.0 * d.top_k * per_expert * tokens / cfg.tp};
+  if (cfg.moe == MoeMode::kA2a) {
+    const double group_tokens = tokens / (cfg.tp / cfg.ep_size());
+    w.bytes = TouchedExperts(dims.experts, d.top_k, group_tokens) / cfg.ep_size() * per_expert * weight_bytes;
+  } else {
+    w.bytes = TouchedExperts(dims.experts, d.top_k, tokens) * per_expert * weight_bytes / cfg.tp;
+  }
+  return w;
+}
+
+// Scores and values over the context, and the KV cache a decode step reads.
+Work AttentionWork(const StageDecl& d, const ModelDims& dims, const ParallelConfig& cfg, const Pass& s, double rows,
+                   double kv_bytes) {
+  const double heads = static_cast<double>(dims.heads) / cfg.attn_tp();
+  const double context = d.window > 0 ? std::min<double>(d.window, s.context) : s.context;
+  // Per query head and context token: QK^T and PV (MLA attends in its latent width).
+  const double per_head = dims.mla.kv_lora > 0 ? 2.0 * (2 * dims.mla.kv_lora + dims.mla.qk_rope) : 4.0 * dims.head_dim;
+  Work w{.flops = rows * heads * per_head * context};
+  const CacheRow c = CacheOf(d, dims, cfg, kv_bytes);
+  const double sequences = s.sequences * rows / s.tokens;
+  w.bytes = s.decode ? sequences * context * c.per_token : rows * c.per_token;  // read it, or write the prompt's
+  return w;
+}
+
+Work MixerWork(const StageDecl& d, const ModelDims& dims, const ParallelConfig& cfg, const Pass& s, double rows) {
+  const CacheRow c = CacheOf(d, dims, cfg, 0);
+  const double sequences = s.sequences * rows / s.tokens;
+  return {.bytes = 2 * sequences * c.per_sequence};  // its state read and written once a step
+}
+
+// One stage on one rank.
+Work StageWork(const StageRef& st, const std::vector<const WeightSpec*>& weights, const ModelDims& dims,
+               const ParallelConfig& cfg, const Pass& s, const WorkOptions& o) {
+  const double rows = s.tokens * RowFraction(cfg, ShapeOf(st.decl, cfg).rows);
+  Work w;
+  double routed = 0;
+  for (const WeightSpec* spec : weights) {
+    const double elements = static_cast<double>(spec->rows) * spec->cols;
+    if (Routed(*spec)) {
+      routed += elements;
+      continue;
+    }
+    const double held = elements / SplitOf(*spec, st.decl, cfg);
+    if (!spec->vector) w.flops += 2 * rows * held;
+    w.bytes += held * o.weight_bytes;
+  }
+  if (routed > 0) w += RoutedWork(st.decl, dims, routed, cfg, s.tokens, o.weight_bytes);
+  const double kv_bytes = RowBytes(o.kv, 1);
+  if (st.decl.kind == StageKind::kAttention) w += AttentionWork(st.decl, dims, cfg, s, rows, kv_bytes);
+  if (st.decl.kind == StageKind::kMixer) w += MixerWork(st.decl, dims, cfg, s, rows);
+  return w;
+}
+
+// The LM head on the last rank: the logits of each sequence's last token,
+// its vocabulary split over its group.
+Work HeadWork(const WeightSpec& head, const ParallelConfig& cfg, const Pass& s, const WorkOptions& o) {
+  const StageShape shape = LmHeadShape(cfg);
+  const double held = static_cast<double>(head.rows) * head.cols / (shape.shard ? GroupSize(cfg, *shape.shard) : 1);
+  return {.flops = 2 * s.sequences * RowFraction(cfg, shape.rows) * held, .bytes = held * o.weight_bytes};
+}
+
+Work RankWorkOf(const Model& m, const std::vector<StageRef>& stages,
+                const std::vector<std::vector<const WeightSpec*>>& by_stage, const WeightSpec* head,
+                const ParallelConfig& cfg, LayerRange range, bool last, const Pass& s, const Hardware& hw,
+                const WorkOptions& o) {
+  Work total;
+  for (const StageRef& st : stages) {
+    if (st.layer < range.first || st.layer >= range.last || st.decl.kind == StageKind::kNoOp) continue;
+    Work w = StageWork(st, by_stage[static_cast<size_t>(st.index)], *m.dims, cfg, s, o);
+    w.seconds = Roofline(w, hw.gpu, o.weight_bytes);
+    total += w;
+  }
+  if (last && head != nullptr) {
+    Work w = HeadWork(*head, cfg, s, o);
+    w.seconds = Roofline(w, hw.gpu, o.weight_bytes);
+    total += w;
+  }
+  return total;
+}
+
+}  // namespace
+
+double TouchedExperts(int experts, int top_k, double tokens) {
+  if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0;
+  const double miss = 1.0 - static_cast<double>(top_k) / experts;
+  return experts * (1.0 - std::pow(miss, tokens));
+}
+
+Expected<RankWork> WorkOf(const Model& m, const std::vector<WeightSpec>& specs, const ParallelConfig& cfg, int replicas,
+                          const Workload& load, const Hardware& hw, const WorkOptions& o) {
+  if (!m.dims) return InvalidArgument("the model has no sizes to count its work from");
+  if (hw.gpu.hbm_tbs <= 0 || PeakFlops(hw.gpu, o.weight_bytes) <= 0) {
+    return InvalidArgument("the hardware states no GPU compute or memory bandwidth to price work on");
+  }
+  Expected<std::vector<LayerRange>> ranges = SplitLayers(cfg, m.num_layers);
+  if (!ranges) return ranges.error();
+  const std::vector<StageRef> stages = StagesOf(m, 0, m.num_layers);
+  std::vector<std::vector<const WeightSpec*>> by_stage(stages.size());
+  const WeightSpec* head = nullptr;
+  for (const WeightSpec& w : specs) {
+    if (w.stage >= 0) by_stage[static_cast<size_t>(w.stage)].push_back(&w);
+    if (w.name == kLmHeadName || (head == nullptr && w.name == kEmbeddingName)) head = &w;  // tied: the embedding
+  }
+  const double batch = static_cast<double>(load.batch) / replicas;
+  const Pass decode{.tokens = batch, .sequences = batch, .context = static_cast<double>(load.context)};
+  const Pass prefill{
+      .tokens = static_cast<double>(load.prefill), .sequences = 1, .context = load.prefill / 2.0, .decode = false};
+  RankWork out;
+  for (size_t r = 0; r < ranges->size(); ++r) {
+    const bool last = r + 1 == ranges->size();
+    out.decode.push_back(RankWorkOf(m, stages, by_stage, head, cfg, (*ranges)[r], last, decode, hw, o));
+    out.prefill.push_back(RankWorkOf(m, stages, by_stage, head, cfg, (*ranges)[r], last, prefill, hw, o));
+  }
+  return out;
+}
+
+}  // namespace seam

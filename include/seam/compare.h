@@ -75,7 +75,7 @@ std::string FlagsOf(const Candidate& c);
 
 // A ranked candidate as `seam compare --format json` writes it (and the
 // Python package reads it): its flags without the replicas, the replicas,
-// its resolved configuration, times, bytes and memory.
+// its resolved configuration, tokens per GPU, times, bytes and memory.
 nlohmann::ordered_json CandidateJson(const Candidate& c, int rank);
 
 }  // namespace seam

@@ -304,13 +304,17 @@ def diff(first: Plan, second: Plan) -> PlanDiff:
 
 @_dataclass(frozen=True)
 class Candidate:
-    """One configuration of a comparison, with what its collectives cost on
-    the busiest rank and the memory of the fullest."""
+    """One configuration of a comparison: the output tokens a GPU makes a
+    second and a decode step end to end (compute, memory traffic and
+    collectives through the pipeline), what its collectives cost on the
+    busiest rank, and the memory of the fullest."""
 
     rank: int
     flags: str
     replicas: int
     config: Config
+    tokens_per_gpu: float
+    step_seconds: float
     decode_seconds: float
     pipeline_seconds: float
     prefill_seconds_per_token: float

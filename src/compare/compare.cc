@@ -157,6 +157,8 @@ nlohmann::ordered_json CandidateJson(const Candidate& k, int rank) {
           {"flags", SeamFlags(k.config, {})},
           {"replicas", k.replicas},
           {"config", ConfigJson(k.config)},
+          {"tokens_per_gpu", k.tokens_per_gpu},
+          {"step_seconds", k.step_seconds},
           {"decode_seconds", k.cost.decode_seconds},
           {"pipeline_seconds", k.cost.pipeline_seconds},
           {"prefill_seconds_per_token", k.cost.prefill_seconds_per_token},

@@ -12,6 +12,10 @@ def test_the_ranking_is_the_command_lines(cli_json):
     doc = cli_json("compare", "deepseek-v2-lite", "--gpus", "8", "--top", "100000")
     assert [k.flags for k in c.ranked] == [k["flags"] for k in doc["ranked"]]
     assert [k.decode_seconds for k in c.ranked] == [k["decode_seconds"] for k in doc["ranked"]]
+    assert [k.tokens_per_gpu for k in c.ranked] == [k["tokens_per_gpu"] for k in doc["ranked"]]
+    assert [k.step_seconds for k in c.ranked] == [k["step_seconds"] for k in doc["ranked"]]
+    fitting = [k.tokens_per_gpu for k in c.ranked if k.fits]
+    assert fitting == sorted(fitting, reverse=True)  # the best output per GPU first
     assert c.considered == doc["considered"] and dict(c.rejected) == doc["rejected"]
     assert [k.rank for k in c.ranked] == list(range(1, len(c.ranked) + 1))
 

@@ -51,6 +51,25 @@ struct RankWork {
 Expected<RankWork> WorkOf(const Model& m, const std::vector<WeightSpec>& specs, const ParallelConfig& cfg, int replicas,
                           const Workload& load, const Hardware& hw, const WorkOptions& o);
 
+// A model's weights summed per stage by how a rank holds them: what the
+// work model reads instead of every weight (a large MoE has tens of
+// thousands), for a caller that prices many configurations of one model.
+struct StageWeights {
+  StageRef stage;
+  double vectors = 0;  // elements of vectors: whole wherever read, no FLOPs
+  double whole = 0;    // matrices whole on each rank of the stage (routers, MLA's down-projections)
+  double shared = 0;   // a shared expert's: split over TP under a TP MoE, whole under an all-to-all
+  double split = 0;    // matrices split over the stage's shard group
+  double routed = 0;   // every routed expert's matrices
+};
+struct ModelWeights {
+  std::vector<StageWeights> stages;
+  double head = 0;  // the LM head's elements (the embedding's when they are tied)
+};
+Expected<ModelWeights> SumWeights(const Model& m, const std::vector<WeightSpec>& specs);
+Expected<RankWork> WorkOf(const Model& m, const ModelWeights& weights, const ParallelConfig& cfg, int replicas,
+                          const Workload& load, const Hardware& hw, const WorkOptions& o);
+
 // Distinct experts of `experts` that `tokens` tokens choosing `top_k` each
 // touch, in expectation (routing taken as uniform).
 double TouchedExperts(int experts, int top_k, double tokens);

@@ -104,10 +104,9 @@ bool Better(const Candidate& a, const Candidate& b) {
 
 // A decode step's time through the pipeline, each rank's work and
 // collectives in turn, and the output tokens a GPU makes a second.
-Status Time(const Model& m, const std::vector<WeightSpec>& specs, const CompareOptions& o, const Hardware& hw,
-            Candidate& c) {
+Status Time(const Model& m, const ModelWeights& weights, const CompareOptions& o, const Hardware& hw, Candidate& c) {
   Expected<RankWork> work =
-      WorkOf(m, specs, c.config, c.replicas, o.load, hw, {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv});
+      WorkOf(m, weights, c.config, c.replicas, o.load, hw, {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv});
   if (!work) return work.error();
   c.step_seconds = 0;
   for (size_t r = 0; r < work->decode.size(); ++r) {
@@ -181,6 +180,8 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
   Expected<std::vector<WeightSpec>> weights = WeightSpecs(m);
   if (!weights) return weights.error();
   const std::vector<WeightSpec>& specs = *weights;
+  Expected<ModelWeights> summed = SumWeights(m, specs);
+  if (!summed) return summed.error();
   Comparison out;
   for (int replicas : Divisors(o.gpus)) {
     for (int pp : Divisors(o.gpus / replicas)) {
@@ -204,7 +205,7 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
         c.cost = CostOf(*plans, o.load, placed.hardware, replicas);
         c.memory = MemoryOf(m, specs, cfg, replicas, o.load, o.memory);
         c.fits = c.memory.total() <= usable;
-        SEAM_RETURN_IF_ERROR(Time(m, specs, o, placed.hardware, c));
+        SEAM_RETURN_IF_ERROR(Time(m, *summed, o, placed.hardware, c));
         out.ranked.push_back(std::move(c));
       }
     }

@@ -24,14 +24,6 @@ struct Pass {
 
 bool Routed(const WeightSpec& w) { return w.name.find(".experts.") != std::string::npos; }
 
-// How many ways one of a stage's weights is split over the ranks that hold it.
-int SplitOf(const WeightSpec& w, const StageDecl& d, const ParallelConfig& cfg) {
-  if (d.kind == StageKind::kNoOp || w.vector || w.held == Held::kWhole) return 1;
-  if (w.held == Held::kShared && cfg.moe == MoeMode::kA2a) return 1;
-  const StageShape shape = ShapeOf(d, cfg);
-  return shape.shard ? GroupSize(cfg, *shape.shard) : 1;
-}
-
 // The stage's roofline on one rank of `hw`, and its kernels' fixed time.
 double Roofline(const Work& w, const Gpu& g, double weight_bytes) {
   const double compute = w.flops / (PeakFlops(g, weight_bytes) * g.compute_efficiency);
@@ -77,50 +69,43 @@ Work MixerWork(const StageDecl& d, const ModelDims& dims, const ParallelConfig& 
   return {.bytes = 2 * sequences * c.per_sequence};  // its state read and written once a step
 }
 
-// One stage on one rank.
-Work StageWork(const StageRef& st, const std::vector<const WeightSpec*>& weights, const ModelDims& dims,
-               const ParallelConfig& cfg, const Pass& s, const WorkOptions& o) {
-  const double rows = s.tokens * RowFraction(cfg, ShapeOf(st.decl, cfg).rows);
-  Work w;
-  double routed = 0;
-  for (const WeightSpec* spec : weights) {
-    const double elements = static_cast<double>(spec->rows) * spec->cols;
-    if (Routed(*spec)) {
-      routed += elements;
-      continue;
-    }
-    const double held = elements / SplitOf(*spec, st.decl, cfg);
-    if (!spec->vector) w.flops += 2 * rows * held;
-    w.bytes += held * o.weight_bytes;
-  }
-  if (routed > 0) w += RoutedWork(st.decl, dims, routed, cfg, s.tokens, o.weight_bytes);
+// One stage on one rank: its matrices' FLOPs on its rows and every weight
+// it holds read once, its routed experts, attention or mixer.
+Work StageWork(const StageWeights& st, const ModelDims& dims, const ParallelConfig& cfg, const Pass& s,
+               const WorkOptions& o) {
+  const StageShape shape = ShapeOf(st.stage.decl, cfg);
+  const double rows = s.tokens * RowFraction(cfg, shape.rows);
+  const double shard = shape.shard ? GroupSize(cfg, *shape.shard) : 1;
+  const double matrices = st.whole + st.split / shard + (cfg.moe == MoeMode::kA2a ? st.shared : st.shared / shard);
+  Work w{.flops = 2 * rows * matrices, .bytes = (matrices + st.vectors) * o.weight_bytes};
+  if (st.routed > 0) w += RoutedWork(st.stage.decl, dims, st.routed, cfg, s.tokens, o.weight_bytes);
   const double kv_bytes = RowBytes(o.kv, 1);
-  if (st.decl.kind == StageKind::kAttention) w += AttentionWork(st.decl, dims, cfg, s, rows, kv_bytes);
-  if (st.decl.kind == StageKind::kMixer) w += MixerWork(st.decl, dims, cfg, s, rows);
+  if (st.stage.decl.kind == StageKind::kAttention) w += AttentionWork(st.stage.decl, dims, cfg, s, rows, kv_bytes);
+  if (st.stage.decl.kind == StageKind::kMixer) w += MixerWork(st.stage.decl, dims, cfg, s, rows);
   return w;
 }
 
 // The LM head on the last rank: the logits of each sequence's last token,
 // its vocabulary split over its group.
-Work HeadWork(const WeightSpec& head, const ParallelConfig& cfg, const Pass& s, const WorkOptions& o) {
+Work HeadWork(double elements, const ParallelConfig& cfg, const Pass& s, const WorkOptions& o) {
   const StageShape shape = LmHeadShape(cfg);
-  const double held = static_cast<double>(head.rows) * head.cols / (shape.shard ? GroupSize(cfg, *shape.shard) : 1);
+  const double held = elements / (shape.shard ? GroupSize(cfg, *shape.shard) : 1);
   return {.flops = 2 * s.sequences * RowFraction(cfg, shape.rows) * held, .bytes = held * o.weight_bytes};
 }
 
-Work RankWorkOf(const Model& m, const std::vector<StageRef>& stages,
-                const std::vector<std::vector<const WeightSpec*>>& by_stage, const WeightSpec* head,
-                const ParallelConfig& cfg, LayerRange range, bool last, const Pass& s, const Hardware& hw,
-                const WorkOptions& o) {
+Work RankWorkOf(const ModelDims& dims, const ModelWeights& weights, const ParallelConfig& cfg, LayerRange range,
+                bool last, const Pass& s, const Hardware& hw, const WorkOptions& o) {
   Work total;
-  for (const StageRef& st : stages) {
-    if (st.layer < range.first || st.layer >= range.last || st.decl.kind == StageKind::kNoOp) continue;
-    Work w = StageWork(st, by_stage[static_cast<size_t>(st.index)], *m.dims, cfg, s, o);
+  for (const StageWeights& st : weights.stages) {
+    if (st.stage.layer < range.first || st.stage.layer >= range.last || st.stage.decl.kind == StageKind::kNoOp) {
+      continue;
+    }
+    Work w = StageWork(st, dims, cfg, s, o);
     w.seconds = Roofline(w, hw.gpu, o.weight_bytes);
     total += w;
   }
-  if (last && head != nullptr) {
-    Work w = HeadWork(*head, cfg, s, o);
+  if (last && weights.head > 0) {
+    Work w = HeadWork(weights.head, cfg, s, o);
     w.seconds = Roofline(w, hw.gpu, o.weight_bytes);
     total += w;
   }
@@ -135,7 +120,45 @@ double TouchedExperts(int experts, int top_k, double tokens) {
   return experts * (1.0 - std::pow(miss, tokens));
 }
 
+Expected<ModelWeights> SumWeights(const Model& m, const std::vector<WeightSpec>& specs) {
+  ModelWeights out;
+  for (const StageRef& st : StagesOf(m, 0, m.num_layers)) out.stages.push_back({.stage = st});
+  double embedding = 0;
+  for (const WeightSpec& w : specs) {
+    const double elements = static_cast<double>(w.rows) * w.cols;
+    if (w.stage < 0) {
+      if (w.name == kLmHeadName) out.head = elements;
+      if (w.name == kEmbeddingName) embedding = elements;
+      continue;
+    }
+    if (static_cast<size_t>(w.stage) >= out.stages.size()) {
+      return Internal("a weight names stage " + std::to_string(w.stage) + " the model does not have");
+    }
+    StageWeights& st = out.stages[static_cast<size_t>(w.stage)];
+    if (w.vector) {
+      st.vectors += elements;
+    } else if (Routed(w)) {
+      st.routed += elements;
+    } else if (w.held == Held::kWhole) {
+      st.whole += elements;
+    } else if (w.held == Held::kShared) {
+      st.shared += elements;
+    } else {
+      st.split += elements;
+    }
+  }
+  if (out.head == 0) out.head = embedding;  // tied: the LM head is the embedding
+  return out;
+}
+
 Expected<RankWork> WorkOf(const Model& m, const std::vector<WeightSpec>& specs, const ParallelConfig& cfg, int replicas,
+                          const Workload& load, const Hardware& hw, const WorkOptions& o) {
+  Expected<ModelWeights> weights = SumWeights(m, specs);
+  if (!weights) return weights.error();
+  return WorkOf(m, *weights, cfg, replicas, load, hw, o);
+}
+
+Expected<RankWork> WorkOf(const Model& m, const ModelWeights& weights, const ParallelConfig& cfg, int replicas,
                           const Workload& load, const Hardware& hw, const WorkOptions& o) {
   if (!m.dims) return InvalidArgument("the model has no sizes to count its work from");
   if (hw.gpu.hbm_tbs <= 0 || PeakFlops(hw.gpu, o.weight_bytes) <= 0) {
@@ -143,13 +166,6 @@ Expected<RankWork> WorkOf(const Model& m, const std::vector<WeightSpec>& specs, 
   }
   Expected<std::vector<LayerRange>> ranges = SplitLayers(cfg, m.num_layers);
   if (!ranges) return ranges.error();
-  const std::vector<StageRef> stages = StagesOf(m, 0, m.num_layers);
-  std::vector<std::vector<const WeightSpec*>> by_stage(stages.size());
-  const WeightSpec* head = nullptr;
-  for (const WeightSpec& w : specs) {
-    if (w.stage >= 0) by_stage[static_cast<size_t>(w.stage)].push_back(&w);
-    if (w.name == kLmHeadName || (head == nullptr && w.name == kEmbeddingName)) head = &w;  // tied: the embedding
-  }
   const double batch = static_cast<double>(load.batch) / replicas;
   const Pass decode{.tokens = batch, .sequences = batch, .context = static_cast<double>(load.context)};
   const Pass prefill{
@@ -157,8 +173,8 @@ Expected<RankWork> WorkOf(const Model& m, const std::vector<WeightSpec>& specs, 
   RankWork out;
   for (size_t r = 0; r < ranges->size(); ++r) {
     const bool last = r + 1 == ranges->size();
-    out.decode.push_back(RankWorkOf(m, stages, by_stage, head, cfg, (*ranges)[r], last, decode, hw, o));
-    out.prefill.push_back(RankWorkOf(m, stages, by_stage, head, cfg, (*ranges)[r], last, prefill, hw, o));
+    out.decode.push_back(RankWorkOf(*m.dims, weights, cfg, (*ranges)[r], last, decode, hw, o));
+    out.prefill.push_back(RankWorkOf(*m.dims, weights, cfg, (*ranges)[r], last, prefill, hw, o));
   }
   return out;
 }

@@ -27,6 +27,14 @@
 
 namespace seam {
 
+// What a deployment must meet: the time to a request's first token and
+// between its tokens (0: no target), for requests of `osl` output tokens.
+struct Targets {
+  double ttft = 0;  // seconds
+  double tpot = 0;  // seconds
+  int osl = 0;      // output tokens a request makes (0: decode only, prefill not charged)
+};
+
 struct CompareOptions {
   int gpus = 8;
   int nodes = 1;
@@ -34,6 +42,10 @@ struct CompareOptions {
   Workload load;
   WireDtypes wire;
   MemoryOptions memory;
+  Targets targets;
+  // Each candidate at the batch that makes the most output tokens per GPU
+  // within the targets and its memory (load.batch is then ignored).
+  bool best_batch = false;
 };
 
 struct Candidate {
@@ -42,11 +54,17 @@ struct Candidate {
   PlanCost cost;  // the collectives
   MemoryUse memory;
   bool fits = false;
-  // A decode step end to end: every pipeline rank's compute and memory
-  // traffic (seam/work.h) and collectives in turn; the output tokens a GPU
-  // makes a second at the workload's batch.
+  // At `batch` sequences (the workload's, or the best): a decode step end
+  // to end, every pipeline rank's compute and memory traffic (seam/work.h)
+  // and collectives in turn, which is the time between a request's tokens;
+  // a prompt's prefill the same way, the time to its first token; and the
+  // output tokens a GPU makes a second (each request's prefill charged
+  // once per `osl` tokens where the targets give osl).
+  int batch = 0;
   double step_seconds = 0;
+  double ttft_seconds = 0;
   double tokens_per_gpu = 0;
+  bool meets = true;  // within the targets at that batch
 };
 
 struct Comparison {

@@ -53,7 +53,8 @@ struct PlanCost {
   double bytes_per_token = 0;            // the busiest pipeline rank's bytes per token
   double network_bytes_per_token = 0;    // of them, the bytes that cross nodes
   int busiest_pp_rank = 0;
-  std::vector<double> decode_per_pp_rank;  // each pipeline rank's decode step
+  std::vector<double> decode_per_pp_rank;   // each pipeline rank's decode step
+  std::vector<double> prefill_per_pp_rank;  // each pipeline rank's prefill
   // One decode step's collectives end to end: every pipeline rank's in turn
   // (what a token waits for when nothing overlaps).
   double pipeline_seconds = 0;

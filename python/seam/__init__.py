@@ -313,8 +313,11 @@ class Candidate:
     flags: str
     replicas: int
     config: Config
+    batch: int
     tokens_per_gpu: float
     step_seconds: float
+    ttft_seconds: float
+    meets: bool
     decode_seconds: float
     pipeline_seconds: float
     prefill_seconds_per_token: float

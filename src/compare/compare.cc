@@ -8,6 +8,7 @@
 
 #include "seam/checked.h"
 #include "seam/engine.h"
+#include "seam/limits.h"
 #include "seam/plan_io.h"
 #include "seam/printable.h"
 
@@ -94,6 +95,7 @@ bool SameSteps(const Pipeline& a, const Pipeline& b) {
 bool Better(const Candidate& a, const Candidate& b) {
   if (a.fits != b.fits) return a.fits;
   if (!a.fits && a.memory.total() != b.memory.total()) return a.memory.total() < b.memory.total();
+  if (a.meets != b.meets) return a.meets;
   if (a.tokens_per_gpu != b.tokens_per_gpu) return a.tokens_per_gpu > b.tokens_per_gpu;
   if (a.cost.decode_seconds != b.cost.decode_seconds) return a.cost.decode_seconds < b.cost.decode_seconds;
   if (a.cost.prefill_seconds_per_token != b.cost.prefill_seconds_per_token) {
@@ -102,17 +104,69 @@ bool Better(const Candidate& a, const Candidate& b) {
   return a.memory.total() < b.memory.total();
 }
 
-// A decode step's time through the pipeline, each rank's work and
-// collectives in turn, and the output tokens a GPU makes a second.
-Status Time(const Model& m, const ModelWeights& weights, const CompareOptions& o, const Hardware& hw, Candidate& c) {
-  Expected<RankWork> work =
-      WorkOf(m, weights, c.config, c.replicas, o.load, hw, {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv});
+// What one configuration needs to price a batch: its plans, its weights
+// and the memory its cache takes per batch of one sequence a DP group.
+struct Priced {
+  const Model& model;
+  const ModelWeights& weights;
+  const Pipeline& plans;
+  const CompareOptions& options;
+  const Hardware& hw;  // the GPUs of each node this deployment uses
+  double usable = 0;   // bytes of a GPU's memory weights and cache may take
+};
+
+// The candidate at `batch` sequences: a decode step and a prefill through
+// the pipeline, the memory, the targets, the output tokens per GPU.
+Status AtBatch(const Priced& p, int batch, Candidate& c) {
+  const CompareOptions& o = p.options;
+  Workload load = o.load;
+  load.batch = batch;
+  c.batch = batch;
+  c.cost = CostOf(p.plans, load, p.hw, c.replicas);
+  Expected<RankWork> work = WorkOf(p.model, p.weights, c.config, c.replicas, load, p.hw,
+                                   {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv});
   if (!work) return work.error();
-  c.step_seconds = 0;
+  double slowest_prefill = 0;
+  c.step_seconds = c.ttft_seconds = 0;
   for (size_t r = 0; r < work->decode.size(); ++r) {
     c.step_seconds += work->decode[r].seconds + c.cost.decode_per_pp_rank[r];
+    const double prefill = work->prefill[r].seconds + c.cost.prefill_per_pp_rank[r];
+    c.ttft_seconds += prefill;
+    slowest_prefill = std::max(slowest_prefill, prefill);
   }
-  c.tokens_per_gpu = o.load.batch / c.step_seconds / o.gpus;
+  // A replica serves its requests' prefills one after another through its
+  // slowest pipeline rank, and decodes them together.
+  const int osl = o.targets.osl;
+  const double per_replica = static_cast<double>(batch) / c.replicas;
+  const double seconds = osl > 0 ? osl * c.step_seconds + per_replica * slowest_prefill : c.step_seconds;
+  c.tokens_per_gpu = batch * std::max(1, osl) / seconds / o.gpus;
+  c.meets = (o.targets.tpot <= 0 || c.step_seconds <= o.targets.tpot) &&
+            (o.targets.ttft <= 0 || c.ttft_seconds <= o.targets.ttft);
+  return Status::Ok();
+}
+
+// The batch that makes the most output tokens per GPU within the targets
+// and the memory: one sequence a DP group of every replica, doubled while
+// the cache fits (it grows with the batch; the weights do not).
+Status BestBatch(const Priced& p, const std::vector<WeightSpec>& specs, Candidate& c) {
+  const int unit = c.replicas * c.config.attn_dp;
+  Workload one = p.options.load;
+  one.batch = unit;
+  const MemoryUse m = MemoryOf(p.model, specs, c.config, c.replicas, one, p.options.memory);
+  Candidate best = c;
+  bool found = false;
+  for (int batch = unit; batch <= kMaxTokens; batch *= 2) {
+    const double cache = m.cache * batch / unit;
+    if (m.weights + cache > p.usable && batch > unit) break;
+    Candidate k = c;
+    k.memory = {.weights = m.weights, .cache = cache, .pp_rank = m.pp_rank};
+    k.fits = k.memory.total() <= p.usable;
+    SEAM_RETURN_IF_ERROR(AtBatch(p, batch, k));
+    if (!found || Better(k, best)) best = k;
+    found = true;
+    if (!k.fits) break;
+  }
+  c = best;
   return Status::Ok();
 }
 
@@ -156,8 +210,11 @@ nlohmann::ordered_json CandidateJson(const Candidate& k, int rank) {
           {"flags", SeamFlags(k.config, {})},
           {"replicas", k.replicas},
           {"config", ConfigJson(k.config)},
+          {"batch", k.batch},
           {"tokens_per_gpu", k.tokens_per_gpu},
           {"step_seconds", k.step_seconds},
+          {"ttft_seconds", k.ttft_seconds},
+          {"meets", k.meets},
           {"decode_seconds", k.cost.decode_seconds},
           {"pipeline_seconds", k.cost.pipeline_seconds},
           {"prefill_seconds_per_token", k.cost.prefill_seconds_per_token},
@@ -202,10 +259,15 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
         }
         narrower.push_back(*plans);
         Candidate c{.config = cfg, .replicas = replicas};
-        c.cost = CostOf(*plans, o.load, placed.hardware, replicas);
-        c.memory = MemoryOf(m, specs, cfg, replicas, o.load, o.memory);
-        c.fits = c.memory.total() <= usable;
-        SEAM_RETURN_IF_ERROR(Time(m, *summed, o, placed.hardware, c));
+        const Priced p{
+            .model = m, .weights = *summed, .plans = *plans, .options = o, .hw = placed.hardware, .usable = usable};
+        if (o.best_batch) {
+          SEAM_RETURN_IF_ERROR(BestBatch(p, specs, c));
+        } else {
+          c.memory = MemoryOf(m, specs, cfg, replicas, o.load, o.memory);
+          c.fits = c.memory.total() <= usable;
+          SEAM_RETURN_IF_ERROR(AtBatch(p, o.load.batch, c));
+        }
         out.ranked.push_back(std::move(c));
       }
     }

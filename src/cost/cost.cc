@@ -112,6 +112,7 @@ PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw,
       prefill = std::max(prefill, t.prefill);
     }
     out.decode_per_pp_rank.push_back(worst.decode);
+    out.prefill_per_pp_rank.push_back(prefill);
     out.pipeline_seconds += worst.decode;
     if (worst.decode > busiest) {
       busiest = worst.decode;

@@ -1022,9 +1022,10 @@ TEST_F(Cli, CompareRanksTheConfigurationsOfAModelOnItsGpus) {
       Run({"compare", "--hf-config", config, "--gpus", "8", "--nodes", "2", "--hardware", "h200", "--top", "3"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("qwen3-moe on 8 GPUs (2 nodes of 4, h200: 8 x H200 141 GB per node", 0), 0U) << r.out;
-  EXPECT_NE(r.out.find("\nrank  tok/s/GPU   step us   decode us  pipeline us  prefill ns  bytes/token  network B/t   "
-                       "GB/GPU  fits  configuration\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("\nrank  tok/s/GPU  tok/s/user   batch   TTFT ms   TPOT ms  decode us  bytes/token  network B/t  "
+                 " GB/GPU  fits  configuration\n"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\n   3  "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\n   4  "), std::string::npos) << r.out;
@@ -1050,6 +1051,27 @@ TEST_F(Cli, CompareRanksTheConfigurationsOfAModelOnItsGpus) {
   ASSERT_EQ(dp.code, 0) << dp.err;
   EXPECT_EQ(dp.out.rfind("qwen3-moe on 8 GPUs", 0), 0U) << "--gpus defaults to the engine's: " << dp.out;
   EXPECT_NE(dp.out.find("\nthe SGLang configuration (--tp 4, x2 replicas) ranks "), std::string::npos) << dp.out;
+}
+
+// A request's lengths say the prefill and the cache, and a batch given is
+// not searched: the flags that would contradict them are refused.
+TEST_F(Cli, CompareRefusesTargetsWithAFixedBatchAndLengthsWithTheirOldFlags) {
+  ExpectRefused({
+      {{"compare", "llama", "--tpot", "50", "--batch", "8"}, "--batch excludes --tpot"},
+      {{"compare", "llama", "--ttft", "500", "--batch", "8"}, "--batch excludes --ttft"},
+      {{"compare", "llama", "--isl", "1000", "--prefill", "8"}, "--prefill excludes --isl"},
+      {{"compare", "llama", "--osl", "1000", "--context", "8"}, "--osl excludes --context"},
+      {{"compare", "llama", "--tpot", "0"}, "--tpot: '0' is not a number of milliseconds above 0 and at most a day"},
+      {{"compare", "llama", "--ttft", "fast"}, "--ttft: 'fast' is not a number of milliseconds above 0"},
+  });
+  // With them: each candidate's best batch, said in the header.
+  const Result r = Run({"compare", "--hf-config", std::string(SEAM_HF_CONFIGS) + "/llama-3.1-8b.json", "--gpus", "2",
+                        "--isl", "500", "--osl", "200", "--tpot", "30", "--top", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("decode: batch: the best within the targets and memory; prefill: 500 tokens; cache: 600 tokens "
+                       "a sequence; 200 output tokens a request; TPOT <= 30.0 ms;"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(Cli, CompareRefusesBadHardwareAndGpus) {

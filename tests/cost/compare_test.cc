@@ -91,3 +91,59 @@ TEST(Compare, RefusesGpusThatDoNotFitItsNodes) {
 
 }  // namespace
 }  // namespace seam
+
+namespace seam {
+namespace {
+
+// Llama-3.1-70B on 8 H100s, requests of 1000 tokens in and out, a token
+// every 40 ms at most: each candidate at the batch that makes the most
+// output tokens per GPU within that and its memory.
+CompareOptions Serving(double tpot) {
+  CompareOptions o = {.gpus = 8, .nodes = 1, .hardware = LoadHardware("h100").value()};
+  o.load = {.prefill = 1000, .context = 1500};
+  o.targets = {.tpot = tpot, .osl = 1000};
+  o.best_batch = true;
+  return o;
+}
+
+TEST(Compare, EachCandidateRunsTheBatchThatMakesTheMostTokensWithinItsTargetsAndMemory) {
+  const Model m = Config("llama-3.1-70b.json");
+  const CompareOptions o = Serving(0.040);
+  const Expected<Comparison> c = Compare(m, o);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const Candidate& best = c->ranked.front();
+  EXPECT_TRUE(best.fits && best.meets) << FlagsOf(best);
+  EXPECT_LE(best.step_seconds, 0.040);
+  // Twice its batch either does not fit, misses the target or makes fewer tokens.
+  CompareOptions fixed = o;
+  fixed.best_batch = false;
+  fixed.load.batch = best.batch * 2;
+  const Expected<Comparison> twice = Compare(m, fixed);
+  ASSERT_TRUE(twice.ok());
+  for (const Candidate& k : twice->ranked) {
+    if (k.config != best.config || k.replicas != best.replicas) continue;
+    EXPECT_TRUE(!k.fits || k.step_seconds > 0.040 || k.tokens_per_gpu <= best.tokens_per_gpu) << FlagsOf(k);
+  }
+  // Output tokens: batch x 1000 over 1000 steps and each replica's prefills.
+  EXPECT_NEAR(best.tokens_per_gpu * 8,
+              best.batch * 1000.0 / (1000 * best.step_seconds + best.batch / best.replicas * best.ttft_seconds),
+              best.tokens_per_gpu * 8 * 0.25);
+}
+
+TEST(Compare, ACandidatePastATargetRanksAfterEveryOneWithinIt) {
+  const Expected<Comparison> c = Compare(Config("llama-3.1-70b.json"), Serving(0.020));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  bool past = false;
+  for (const Candidate& k : c->ranked) {
+    if (!k.fits) break;
+    if (!k.meets) past = true;
+    EXPECT_FALSE(past && k.meets) << FlagsOf(k) << " meets the target but ranks after one that does not";
+    if (k.meets) {
+      EXPECT_LE(k.step_seconds, 0.020) << FlagsOf(k);
+    }
+  }
+  EXPECT_TRUE(c->ranked.front().meets);
+}
+
+}  // namespace
+}  // namespace seam

@@ -63,6 +63,8 @@ constexpr int kMaxJobs = 256;  // --jobs
 Expected<int> ParseCount(std::string_view text, int lo, int hi);
 Expected<uint64_t> ParseSeed(std::string_view text);
 Expected<double> ParseSeconds(std::string_view text);
+// Milliseconds (a latency target) as seconds: a number above 0, at most a day.
+Expected<double> ParseMillis(std::string_view text);
 Expected<std::string> ParsePath(std::string_view text);
 
 inline CLI::Option* AddCount(CLI::App& cmd, const std::string& flag, int& out, int lo, int hi,
@@ -225,8 +227,13 @@ struct CompareArgs {
   bool nodes_given = false;  // --nodes on the command line (else an engine's placement flags say)
   std::string hardware = "h100";
   int batch = 64;
+  bool batch_given = false;  // --batch on the command line (else the best, with a request's lengths or targets)
   int prefill = 4096;
   int context = 4096;
+  int isl = 0;      // a request's input tokens (0: --prefill and --context say)
+  int osl = 0;      // its output tokens
+  double ttft = 0;  // seconds; 0: no target
+  double tpot = 0;
   double weight_bytes = 2;
   bool weight_given = false;  // --weight-dtype on the command line (else an engine's checkpoint says)
   WireFlags wire;

@@ -14,29 +14,47 @@ namespace seam::cli {
 namespace {
 
 std::string Micros(double seconds) { return fmt::format("{:.1f}", seconds * 1e6); }
-std::string Nanos(double seconds) { return fmt::format("{:.2f}", seconds * 1e9); }
 std::string Gigabytes(double bytes) { return fmt::format("{:.1f}", bytes / 1e9); }
+
+std::string Millis(double seconds) { return fmt::format("{:.1f}", seconds * 1e3); }
+
+// The workload line: a fixed batch, or the best within the targets.
+std::string Workload(const CompareOptions& o) {
+  const Targets& t = o.targets;
+  std::string out =
+      o.best_batch ? "batch: the best within the targets and memory" : fmt::format("batch {}", o.load.batch);
+  out += fmt::format("; prefill: {} tokens; cache: {} tokens a sequence", o.load.prefill, o.load.context);
+  if (t.osl > 0) out += fmt::format("; {} output tokens a request", t.osl);
+  if (t.ttft > 0) out += fmt::format("; TTFT <= {} ms", Millis(t.ttft));
+  if (t.tpot > 0) out += fmt::format("; TPOT <= {} ms", Millis(t.tpot));
+  return out;
+}
 
 std::string Header(const Model& m, const CompareOptions& o) {
   return fmt::format(
-      "{} on {} GPUs ({} node{} of {}, {}: {})\ndecode: batch {}; prefill: {} tokens; cache: {} tokens a sequence; "
-      "weights {:g} byte{} a parameter; wire: {} activations, {} dispatch\n",
+      "{} on {} GPUs ({} node{} of {}, {}: {})\ndecode: {}; weights {:g} byte{} a parameter; wire: {} activations, "
+      "{} dispatch\n",
       Printable(m.name), o.gpus, o.nodes, o.nodes > 1 ? "s" : "", o.gpus / o.nodes, Printable(o.hardware.name),
-      Printable(o.hardware.summary), o.load.batch, o.load.prefill, o.load.context, o.memory.weight_bytes,
-      o.memory.weight_bytes == 1 ? "" : "s", Name(o.wire.act), Name(o.wire.dispatch));
+      Printable(o.hardware.summary), Workload(o), o.memory.weight_bytes, o.memory.weight_bytes == 1 ? "" : "s",
+      Name(o.wire.act), Name(o.wire.dispatch));
+}
+
+// "yes", "no" (not in memory) or "slow" (in memory, past a target).
+std::string_view Verdict(const Candidate& k) {
+  if (!k.fits) return "no";
+  return k.meets ? "yes" : "slow";
 }
 
 std::string Table(const Comparison& c, int top) {
-  std::string out = fmt::format("{:>4}  {:>9}  {:>8}  {:>10}  {:>10}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n",
-                                "rank", "tok/s/GPU", "step us", "decode us", "pipeline us", "prefill ns", "bytes/token",
-                                "network B/t", "GB/GPU", "fits", "configuration");
+  std::string out = fmt::format("{:>4}  {:>9}  {:>10}  {:>6}  {:>8}  {:>8}  {:>9}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n",
+                                "rank", "tok/s/GPU", "tok/s/user", "batch", "TTFT ms", "TPOT ms", "decode us",
+                                "bytes/token", "network B/t", "GB/GPU", "fits", "configuration");
   for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) {
     const Candidate& k = c.ranked[i];
-    out += fmt::format("{:>4}  {:>9.0f}  {:>8}  {:>10}  {:>11}  {:>10}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", i + 1,
-                       k.tokens_per_gpu, Micros(k.step_seconds), Micros(k.cost.decode_seconds),
-                       Micros(k.cost.pipeline_seconds), Nanos(k.cost.prefill_seconds_per_token),
-                       BytesText(k.cost.bytes_per_token), BytesText(k.cost.network_bytes_per_token),
-                       Gigabytes(k.memory.total()), k.fits ? "yes" : "no", FlagsOf(k));
+    out += fmt::format("{:>4}  {:>9.0f}  {:>10.1f}  {:>6}  {:>8}  {:>8}  {:>9}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n",
+                       i + 1, k.tokens_per_gpu, 1 / k.step_seconds, k.batch, Millis(k.ttft_seconds),
+                       Millis(k.step_seconds), Micros(k.cost.decode_seconds), BytesText(k.cost.bytes_per_token),
+                       BytesText(k.cost.network_bytes_per_token), Gigabytes(k.memory.total()), Verdict(k), FlagsOf(k));
   }
   int fit = 0;
   for (const Candidate& k : c.ranked) fit += k.fits ? 1 : 0;
@@ -101,6 +119,8 @@ Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, i
           {"batch", o.load.batch},
           {"prefill", o.load.prefill},
           {"context", o.load.context},
+          {"best_batch", o.best_batch},
+          {"targets", {{"ttft_seconds", o.targets.ttft}, {"tpot_seconds", o.targets.tpot}, {"osl", o.targets.osl}}},
           {"weight_bytes", o.memory.weight_bytes},
           {"act_dtype", Name(o.wire.act)},
           {"dispatch_dtype", Name(o.wire.dispatch)},
@@ -222,12 +242,19 @@ int RunCompare(const CompareArgs& a) {
   const std::optional<EngineChoice>& engine = s.engine;
   Expected<Model> model = engine ? Expected<Model>(engine->model) : ChooseModel(a.model, a.hf_config, a.layers);
   if (!model) return Fail(model.error());
-  const CompareOptions o{.gpus = s.gpus,
-                         .nodes = s.nodes,
-                         .hardware = *hw,
-                         .load = {.batch = a.batch, .prefill = a.prefill, .context = a.context},
-                         .wire = s.wire,
-                         .memory = {.weight_bytes = s.weight_bytes, .kv = *s.kv}};
+  // A request's lengths: its prompt is the prefill, and while it decodes
+  // it caches the prompt and, on average, half its output.
+  const bool request = a.isl > 0 || a.osl > 0;
+  const int prefill = a.isl > 0 ? a.isl : a.prefill;
+  const CompareOptions o{
+      .gpus = s.gpus,
+      .nodes = s.nodes,
+      .hardware = *hw,
+      .load = {.batch = a.batch, .prefill = prefill, .context = request ? prefill + a.osl / 2 : a.context},
+      .wire = s.wire,
+      .memory = {.weight_bytes = s.weight_bytes, .kv = *s.kv},
+      .targets = {.ttft = a.ttft, .tpot = a.tpot, .osl = a.osl},
+      .best_batch = !a.batch_given && (request || a.ttft > 0 || a.tpot > 0)};
   if (const double t = EstimatedSeconds(*model, o); t > a.max_seconds) {
     return Fail(InvalidArgument(fmt::format(
         "comparing every configuration of {} layers on {} GPUs would take about {:.0f} s; --max-seconds {:g} refuses "

@@ -66,6 +66,15 @@ Expected<double> ParseSeconds(std::string_view text) {
   return v;
 }
 
+Expected<double> ParseMillis(std::string_view text) {
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !(v > 0) || !(v <= kMaxSeconds * 1e3)) {
+    return InvalidArgument(fmt::format("'{}' is not a number of milliseconds above 0 and at most a day", text));
+  }
+  return v / 1e3;
+}
+
 Expected<std::string> ParsePath(std::string_view text) {
   if (text.empty()) return InvalidArgument("the path is empty");
   if (text.find('\0') != std::string_view::npos) return InvalidArgument("the path holds a NUL byte");

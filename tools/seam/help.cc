@@ -29,6 +29,8 @@ const std::map<std::string, std::string>& ValueNames() {
       {"--hardware", "h100|h200|b200|gb200|pcie|FILE"},
       {"--max-seconds", "SECONDS"},
       {"--timeout", "SECONDS"},
+      {"--ttft", "MS"},
+      {"--tpot", "MS"},
       {"--dtype", "fp32|bf16"},
       {"--backend", "threads|record|mpi"},
       {"--mpi-mode", "canonical|native"},

@@ -136,10 +136,24 @@ int main(int argc, char** argv) {
   AddCount(*compare_cmd, "--nodes", compare.nodes, 1, kMaxGpus, "nodes the GPUs are spread over")->default_str("1");
   AddPath(*compare_cmd, "--hardware", compare.hardware, "h100, h200, b200, gb200, pcie or a JSON file")
       ->default_str("h100");
-  AddCount(*compare_cmd, "--batch", compare.batch, 1, kMaxTokens, "sequences in a decode step")->default_str("64");
-  AddCount(*compare_cmd, "--prefill", compare.prefill, 1, kMaxTokens, "tokens of a prefill")->default_str("4096");
-  AddCount(*compare_cmd, "--context", compare.context, 1, kMaxTokens, "tokens each sequence caches")
-      ->default_str("4096");
+  CLI::Option* batch =
+      AddCount(*compare_cmd, "--batch", compare.batch, 1, kMaxTokens,
+               "sequences in a decode step (default 64; with --isl, --osl, --ttft or --tpot: the best that fits)");
+  CLI::Option* prefill =
+      AddCount(*compare_cmd, "--prefill", compare.prefill, 1, kMaxTokens, "tokens of a prefill")->default_str("4096");
+  CLI::Option* isl = AddCount(*compare_cmd, "--isl", compare.isl, 1, kMaxTokens,
+                              "a request's input tokens: its prefill, cached with half its output while it decodes");
+  CLI::Option* osl = AddCount(*compare_cmd, "--osl", compare.osl, 1, kMaxTokens,
+                              "a request's output tokens: its prefill is charged once per that many");
+  CLI::Option* ttft = AddParsed(*compare_cmd, "--ttft", compare.ttft, ParseMillis, "target time to first token, ms");
+  CLI::Option* tpot = AddParsed(*compare_cmd, "--tpot", compare.tpot, ParseMillis, "target time per output token, ms");
+  CLI::Option* context =
+      AddCount(*compare_cmd, "--context", compare.context, 1, kMaxTokens, "tokens each sequence caches")
+          ->default_str("4096");
+  // A request's lengths say the prefill and the cache; a fixed batch has no best to find.
+  isl->excludes(prefill);
+  for (CLI::Option* o : {isl, osl}) o->excludes(context);
+  for (CLI::Option* o : {ttft, tpot}) o->excludes(batch);
   AddParsed(*compare_cmd, "--weight-dtype", compare.weight_bytes, seam::ParseWeightBytes,
             "the weights' dtype: bf16 (default), fp16, fp8 or fp32")
       ->default_str("bf16");
@@ -205,6 +219,7 @@ int main(int argc, char** argv) {
       compare.nodes_given = compare_cmd->get_option("--nodes")->count() > 0;
       compare.weight_given = compare_cmd->get_option("--weight-dtype")->count() > 0;
       compare.act_given = compare_cmd->get_option("--act-dtype")->count() > 0;
+      compare.batch_given = compare_cmd->get_option("--batch")->count() > 0;
       return RunCompare(compare);
     }
     return RunDiff(diff);

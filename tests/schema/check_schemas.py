@@ -222,14 +222,15 @@ class Checker:
         expect(table.startswith(f"{doc['model']} on {doc['gpus']} GPUs ({doc['nodes']} node of "
                                 f"{doc['gpus_per_node']}, {doc['hardware']}: {doc['hardware_summary']})"),
                "the table's header is the document's")
-        # From an engine's command line: where its own configuration ranks, as the table's last line says.
+        # From an engine's command line: where its own configuration ranks, as the line after the header says.
         engine = ["--top", "3", "--engine", "sglang", "--", "--model-path", str(self.configs / "deepseek-v2-lite.json"),
                   "--tp", "8", "--dp", "4", "--enable-dp-attention", "--moe-a2a-backend", "deepep"]
         doc = self.document("compare", ["compare", "--format", "json"] + engine)
         e = doc["engine"]
-        last = self.run(["compare"] + engine).stdout.splitlines()[-1]
-        expect(e is not None and last == f"the SGLang configuration ({e['flags']}) ranks {e['rank']} of {doc['bound']}",
-               f"the table's engine line {last!r} is the document's {e}")
+        line = self.run(["compare"] + engine).stdout.splitlines()[3]
+        expect(e is not None and line.startswith(f"the SGLang configuration ({e['flags']}) ranks {e['rank']} of "
+                                                 f"{doc['bound']}: "),
+               f"the table's engine line {line!r} is the document's {e}")
         # --emit: each candidate's launch lines or the engine's reason, both forms.
         emitted = self.document("compare", ["compare", "--hf-config", str(self.configs / "deepseek-v2-lite.json"),
                                             "--gpus", "8", "--top", "40", "--emit", "sglang", "--format", "json"])

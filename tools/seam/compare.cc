@@ -45,17 +45,22 @@ std::string_view Verdict(const Candidate& k) {
   return k.meets ? "yes" : "slow";
 }
 
+std::string TableHead() {
+  return fmt::format("{:>4}  {:>9}  {:>10}  {:>6}  {:>8}  {:>8}  {:>9}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", "rank",
+                     "tok/s/GPU", "tok/s/user", "batch", "TTFT ms", "TPOT ms", "decode us", "bytes/token",
+                     "network B/t", "GB/GPU", "fits", "configuration");
+}
+
+std::string Row(const Candidate& k, size_t rank) {
+  return fmt::format("{:>4}  {:>9.0f}  {:>10.1f}  {:>6}  {:>8}  {:>8}  {:>9}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", rank,
+                     k.tokens_per_gpu, 1 / k.step_seconds, k.batch, Millis(k.ttft_seconds), Millis(k.step_seconds),
+                     Micros(k.cost.decode_seconds), BytesText(k.cost.bytes_per_token),
+                     BytesText(k.cost.network_bytes_per_token), Gigabytes(k.memory.total()), Verdict(k), FlagsOf(k));
+}
+
 std::string Table(const Comparison& c, int top) {
-  std::string out = fmt::format("{:>4}  {:>9}  {:>10}  {:>6}  {:>8}  {:>8}  {:>9}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n",
-                                "rank", "tok/s/GPU", "tok/s/user", "batch", "TTFT ms", "TPOT ms", "decode us",
-                                "bytes/token", "network B/t", "GB/GPU", "fits", "configuration");
-  for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) {
-    const Candidate& k = c.ranked[i];
-    out += fmt::format("{:>4}  {:>9.0f}  {:>10.1f}  {:>6}  {:>8}  {:>8}  {:>9}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n",
-                       i + 1, k.tokens_per_gpu, 1 / k.step_seconds, k.batch, Millis(k.ttft_seconds),
-                       Millis(k.step_seconds), Micros(k.cost.decode_seconds), BytesText(k.cost.bytes_per_token),
-                       BytesText(k.cost.network_bytes_per_token), Gigabytes(k.memory.total()), Verdict(k), FlagsOf(k));
-  }
+  std::string out = TableHead();
+  for (size_t i = 0; i < c.ranked.size() && i < static_cast<size_t>(top); ++i) out += Row(c.ranked[i], i + 1);
   int fit = 0;
   for (const Candidate& k : c.ranked) fit += k.fits ? 1 : 0;
   out += fmt::format(
@@ -133,13 +138,22 @@ Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, i
           {"engine", std::move(engine)}};
 }
 
+// The engine's own configuration first: its row and a verdict against the best.
 std::string WhereIs(const EngineChoice& e, const Comparison& c, std::string_view engine) {
-  if (const std::optional<size_t> i = RankOf(c, e.config, e.replicas)) {
-    return fmt::format("the {} configuration ({}{}) ranks {} of {}", engine, SeamFlags(e.config, {}),
-                       e.replicas > 1 ? fmt::format(", x{} replicas", e.replicas) : "", *i + 1, c.ranked.size());
+  const std::optional<size_t> i = RankOf(c, e.config, e.replicas);
+  if (!i) {
+    return fmt::format("the {} configuration ({}) is not among the configurations of these GPUs\n", engine,
+                       SeamFlags(e.config, {}));
   }
-  return fmt::format("the {} configuration ({}) is not among the configurations of these GPUs", engine,
-                     SeamFlags(e.config, {}));
+  const Candidate& k = c.ranked[*i];
+  const Candidate& best = c.ranked.front();
+  const std::string verdict = !k.fits    ? "does not fit in memory"
+                              : !k.meets ? "misses a target"
+                                         : fmt::format("{:.0f}% of the best's output per GPU ({})",
+                                                       100 * k.tokens_per_gpu / best.tokens_per_gpu, FlagsOf(best));
+  return fmt::format("the {} configuration ({}{}) ranks {} of {}: {}\n{}{}", engine, SeamFlags(e.config, {}),
+                     e.replicas > 1 ? fmt::format(", x{} replicas", e.replicas) : "", *i + 1, c.ranked.size(), verdict,
+                     TableHead(), Row(k, *i + 1));
 }
 
 // With --engine: the engine, its configuration and where it ranks (null
@@ -268,8 +282,9 @@ int RunCompare(const CompareArgs& a) {
   if (a.json) {
     PrintJson(CompareJson(*model, o, *c, a.top, EngineJson(engine, a.engine.engine, *c), *launches, a.emit));
   } else {
-    std::cout << Header(*model, o) << "\n" << Table(*c, a.top);
-    if (engine) std::cout << "\n" << WhereIs(*engine, *c, DisplayName(*a.engine.engine)) << "\n";
+    std::cout << Header(*model, o) << "\n";
+    if (engine) std::cout << WhereIs(*engine, *c, DisplayName(*a.engine.engine)) << "\n";
+    std::cout << Table(*c, a.top);
     if (a.emit) std::cout << LaunchTable(*launches, *a.emit);
   }
   return kOk;

@@ -88,6 +88,29 @@ std::optional<size_t> RankOf(const Comparison& c, const ParallelConfig& cfg, int
 inline constexpr double kSecondsPerConfigLayer = 1e-4;
 double EstimatedSeconds(const Model& m, const CompareOptions& o);
 
+// A candidate's decode step taken apart, per pipeline rank as its first
+// TP rank of the first replica runs it: its work by what does it
+// (seam/work.h) and its collectives by kind and group, each with its count
+// and time.
+struct Explained {
+  struct Collective {
+    std::string what;  // "ar+add+norm(tp)"
+    int count = 0;
+    double seconds = 0;
+    double bytes = 0;  // what the rank moves, the batch's tokens in all
+    bool crosses_nodes = false;
+  };
+  struct Rank {
+    int pp_rank = 0;
+    std::vector<RankWork::Part> work;
+    std::vector<Collective> collectives;
+    double work_seconds = 0;
+    double collective_seconds = 0;
+  };
+  std::vector<Rank> ranks;
+};
+Expected<Explained> Explain(const Model& m, const Candidate& k, const CompareOptions& o);
+
 // The command-line flags of a candidate (seam's, with --replicas).
 std::string FlagsOf(const Candidate& c);
 

@@ -16,6 +16,7 @@
 //   double slowest = *std::max_element(w->decode_seconds.begin(), w->decode_seconds.end());
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "seam/cost.h"
@@ -46,6 +47,14 @@ struct WorkOptions {
 struct RankWork {
   std::vector<Work> decode;   // per pipeline rank
   std::vector<Work> prefill;  // per pipeline rank
+  // Each pipeline rank's decode step by what does the work: a stage kind
+  // ("attention", "sparse-ffn", ...) or "lm-head", summed over its stages.
+  struct Part {
+    std::string what;
+    int count = 0;
+    Work work;
+  };
+  std::vector<std::vector<Part>> decode_parts;
 };
 
 Expected<RankWork> WorkOf(const Model& m, const std::vector<WeightSpec>& specs, const ParallelConfig& cfg, int replicas,

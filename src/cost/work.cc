@@ -93,22 +93,27 @@ Work HeadWork(double elements, const ParallelConfig& cfg, const Pass& s, const W
   return {.flops = 2 * s.sequences * RowFraction(cfg, shape.rows) * held, .bytes = held * o.weight_bytes};
 }
 
+// A rank's work, and (where `parts` is given) the same by what does it.
 Work RankWorkOf(const ModelDims& dims, const ModelWeights& weights, const ParallelConfig& cfg, LayerRange range,
-                bool last, const Pass& s, const Hardware& hw, const WorkOptions& o) {
+                bool last, const Pass& s, const Hardware& hw, const WorkOptions& o,
+                std::vector<RankWork::Part>* parts = nullptr) {
   Work total;
+  const auto add = [&](std::string_view what, Work w) {
+    w.seconds = Roofline(w, hw.gpu, o.weight_bytes);
+    total += w;
+    if (parts == nullptr) return;
+    auto p = std::find_if(parts->begin(), parts->end(), [&](const RankWork::Part& x) { return x.what == what; });
+    if (p == parts->end()) p = parts->insert(parts->end(), {.what = std::string(what)});
+    ++p->count;
+    p->work += w;
+  };
   for (const StageWeights& st : weights.stages) {
     if (st.stage.layer < range.first || st.stage.layer >= range.last || st.stage.decl.kind == StageKind::kNoOp) {
       continue;
     }
-    Work w = StageWork(st, dims, cfg, s, o);
-    w.seconds = Roofline(w, hw.gpu, o.weight_bytes);
-    total += w;
+    add(Name(st.stage.decl.kind), StageWork(st, dims, cfg, s, o));
   }
-  if (last && weights.head > 0) {
-    Work w = HeadWork(weights.head, cfg, s, o);
-    w.seconds = Roofline(w, hw.gpu, o.weight_bytes);
-    total += w;
-  }
+  if (last && weights.head > 0) add("lm-head", HeadWork(weights.head, cfg, s, o));
   return total;
 }
 
@@ -173,7 +178,9 @@ Expected<RankWork> WorkOf(const Model& m, const ModelWeights& weights, const Par
   RankWork out;
   for (size_t r = 0; r < ranges->size(); ++r) {
     const bool last = r + 1 == ranges->size();
-    out.decode.push_back(RankWorkOf(*m.dims, weights, cfg, (*ranges)[r], last, decode, hw, o));
+    out.decode_parts.emplace_back();
+    out.decode.push_back(
+        RankWorkOf(*m.dims, weights, cfg, (*ranges)[r], last, decode, hw, o, &out.decode_parts.back()));
     out.prefill.push_back(RankWorkOf(*m.dims, weights, cfg, (*ranges)[r], last, prefill, hw, o));
   }
   return out;

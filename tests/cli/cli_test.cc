@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 
 #include <filesystem>
@@ -1072,6 +1073,33 @@ TEST_F(Cli, CompareRefusesTargetsWithAFixedBatchAndLengthsWithTheirOldFlags) {
                        "a sequence; 200 output tokens a request; TPOT <= 30.0 ms;"),
             std::string::npos)
       << r.out;
+}
+
+// --explain K: candidate K's decode step taken apart; its work and its
+// collectives add up to the step the ranking printed.
+TEST_F(Cli, ExplainTakesACandidatesDecodeStepApartIntoWhatTheRankingSums) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/llama-3.1-70b.json";
+  const Result r =
+      Run({"compare", "--hf-config", config, "--gpus", "8", "--top", "3", "--explain", "1", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  const nlohmann::json& e = doc["explain"];
+  ASSERT_EQ(e["rank"], 1);
+  double step = 0;
+  for (const nlohmann::json& rank : e["ranks"]) {
+    double work = 0;
+    for (const nlohmann::json& p : rank["work"]) work += p["seconds"].get<double>();
+    EXPECT_NEAR(work, rank["work_seconds"].get<double>(), 1e-12);
+    step += rank["work_seconds"].get<double>() + rank["collective_seconds"].get<double>();
+  }
+  // TP8's ranks are alike: the first TP rank's step is the busiest's.
+  EXPECT_NEAR(step, doc["ranked"][0]["step_seconds"].get<double>(), 1e-9);
+  // 80 attention and 80 dense FFN stages, the LM head; 160 boundary all-reduces.
+  std::map<std::string, int> counts;
+  for (const nlohmann::json& p : e["ranks"][0]["work"]) counts[p["what"]] = p["count"];
+  EXPECT_EQ(counts, (std::map<std::string, int>{{"attention", 80}, {"dense-ffn", 80}, {"lm-head", 1}}));
+  ExpectRefused({{{"compare", "--hf-config", config, "--gpus", "8", "--explain", "1000"},
+                  "--explain 1000: only 113 configurations bind"}});
 }
 
 TEST_F(Cli, CompareRefusesBadHardwareAndGpus) {

@@ -231,6 +231,10 @@ class Checker:
         expect(e is not None and line.startswith(f"the SGLang configuration ({e['flags']}) ranks {e['rank']} of "
                                                  f"{doc['bound']}: "),
                f"the table's engine line {line!r} is the document's {e}")
+        # --explain: the candidate's decode step taken apart, a pipeline of two ranks.
+        explained = self.document("compare", ["compare", "--hf-config", str(self.configs / "deepseek-v2-lite.json"),
+                                              "--gpus", "4", "--top", "1", "--explain", "2", "--format", "json"])
+        expect(explained["explain"]["rank"] == 2 and explained["explain"]["ranks"], "--explain 2 takes rank 2 apart")
         # --emit: each candidate's launch lines or the engine's reason, both forms.
         emitted = self.document("compare", ["compare", "--hf-config", str(self.configs / "deepseek-v2-lite.json"),
                                             "--gpus", "8", "--top", "40", "--emit", "sglang", "--format", "json"])

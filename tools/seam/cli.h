@@ -242,6 +242,7 @@ struct CompareArgs {
   bool json = false;
   double max_seconds = 600;  // the estimated time a comparison may take
   std::optional<Engine> emit;
+  int explain = 0;  // the rank of the candidate to take apart (0: none)
 };
 int RunCompare(const CompareArgs& a);
 

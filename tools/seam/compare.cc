@@ -74,6 +74,55 @@ std::string Table(const Comparison& c, int top) {
   return out;
 }
 
+// --explain K: candidate K's decode step, each pipeline rank's work and collectives.
+std::string ExplainTable(const Explained& e, const Candidate& k, size_t rank) {
+  std::string out = fmt::format("\n#{} ({}) at batch {}, a decode step of {} ms:\n", rank, FlagsOf(k), k.batch,
+                                Millis(k.step_seconds));
+  for (const Explained::Rank& r : e.ranks) {
+    out += fmt::format("pipeline rank {}: work {} ms, collectives {} ms\n", r.pp_rank, Millis(r.work_seconds),
+                       Millis(r.collective_seconds));
+    out += fmt::format("  {:<24} {:>6} {:>9} {:>10} {:>10}\n", "work", "count", "ms", "TFLOP", "GB read");
+    for (const RankWork::Part& p : r.work) {
+      out += fmt::format("  {:<24} {:>6} {:>9} {:>10.3f} {:>10.3f}\n", p.what, p.count, Millis(p.work.seconds),
+                         p.work.flops / 1e12, p.work.bytes / 1e9);
+    }
+    out += fmt::format("  {:<24} {:>6} {:>9} {:>10}\n", "collectives", "count", "ms", "MB moved");
+    for (const Explained::Collective& c : r.collectives) {
+      out += fmt::format("  {:<24} {:>6} {:>9} {:>10.3f}{}\n", c.what, c.count, Millis(c.seconds), c.bytes / 1e6,
+                         c.crosses_nodes ? "  across nodes" : "");
+    }
+  }
+  return out;
+}
+
+Json ExplainJson(const Explained& e, size_t rank) {
+  Json ranks = Json::array();
+  for (const Explained::Rank& r : e.ranks) {
+    Json work = Json::array();
+    for (const RankWork::Part& p : r.work) {
+      work.push_back({{"what", p.what},
+                      {"count", p.count},
+                      {"seconds", p.work.seconds},
+                      {"flops", p.work.flops},
+                      {"bytes", p.work.bytes}});
+    }
+    Json collectives = Json::array();
+    for (const Explained::Collective& c : r.collectives) {
+      collectives.push_back({{"what", c.what},
+                             {"count", c.count},
+                             {"seconds", c.seconds},
+                             {"bytes", c.bytes},
+                             {"crosses_nodes", c.crosses_nodes}});
+    }
+    ranks.push_back({{"pp_rank", r.pp_rank},
+                     {"work_seconds", r.work_seconds},
+                     {"collective_seconds", r.collective_seconds},
+                     {"work", work},
+                     {"collectives", collectives}});
+  }
+  return {{"rank", rank}, {"ranks", ranks}};
+}
+
 // With --emit: each printed candidate's launch lines, or why it has none.
 using Launches = std::vector<Expected<EngineLines>>;
 
@@ -279,13 +328,29 @@ int RunCompare(const CompareArgs& a) {
   if (!c) return Fail(c.error());
   Expected<Launches> launches = LaunchesOf(a, *model, o, *c, engine);
   if (!launches) return Fail(launches.error());
+  std::optional<Explained> explained;
+  if (a.explain > 0) {
+    if (static_cast<size_t>(a.explain) > c->ranked.size()) {
+      return Fail(
+          InvalidArgument(fmt::format("--explain {}: only {} configurations bind", a.explain, c->ranked.size())));
+    }
+    Expected<Explained> e = Explain(*model, c->ranked[static_cast<size_t>(a.explain) - 1], o);
+    if (!e) return Fail(e.error());
+    explained = *std::move(e);
+  }
   if (a.json) {
-    PrintJson(CompareJson(*model, o, *c, a.top, EngineJson(engine, a.engine.engine, *c), *launches, a.emit));
+    Json doc = CompareJson(*model, o, *c, a.top, EngineJson(engine, a.engine.engine, *c), *launches, a.emit);
+    doc["explain"] = explained ? ExplainJson(*explained, static_cast<size_t>(a.explain)) : Json(nullptr);
+    PrintJson(doc);
   } else {
     std::cout << Header(*model, o) << "\n";
     if (engine) std::cout << WhereIs(*engine, *c, DisplayName(*a.engine.engine)) << "\n";
     std::cout << Table(*c, a.top);
     if (a.emit) std::cout << LaunchTable(*launches, *a.emit);
+    if (explained) {
+      const size_t k = static_cast<size_t>(a.explain);
+      std::cout << ExplainTable(*explained, c->ranked[k - 1], k);
+    }
   }
   return kOk;
 }

@@ -163,6 +163,8 @@ int main(int argc, char** argv) {
       ->default_str("600");
   AddCount(*compare_cmd, "--top", compare.top, 1, 100000, "configurations to print")->default_str("10");
   AddReportFormatFlag(*compare_cmd, compare.json);
+  AddCount(*compare_cmd, "--explain", compare.explain, 1, 100000,
+           "take the configuration ranked K apart: each pipeline rank's work by stage kind and its collectives");
   AddEmitFlag(*compare_cmd, compare.emit,
               "also the engine's launch lines of each configuration printed, or why it has none")
       ->excludes(compare_cmd->get_option("--layers"));

@@ -22,38 +22,21 @@ constexpr Link kInfiniBand400{.busbw_gbs = 45, .latency_us = 20};
 constexpr double kGemmEfficiency = 0.7;
 constexpr double kHbmEfficiency = 0.85;
 constexpr double kStageUs = 20;
-constexpr Gpu kH100Sxm{.tflops_bf16 = 989,
-                       .tflops_fp8 = 1979,
-                       .hbm_tbs = 3.35,
-                       .compute_efficiency = kGemmEfficiency,
-                       .memory_efficiency = kHbmEfficiency,
-                       .stage_us = kStageUs};
-constexpr Gpu kH200{.tflops_bf16 = 989,
-                    .tflops_fp8 = 1979,
-                    .hbm_tbs = 4.8,
-                    .compute_efficiency = kGemmEfficiency,
-                    .memory_efficiency = kHbmEfficiency,
-                    .stage_us = kStageUs};
-constexpr Gpu kB200{.tflops_bf16 = 2250,
-                    .tflops_fp8 = 4500,
-                    .tflops_fp4 = 9000,
-                    .hbm_tbs = 8,
-                    .compute_efficiency = kGemmEfficiency,
-                    .memory_efficiency = kHbmEfficiency,
-                    .stage_us = kStageUs};
-constexpr Gpu kGb200{.tflops_bf16 = 2500,
-                     .tflops_fp8 = 5000,
-                     .tflops_fp4 = 10000,
-                     .hbm_tbs = 8,
-                     .compute_efficiency = kGemmEfficiency,
-                     .memory_efficiency = kHbmEfficiency,
-                     .stage_us = kStageUs};
-constexpr Gpu kH100Pcie{.tflops_bf16 = 756,
-                        .tflops_fp8 = 1513,
-                        .hbm_tbs = 2,
-                        .compute_efficiency = kGemmEfficiency,
-                        .memory_efficiency = kHbmEfficiency,
-                        .stage_us = kStageUs};
+// A GPU's datasheet figures at the efficiencies and kernel time every preset shares.
+constexpr Gpu Datasheet(double bf16, double fp8, double fp4, double hbm_tbs) {
+  return {.tflops_bf16 = bf16,
+          .tflops_fp8 = fp8,
+          .tflops_fp4 = fp4,
+          .hbm_tbs = hbm_tbs,
+          .compute_efficiency = kGemmEfficiency,
+          .memory_efficiency = kHbmEfficiency,
+          .stage_us = kStageUs};
+}
+constexpr Gpu kH100Sxm = Datasheet(989, 1979, 0, 3.35);
+constexpr Gpu kH200 = Datasheet(989, 1979, 0, 4.8);
+constexpr Gpu kB200 = Datasheet(2250, 4500, 9000, 8);
+constexpr Gpu kGb200 = Datasheet(2500, 5000, 10000, 8);
+constexpr Gpu kH100Pcie = Datasheet(756, 1513, 0, 2);
 
 }  // namespace
 

@@ -39,6 +39,7 @@ struct Work {
 struct WorkOptions {
   double weight_bytes = 2;          // per parameter as the GPU holds it (fp8 block-scaled: 1 and its scales)
   WireDtype kv = WireDtype::kBf16;  // the KV cache's dtype
+  bool parts = false;               // also each rank's decode step by what does the work (RankWork::decode_parts)
 };
 
 // Each pipeline rank's busiest rank: a decode step of the replica's share
@@ -47,8 +48,9 @@ struct WorkOptions {
 struct RankWork {
   std::vector<Work> decode;   // per pipeline rank
   std::vector<Work> prefill;  // per pipeline rank
-  // Each pipeline rank's decode step by what does the work: a stage kind
-  // ("attention", "sparse-ffn", ...) or "lm-head", summed over its stages.
+  // With WorkOptions::parts, each pipeline rank's decode step by what does
+  // the work: a stage kind ("attention", "sparse-ffn", ...) or "lm-head",
+  // summed over its stages (empty otherwise: a ranking needs only totals).
   struct Part {
     std::string what;
     int count = 0;

@@ -279,35 +279,20 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
 
 namespace {
 
-// A line's steps in order: its start, every stage's entry, compute and exit, its end and head.
-std::vector<const Step*> StepsOf(const LinePlan& line) {
-  std::vector<const Step*> out;
-  for (const Step& s : line.start) out.push_back(&s);
-  for (const StagePlan& st : line.stages) {
-    for (const auto* list : {&st.entry, &st.compute, &st.exit}) {
-      for (const Step& s : *list) out.push_back(&s);
-    }
-  }
-  for (const auto* list : {&line.end.steps, &line.end.head}) {
-    for (const Step& s : *list) out.push_back(&s);
-  }
-  return out;
-}
-
 std::vector<Explained::Collective> CollectivesOf(const Plan& plan, int rank, double tokens, const Hardware& hw) {
   std::vector<Explained::Collective> out;
   if (plan.lines().empty()) return out;
-  for (const Step* s : StepsOf(plan.lines().front())) {
-    const StepCost cost = CostOfStep(*s, plan, rank, tokens, hw, {.gpus_per_node = hw.gpus_per_node});
-    if (cost.seconds <= 0 || !s->group) continue;
-    const std::string what = fmt::format("{}({})", Name(s->kind), Name(*s->group));
+  ForEachStep(plan.lines().front(), [&](const Step& s) {
+    const StepCost cost = CostOfStep(s, plan, rank, tokens, hw, {.gpus_per_node = hw.gpus_per_node});
+    if (cost.seconds <= 0 || !s.group) return;
+    const std::string what = fmt::format("{}({})", Name(s.kind), Name(*s.group));
     auto c = std::find_if(out.begin(), out.end(), [&](const Explained::Collective& x) { return x.what == what; });
     if (c == out.end()) c = out.insert(out.end(), {.what = what});
     ++c->count;
     c->seconds += cost.seconds;
-    c->bytes += BytesPerToken(*s, plan.header()) * tokens;
+    c->bytes += BytesPerToken(s, plan.header()) * tokens;
     c->crosses_nodes = c->crosses_nodes || cost.crosses_nodes;
-  }
+  });
   return out;
 }
 
@@ -322,8 +307,8 @@ Expected<Explained> Explain(const Model& m, const Candidate& k, const CompareOpt
   hw.gpus_per_node = o.gpus / o.nodes;
   Workload load = o.load;
   load.batch = k.batch;
-  Expected<RankWork> work =
-      WorkOf(m, *specs, k.config, k.replicas, load, hw, {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv});
+  Expected<RankWork> work = WorkOf(m, *specs, k.config, k.replicas, load, hw,
+                                   {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv, .parts = true});
   if (!work) return work.error();
   Explained out;
   const double tokens = static_cast<double>(k.batch) / k.replicas;

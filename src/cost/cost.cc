@@ -47,19 +47,6 @@ StepCost Price(const Step& s, const PlanHeader& h, bool crosses, double tokens, 
 
 bool Priced(const Step& s) { return IsCollective(s.kind) && s.group && Spec(s.kind).traffic != Traffic::kAtTheSender; }
 
-// The steps of a line, in order.
-template <class F>
-void ForEachStep(const LinePlan& line, F f) {
-  for (const Step& s : line.start) f(s);
-  for (const StagePlan& st : line.stages) {
-    for (const auto* list : {&st.entry, &st.compute, &st.exit}) {
-      for (const Step& s : *list) f(s);
-    }
-  }
-  for (const Step& s : line.end.steps) f(s);
-  for (const Step& s : line.end.head) f(s);
-}
-
 struct RankTotals {
   double decode = 0;
   double prefill = 0;

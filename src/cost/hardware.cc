@@ -130,44 +130,41 @@ void CheckKeys(const json& j, const std::string& where, const std::set<std::stri
   }
 }
 
-// A nested object's fields over `base`'s: each key given replaces the
-// base's; without a base (`partial` false) every key must be given.
-const json& ObjectAt(const json& j, const std::string& key) {
-  if (!j.at(key).is_object()) throw Failure(Malformed(fmt::format("{}: needs an object", key)));
-  return j.at(key);
+// A field over a base machine's: its number when given; without a base
+// (`partial` false) every field must be given.
+void Field(const json& j, const char* key, double& out, double lo, double hi, bool partial) {
+  if (!partial || j.contains(key)) out = Number(j, key, lo, hi);
+}
+
+// A nested object of fields with `keys`, or null where a base keeps its own.
+const json* Section(const json& j, const std::string& key, const std::set<std::string>& keys, bool partial) {
+  if (!j.contains(key) && partial) return nullptr;
+  if (!j.contains(key) || !j.at(key).is_object()) throw Failure(Malformed(fmt::format("{}: needs an object", key)));
+  CheckKeys(j.at(key), key, keys);
+  return &j.at(key);
 }
 
 Link LinkOf(const json& j, const std::string& key, Link base, bool partial) {
-  if (!j.contains(key)) {
-    if (partial) return base;
-    throw Failure(Malformed(fmt::format("{}: needs an object", key)));
-  }
-  const json& l = ObjectAt(j, key);
-  CheckKeys(l, key, {"busbw_gbs", "latency_us"});
-  if (!partial || l.contains("busbw_gbs")) base.busbw_gbs = Number(l, "busbw_gbs", 0.01, 1e5);
-  if (!partial || l.contains("latency_us")) base.latency_us = Number(l, "latency_us", 0, 1e6);
+  const json* l = Section(j, key, {"busbw_gbs", "latency_us"}, partial);
+  if (l == nullptr) return base;
+  Field(*l, "busbw_gbs", base.busbw_gbs, 0.01, 1e5, partial);
+  Field(*l, "latency_us", base.latency_us, 0, 1e6, partial);
   return base;
 }
 
 Gpu GpuOf(const json& j, Gpu base, bool partial) {
-  if (!j.contains("gpu")) {
-    if (partial) return base;
-    throw Failure(Malformed("gpu: needs an object"));
-  }
-  const json& g = ObjectAt(j, "gpu");
-  CheckKeys(
-      g, "gpu",
-      {"tflops_bf16", "tflops_fp8", "tflops_fp4", "hbm_tbs", "compute_efficiency", "memory_efficiency", "stage_us"});
-  const auto field = [&](const char* key, double& out, double lo, double hi) {
-    if (!partial || g.contains(key)) out = Number(g, key, lo, hi);
-  };
-  field("tflops_bf16", base.tflops_bf16, 0.001, 1e6);
-  field("tflops_fp8", base.tflops_fp8, 0, 1e6);  // 0: no fp8 tensor cores
-  field("tflops_fp4", base.tflops_fp4, 0, 1e6);
-  field("hbm_tbs", base.hbm_tbs, 0.001, 1e3);
-  field("compute_efficiency", base.compute_efficiency, 0.01, 1);
-  field("memory_efficiency", base.memory_efficiency, 0.01, 1);
-  field("stage_us", base.stage_us, 0, 1e6);
+  const json* g = Section(
+      j, "gpu",
+      {"tflops_bf16", "tflops_fp8", "tflops_fp4", "hbm_tbs", "compute_efficiency", "memory_efficiency", "stage_us"},
+      partial);
+  if (g == nullptr) return base;
+  Field(*g, "tflops_bf16", base.tflops_bf16, 0.001, 1e6, partial);
+  Field(*g, "tflops_fp8", base.tflops_fp8, 0, 1e6, partial);  // 0: no fp8 tensor cores
+  Field(*g, "tflops_fp4", base.tflops_fp4, 0, 1e6, partial);
+  Field(*g, "hbm_tbs", base.hbm_tbs, 0.001, 1e3, partial);
+  Field(*g, "compute_efficiency", base.compute_efficiency, 0.01, 1, partial);
+  Field(*g, "memory_efficiency", base.memory_efficiency, 0.01, 1, partial);
+  Field(*g, "stage_us", base.stage_us, 0, 1e6, partial);
   return base;
 }
 
@@ -195,20 +192,17 @@ Expected<Hardware> ReadHardware(std::string_view text) {
       }
       h = *b;
     }
-    const auto number = [&](const char* key, double& out, double lo, double hi) {
-      if (!partial || j.contains(key)) out = Number(j, key, lo, hi);
-    };
     double gpus = h.gpus_per_node;
-    number("gpus_per_node", gpus, 1, 4096);
+    Field(j, "gpus_per_node", gpus, 1, 4096, partial);
     if (gpus != std::floor(gpus)) throw Failure(Malformed("gpus_per_node: is not a whole number"));
     h.gpus_per_node = static_cast<int>(gpus);
-    number("memory_gb", h.memory_gb, 0.001, 1e5);
+    Field(j, "memory_gb", h.memory_gb, 0.001, 1e5, partial);
     h.gpu = GpuOf(j, h.gpu, partial);
     h.node = LinkOf(j, "node", h.node, partial);
     h.network = LinkOf(j, "network", h.network, partial);
-    number("a2a_node_gbs", h.a2a_node_gbs, 0.01, 1e5);
-    number("a2a_network_gbs", h.a2a_network_gbs, 0.01, 1e5);
-    number("a2a_latency_us", h.a2a_latency_us, 0, 1e6);
+    Field(j, "a2a_node_gbs", h.a2a_node_gbs, 0.01, 1e5, partial);
+    Field(j, "a2a_network_gbs", h.a2a_network_gbs, 0.01, 1e5, partial);
+    Field(j, "a2a_latency_us", h.a2a_latency_us, 0, 1e6, partial);
     if (j.contains("name") && j["name"].is_string()) h.name = j["name"].get<std::string>();
     if (j.contains("summary") && j["summary"].is_string()) h.summary = j["summary"].get<std::string>();
     return h;

@@ -178,9 +178,9 @@ Expected<RankWork> WorkOf(const Model& m, const ModelWeights& weights, const Par
   RankWork out;
   for (size_t r = 0; r < ranges->size(); ++r) {
     const bool last = r + 1 == ranges->size();
-    out.decode_parts.emplace_back();
-    out.decode.push_back(
-        RankWorkOf(*m.dims, weights, cfg, (*ranges)[r], last, decode, hw, o, &out.decode_parts.back()));
+    if (o.parts) out.decode_parts.emplace_back();
+    std::vector<RankWork::Part>* parts = o.parts ? &out.decode_parts.back() : nullptr;
+    out.decode.push_back(RankWorkOf(*m.dims, weights, cfg, (*ranges)[r], last, decode, hw, o, parts));
     out.prefill.push_back(RankWorkOf(*m.dims, weights, cfg, (*ranges)[r], last, prefill, hw, o));
   }
   return out;

@@ -74,11 +74,9 @@ void AddMoe(const EmitRequest& r, const CheckpointQuant& q, Writing& w) {
 void AddPipeline(const ParallelConfig& c, const Model& m, Writing& w) {
   if (c.pp == 1) return;
   w.Add("--pipeline-parallel-size", std::to_string(c.pp));
-  const int layers = m.num_layers;
-  std::vector<int> vllm(static_cast<size_t>(c.pp), layers / c.pp);
-  for (int extra = 0; extra < layers % c.pp; ++extra) ++vllm[static_cast<size_t>(c.pp - 2 - extra)];
-  const std::vector<int> counts = LayerCounts(c, layers);
-  if (counts != vllm) w.env.push_back(fmt::format("VLLM_PP_LAYER_PARTITION={}", fmt::join(counts, ",")));
+  const std::vector<int> counts = LayerCounts(c, m.num_layers);
+  if (counts != VllmLayerSplit(m.num_layers, c.pp))
+    w.env.push_back(fmt::format("VLLM_PP_LAYER_PARTITION={}", fmt::join(counts, ",")));
 }
 
 // Data-parallel ranks split over the nodes as vLLM's multi-node DP

@@ -34,6 +34,10 @@ Expected<std::optional<WireDtype>> KvOf(const EngineLaunch& l, WireDtype act, st
 // `env`) gives, with the engine's own errors (count, sum, words).
 inline constexpr size_t kMaxPartitions = 65536;
 Expected<std::vector<int>> PartitionOf(const EngineLaunch& l, std::string_view env, int pp, int layers);
+// vLLM's get_pp_indices: every rank layers / pp layers, the remainder one
+// each to the ranks before the last, from the second-to-last back (the last
+// rank holds the norm and the LM head). pp at least 2 and at most layers.
+std::vector<int> VllmLayerSplit(int layers, int pp);
 // The checks both engines make on the model's sizes at start-up (heads, KV
 // heads, FFN and expert widths over their groups), with the engine named.
 Status CheckModelSplits(Engine e, const Model& m, const ParallelConfig& cfg);

@@ -36,15 +36,6 @@ bool DispatchesA2a(std::string_view backend) {
          backend.starts_with("flashinfer");
 }
 
-// get_pp_indices: every rank L / pp layers, the remainder one each to the
-// ranks before the last, from the second-to-last back (the last rank holds
-// the norm and the LM head).
-std::vector<int> PpIndices(int layers, int pp) {
-  std::vector<int> counts(static_cast<size_t>(pp), layers / pp);
-  for (int extra = 0; extra < layers % pp; ++extra) ++counts[static_cast<size_t>(pp - 2 - extra)];
-  return counts;
-}
-
 Expected<std::string> BackendOf(const EngineLaunch& l, std::vector<std::string>& notes) {
   std::string backend = l.a2a_backend.empty() ? "allgather_reducescatter" : l.a2a_backend;
   if (std::find(kBackends.begin(), kBackends.end(), backend) == kBackends.end()) {
@@ -87,7 +78,7 @@ Status ReadPlacement(const EngineLaunch& l, const Model& m, EngineTranslation& t
       if (!split) return split.error();
       t.config.pp_split = *split;
     } else if (m.num_layers % l.pp != 0 && m.num_layers >= l.pp) {
-      t.config.pp_split = PpIndices(m.num_layers, l.pp);
+      t.config.pp_split = VllmLayerSplit(m.num_layers, l.pp);
       t.notes.push_back(fmt::format("vLLM's layer split: {} (the ranks before the last take the remainder)",
                                     fmt::join(t.config.pp_split, "+")));
     }
@@ -136,6 +127,12 @@ void NoteUnused(const EngineLaunch& l, bool moe, bool all2all, std::string_view 
 }
 
 }  // namespace
+
+std::vector<int> VllmLayerSplit(int layers, int pp) {
+  std::vector<int> counts(static_cast<size_t>(pp), layers / pp);
+  for (int extra = 0; extra < layers % pp; ++extra) ++counts[static_cast<size_t>(pp - 2 - extra)];
+  return counts;
+}
 
 Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m, const CheckpointQuant& q) {
   EngineTranslation t;

@@ -2,18 +2,12 @@
 // each ranked cost the cost model's for its plan.
 #include <gtest/gtest.h>
 
+#include "cost/configs.h"
 #include "seam/bind.h"
 #include "seam/compare.h"
-#include "seam/hf_config.h"
 
 namespace seam {
 namespace {
-
-Model Config(const std::string& name) {
-  Expected<Model> m = LoadHfConfig(SEAM_HF_CONFIGS "/" + name);
-  if (!m) throw std::runtime_error(m.error().message);
-  return *std::move(m);
-}
 
 CompareOptions On(int gpus, int nodes, const std::string& hw = "h100") {
   return {.gpus = gpus, .nodes = nodes, .hardware = LoadHardware(hw).value()};

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <fstream>
 
+#include "cost/configs.h"
 #include "seam/bind.h"
 #include "seam/cost.h"
-#include "seam/hf_config.h"
 #include "testing.h"
 
 namespace seam {
@@ -15,12 +15,6 @@ namespace {
 
 Hardware H100() { return LoadHardware("h100").value(); }
 Hardware H200() { return LoadHardware("h200").value(); }
-
-Model Config(const std::string& name) {
-  Expected<Model> m = LoadHfConfig(SEAM_HF_CONFIGS "/" + name);
-  if (!m) throw std::runtime_error(m.error().message);
-  return *std::move(m);
-}
 
 Pipeline Bound(const Model& m, const ParallelConfig& cfg) {
   Expected<Pipeline> p = BindPipeline(m, cfg);

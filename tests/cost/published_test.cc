@@ -10,9 +10,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cost/configs.h"
 #include "seam/compare.h"
 #include "seam/engine.h"
-#include "seam/hf_config.h"
 
 namespace seam {
 namespace {
@@ -41,15 +41,14 @@ Hardware HardwareOf(const json& h) {
 
 // seam's time for a decode step of the check's configuration, in ms.
 double Predicted(const json& check) {
-  Expected<Model> m = LoadHfConfig(std::string(SEAM_HF_CONFIGS) + "/" + check["config"].get<std::string>());
-  if (!m) throw std::runtime_error(m.error().message);
+  const Model m = Config(check["config"].get<std::string>());
   const CompareOptions o{.gpus = check["gpus"].get<int>(),
                          .nodes = check.value("nodes", 1),
                          .hardware = HardwareOf(check["hardware"]),
                          .load = {.batch = check["batch"].get<int>(), .context = check["context"].get<int>()},
                          .memory = {.weight_bytes = check["weight_bytes"].get<double>(),
                                     .kv = ParseWireDtype(check.value("kv", "bf16")).value()}};
-  Expected<Comparison> c = Compare(*m, o);
+  Expected<Comparison> c = Compare(m, o);
   if (!c) throw std::runtime_error(c.error().message);
   for (const Candidate& k : c->ranked) {
     if (SeamFlags(k.config, {}) == check["flags"] && k.replicas == check["replicas"]) return k.step_seconds * 1e3;

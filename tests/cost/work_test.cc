@@ -3,17 +3,11 @@
 // stage's roofline.
 #include <gtest/gtest.h>
 
-#include "seam/hf_config.h"
+#include "cost/configs.h"
 #include "seam/work.h"
 
 namespace seam {
 namespace {
-
-Model Config(const std::string& name) {
-  Expected<Model> m = LoadHfConfig(SEAM_HF_CONFIGS "/" + name);
-  if (!m) throw std::runtime_error(m.error().message);
-  return *std::move(m);
-}
 
 std::vector<WeightSpec> Specs(const Model& m) { return WeightSpecs(m).value(); }
 

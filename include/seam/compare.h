@@ -76,6 +76,24 @@ struct Comparison {
 
 Expected<Comparison> Compare(const Model& m, const CompareOptions& o);
 
+// What a user asks of a deployment, as `seam compare` and the Python
+// package take it: a batch, or requests' lengths and latency targets.
+struct Ask {
+  int batch = 64;
+  bool batch_given = false;  // else the best batch, where lengths or targets are given
+  int prefill = 4096;        // tokens of one prefill (isl overrides)
+  int context = 4096;        // tokens each sequence caches (isl and osl override)
+  int isl = 0;               // a request's input tokens
+  int osl = 0;               // its output tokens
+  double ttft = 0;           // seconds; 0: no target
+  double tpot = 0;
+};
+// The workload, targets and batch search an Ask means: a request's prompt
+// is the prefill, and while it decodes it caches the prompt and, on
+// average, half its output; with lengths or targets and no batch, each
+// candidate runs at its best batch.
+void ApplyAsk(const Ask& a, CompareOptions& o);
+
 // Where a configuration (an engine's, say) ranks (0-based): the best-ranked
 // candidate with its layout and replicas, a wider --reduction that binds the
 // same steps having been merged into a narrower one; none when it is not

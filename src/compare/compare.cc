@@ -200,6 +200,14 @@ double EstimatedSeconds(const Model& m, const CompareOptions& o) {
   return configs * m.num_layers * kSecondsPerConfigLayer;
 }
 
+void ApplyAsk(const Ask& a, CompareOptions& o) {
+  const bool request = a.isl > 0 || a.osl > 0;
+  const int prefill = a.isl > 0 ? a.isl : a.prefill;
+  o.load = {.batch = a.batch, .prefill = prefill, .context = request ? prefill + a.osl / 2 : a.context};
+  o.targets = {.ttft = a.ttft, .tpot = a.tpot, .osl = a.osl};
+  o.best_batch = !a.batch_given && (request || a.ttft > 0 || a.tpot > 0);
+}
+
 std::string FlagsOf(const Candidate& c) {
   std::string flags = SeamFlags(c.config, {});
   if (c.replicas > 1) flags += fmt::format(" (x{} replicas)", c.replicas);

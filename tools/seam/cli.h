@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "seam/compare.h"
 #include "seam/engine.h"
 #include "seam/limits.h"
 #include "seam/model.h"
@@ -226,14 +227,7 @@ struct CompareArgs {
   int nodes = 1;
   bool nodes_given = false;  // --nodes on the command line (else an engine's placement flags say)
   std::string hardware = "h100";
-  int batch = 64;
-  bool batch_given = false;  // --batch on the command line (else the best, with a request's lengths or targets)
-  int prefill = 4096;
-  int context = 4096;
-  int isl = 0;      // a request's input tokens (0: --prefill and --context say)
-  int osl = 0;      // its output tokens
-  double ttft = 0;  // seconds; 0: no target
-  double tpot = 0;
+  Ask ask;  // --batch, --prefill, --context, --isl, --osl, --ttft, --tpot
   double weight_bytes = 2;
   bool weight_given = false;  // --weight-dtype on the command line (else an engine's checkpoint says)
   WireFlags wire;

@@ -305,19 +305,12 @@ int RunCompare(const CompareArgs& a) {
   const std::optional<EngineChoice>& engine = s.engine;
   Expected<Model> model = engine ? Expected<Model>(engine->model) : ChooseModel(a.model, a.hf_config, a.layers);
   if (!model) return Fail(model.error());
-  // A request's lengths: its prompt is the prefill, and while it decodes
-  // it caches the prompt and, on average, half its output.
-  const bool request = a.isl > 0 || a.osl > 0;
-  const int prefill = a.isl > 0 ? a.isl : a.prefill;
-  const CompareOptions o{
-      .gpus = s.gpus,
-      .nodes = s.nodes,
-      .hardware = *hw,
-      .load = {.batch = a.batch, .prefill = prefill, .context = request ? prefill + a.osl / 2 : a.context},
-      .wire = s.wire,
-      .memory = {.weight_bytes = s.weight_bytes, .kv = *s.kv},
-      .targets = {.ttft = a.ttft, .tpot = a.tpot, .osl = a.osl},
-      .best_batch = !a.batch_given && (request || a.ttft > 0 || a.tpot > 0)};
+  CompareOptions o{.gpus = s.gpus,
+                   .nodes = s.nodes,
+                   .hardware = *hw,
+                   .wire = s.wire,
+                   .memory = {.weight_bytes = s.weight_bytes, .kv = *s.kv}};
+  ApplyAsk(a.ask, o);
   if (const double t = EstimatedSeconds(*model, o); t > a.max_seconds) {
     return Fail(InvalidArgument(fmt::format(
         "comparing every configuration of {} layers on {} GPUs would take about {:.0f} s; --max-seconds {:g} refuses "

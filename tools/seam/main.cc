@@ -137,18 +137,18 @@ int main(int argc, char** argv) {
   AddPath(*compare_cmd, "--hardware", compare.hardware, "h100, h200, b200, gb200, pcie or a JSON file")
       ->default_str("h100");
   CLI::Option* batch =
-      AddCount(*compare_cmd, "--batch", compare.batch, 1, kMaxTokens,
+      AddCount(*compare_cmd, "--batch", compare.ask.batch, 1, kMaxTokens,
                "sequences in a decode step (default 64; with --isl, --osl, --ttft or --tpot: the best that fits)");
   CLI::Option* prefill =
-      AddCount(*compare_cmd, "--prefill", compare.prefill, 1, kMaxTokens, "tokens of a prefill")->default_str("4096");
-  CLI::Option* isl = AddCount(*compare_cmd, "--isl", compare.isl, 1, kMaxTokens,
+      AddCount(*compare_cmd, "--prefill", compare.ask.prefill, 1, kMaxTokens, "tokens of a prefill")->default_str("4096");
+  CLI::Option* isl = AddCount(*compare_cmd, "--isl", compare.ask.isl, 1, kMaxTokens,
                               "a request's input tokens: its prefill, cached with half its output while it decodes");
-  CLI::Option* osl = AddCount(*compare_cmd, "--osl", compare.osl, 1, kMaxTokens,
+  CLI::Option* osl = AddCount(*compare_cmd, "--osl", compare.ask.osl, 1, kMaxTokens,
                               "a request's output tokens: its prefill is charged once per that many");
-  CLI::Option* ttft = AddParsed(*compare_cmd, "--ttft", compare.ttft, ParseMillis, "target time to first token, ms");
-  CLI::Option* tpot = AddParsed(*compare_cmd, "--tpot", compare.tpot, ParseMillis, "target time per output token, ms");
+  CLI::Option* ttft = AddParsed(*compare_cmd, "--ttft", compare.ask.ttft, ParseMillis, "target time to first token, ms");
+  CLI::Option* tpot = AddParsed(*compare_cmd, "--tpot", compare.ask.tpot, ParseMillis, "target time per output token, ms");
   CLI::Option* context =
-      AddCount(*compare_cmd, "--context", compare.context, 1, kMaxTokens, "tokens each sequence caches")
+      AddCount(*compare_cmd, "--context", compare.ask.context, 1, kMaxTokens, "tokens each sequence caches")
           ->default_str("4096");
   // A request's lengths say the prefill and the cache; a fixed batch has no best to find.
   isl->excludes(prefill);
@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
       compare.nodes_given = compare_cmd->get_option("--nodes")->count() > 0;
       compare.weight_given = compare_cmd->get_option("--weight-dtype")->count() > 0;
       compare.act_given = compare_cmd->get_option("--act-dtype")->count() > 0;
-      compare.batch_given = compare_cmd->get_option("--batch")->count() > 0;
+      compare.ask.batch_given = compare_cmd->get_option("--batch")->count() > 0;
       return RunCompare(compare);
     }
     return RunDiff(diff);

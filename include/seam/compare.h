@@ -46,6 +46,11 @@ struct CompareOptions {
   // Each candidate at the batch that makes the most output tokens per GPU
   // within the targets and its memory (load.batch is then ignored).
   bool best_batch = false;
+  // Where the engines can (an all-to-all MoE: SGLang's
+  // --enable-two-batch-overlap, vLLM's --enable-dbo), decode each
+  // micro-batch as two halves whose dispatch and combine run behind the
+  // other half's compute, when that is faster.
+  bool overlap = true;
 };
 
 struct Candidate {
@@ -61,6 +66,11 @@ struct Candidate {
   // output tokens a GPU makes a second (each request's prefill charged
   // once per `osl` tokens where the targets give osl).
   int batch = 0;
+  // A pipeline decodes as many micro-batches as it has ranks (fewer when
+  // a DP group has fewer sequences), each through every rank in turn;
+  // `overlapped`: each micro-batch as two overlapped halves.
+  int micro_batches = 1;
+  bool overlapped = false;
   double step_seconds = 0;
   double ttft_seconds = 0;
   double tokens_per_gpu = 0;
@@ -107,15 +117,16 @@ inline constexpr double kSecondsPerConfigLayer = 1e-4;
 double EstimatedSeconds(const Model& m, const CompareOptions& o);
 
 // A candidate's decode step taken apart, per pipeline rank as its first
-// TP rank of the first replica runs it: its work by what does it
-// (seam/work.h) and its collectives by kind and group, each with its count
-// and time.
+// TP rank of the first replica runs it: one micro-batch's pass, its work by
+// what does it (seam/work.h) and its collectives by kind and group, each
+// with its count and time; then what the pipeline and the overlap make of
+// the passes.
 struct Explained {
   struct Collective {
     std::string what;  // "ar+add+norm(tp)"
     int count = 0;
     double seconds = 0;
-    double bytes = 0;  // what the rank moves, the batch's tokens in all
+    double bytes = 0;  // what the rank moves, the micro-batch's tokens in all
     bool crosses_nodes = false;
   };
   struct Rank {
@@ -124,8 +135,18 @@ struct Explained {
     std::vector<Collective> collectives;
     double work_seconds = 0;
     double collective_seconds = 0;
+    // The rank's pass as the step runs it: work and collectives, or with
+    // two-batch overlap its two halves, the all-to-alls behind compute.
+    double pass_seconds = 0;
+    double hidden_seconds = 0;  // what the overlap saves on this rank's pass
+    // Of each step, the time the rank waits for the others: the step less
+    // its passes of every micro-batch (the pipeline's bubble).
+    double idle_seconds = 0;
   };
   std::vector<Rank> ranks;
+  int micro_batches = 1;
+  bool overlapped = false;
+  double step_seconds = 0;
 };
 Expected<Explained> Explain(const Model& m, const Candidate& k, const CompareOptions& o);
 

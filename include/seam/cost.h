@@ -4,7 +4,10 @@
 //
 // A collective takes its link's latency plus the bytes the plan says a rank
 // moves (bus-factor included) over the bus bandwidth of the slowest link its
-// group crosses; an all-to-all takes DeepEP's bandwidth instead. Ranks are
+// group crosses: within a node its NVLink or PCIe, across nodes the NICs of
+// the group's members on a node together (one a GPU, rail-aligned), never
+// more than the node's links; an all-to-all takes DeepEP's bandwidth
+// instead. Ranks are
 // placed in order, gpus_per_node to a node (pipeline rank outermost, as
 // GlobalRank numbers them); `replicas` copies of the pipeline sit side by
 // side and share the batch. Times are per busiest rank: the pipeline rank
@@ -29,6 +32,10 @@ struct Workload {
   int batch = 64;      // sequences decoding together, over all replicas
   int prefill = 4096;  // tokens of one prefill
   int context = 4096;  // tokens each sequence holds in the KV cache
+  // A replica's share of the batch decodes as this many micro-batches, one
+  // after another (a pipeline's micro-batches, two-batch overlap's halves):
+  // a decode pass moves batch / replicas / parts sequences.
+  int parts = 1;
 };
 
 // Where a rank of one pipeline replica runs: replicas sit side by side, so
@@ -55,6 +62,7 @@ struct PlanCost {
   int busiest_pp_rank = 0;
   std::vector<double> decode_per_pp_rank;   // each pipeline rank's decode step
   std::vector<double> prefill_per_pp_rank;  // each pipeline rank's prefill
+  std::vector<double> a2a_per_pp_rank;      // of each rank's decode step, its dispatch and combine
   // One decode step's collectives end to end: every pipeline rank's in turn
   // (what a token waits for when nothing overlaps).
   double pipeline_seconds = 0;

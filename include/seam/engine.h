@@ -116,6 +116,7 @@ struct EngineTranslation {
   WireDtypes wire;
   WeightFormat weights;
   std::optional<WireDtype> kv;     // the KV cache's dtype; none for a format seam cannot count
+  bool two_batch_overlap = false;  // each batch as two halves, one's all-to-alls behind the other's compute
   std::vector<std::string> notes;  // how the engine's sizes map onto seam's, one line each
   std::string seam_flags;          // the same configuration as seam's own flags
 };
@@ -137,6 +138,7 @@ struct EngineChoice {
   int nodes = 1;
   WeightFormat weights;
   std::optional<WireDtype> kv;
+  bool two_batch_overlap = false;
   std::string quantization;          // the launch's --quantization ("": the checkpoint's own)
   std::string seam_flags;            // the same configuration as seam's own flags
   std::vector<std::string> notes;    // how the engine's sizes map onto seam's
@@ -158,8 +160,9 @@ struct EmitRequest {
   int replicas = 1;
   int nodes = 1;
   WireDtypes wire;
-  std::string quantization;     // written as --quantization ("": the checkpoint's own weights)
-  std::optional<WireDtype> kv;  // the KV cache's dtype (none: the activations')
+  std::string quantization;        // written as --quantization ("": the checkpoint's own weights)
+  std::optional<WireDtype> kv;     // the KV cache's dtype (none: the activations')
+  bool two_batch_overlap = false;  // SGLang's --enable-two-batch-overlap, vLLM's --enable-dbo
 };
 
 // The launch lines: one per node, node 0 first (the other nodes' lines name

@@ -49,7 +49,7 @@ struct Hardware {
   double memory_gb = 0;  // per GPU, 1e9 bytes
   Gpu gpu;
   Link node;                   // collectives within a node
-  Link network;                // collectives and sends that cross nodes
+  Link network;                // collectives and sends that cross nodes, over one GPU's NIC
   double a2a_node_gbs = 0;     // all-to-all within a node
   double a2a_network_gbs = 0;  // all-to-all across nodes
   double a2a_latency_us = 0;

@@ -42,9 +42,9 @@ struct WorkOptions {
   bool parts = false;               // also each rank's decode step by what does the work (RankWork::decode_parts)
 };
 
-// Each pipeline rank's busiest rank: a decode step of the replica's share
-// of the batch (one token a sequence, each with `context` tokens cached),
-// and a prefill of `prefill` tokens.
+// Each pipeline rank's busiest rank: a decode step of one part of the
+// replica's share of the batch (one token a sequence, each with `context`
+// tokens cached; Workload::parts), and a prefill of `prefill` tokens.
 struct RankWork {
   std::vector<Work> decode;   // per pipeline rank
   std::vector<Work> prefill;  // per pipeline rank

@@ -307,13 +307,18 @@ class Candidate:
     """One configuration of a comparison: the output tokens a GPU makes a
     second and a decode step end to end (compute, memory traffic and
     collectives through the pipeline), what its collectives cost on the
-    busiest rank, and the memory of the fullest."""
+    busiest rank, and the memory of the fullest. A pipeline decodes
+    ``micro_batches`` micro-batches at once; ``overlapped``: each as two
+    halves whose all-to-alls run behind the other's compute (two-batch
+    overlap)."""
 
     rank: int
     flags: str
     replicas: int
     config: Config
     batch: int
+    micro_batches: int
+    overlapped: bool
     tokens_per_gpu: float
     step_seconds: float
     ttft_seconds: float

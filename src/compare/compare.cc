@@ -116,24 +116,90 @@ struct Priced {
   double usable = 0;   // bytes of a GPU's memory weights and cache may take
 };
 
+// The micro-batches a pipeline decodes at once: one a rank, as the
+// engines schedule them (vLLM's max_concurrent_batches is the pipeline's
+// size; SGLang's event_loop_pp keeps pp micro-batches in flight), but no
+// more than each DP group of a replica has sequences.
+int MicroBatches(const ParallelConfig& cfg, int batch, int replicas) {
+  return std::clamp(batch / (replicas * cfg.attn_dp), 1, cfg.pp);
+}
+
+// One decode pass of a micro-batch and a prefill, per pipeline rank: the
+// rank's work and collectives, each with its own time.
+struct Pass {
+  std::vector<double> decode;  // work + collectives
+  std::vector<double> prefill;
+  PlanCost cost;
+};
+Expected<Pass> PassOf(const Priced& p, const Candidate& c, const Workload& load) {
+  const CompareOptions& o = p.options;
+  Pass out{.cost = CostOf(p.plans, load, p.hw, c.replicas)};
+  Expected<RankWork> work = WorkOf(p.model, p.weights, c.config, c.replicas, load, p.hw,
+                                   {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv});
+  if (!work) return work.error();
+  for (size_t r = 0; r < work->decode.size(); ++r) {
+    out.decode.push_back(work->decode[r].seconds + out.cost.decode_per_pp_rank[r]);
+    out.prefill.push_back(work->prefill[r].seconds + out.cost.prefill_per_pp_rank[r]);
+  }
+  return out;
+}
+
+// Two-batch overlap's halves on each rank: one half's dispatch and combine
+// run while the other half computes (SGLang's operations strategies yield
+// around them), so a rank takes its other collectives for both halves and
+// the longer of the halves' compute and all-to-alls.
+std::vector<double> Overlapped(const Pass& half) {
+  std::vector<double> out;
+  for (size_t r = 0; r < half.decode.size(); ++r) {
+    const double a2a = half.cost.a2a_per_pp_rank[r];
+    const double rest = half.decode[r] - a2a;  // work and the other collectives
+    const double collectives = half.cost.decode_per_pp_rank[r] - a2a;
+    out.push_back(2 * (collectives + std::max(rest - collectives, a2a)));
+  }
+  return out;
+}
+
+// A step of `micro` micro-batches through the pipeline: each micro-batch
+// passes every rank in turn, and each rank serves every micro-batch, so
+// the step takes the longer of one pass end to end and `micro` passes of
+// the slowest rank.
+double StepOf(const std::vector<double>& ranks, int micro) {
+  double sum = 0, slowest = 0;
+  for (double t : ranks) {
+    sum += t;
+    slowest = std::max(slowest, t);
+  }
+  return std::max(sum, micro * slowest);
+}
+
 // The candidate at `batch` sequences: a decode step and a prefill through
 // the pipeline, the memory, the targets, the output tokens per GPU.
 Status AtBatch(const Priced& p, int batch, Candidate& c) {
   const CompareOptions& o = p.options;
   Workload load = o.load;
   load.batch = batch;
+  load.parts = c.micro_batches = MicroBatches(c.config, batch, c.replicas);
   c.batch = batch;
-  c.cost = CostOf(p.plans, load, p.hw, c.replicas);
-  Expected<RankWork> work = WorkOf(p.model, p.weights, c.config, c.replicas, load, p.hw,
-                                   {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv});
-  if (!work) return work.error();
+  Expected<Pass> pass = PassOf(p, c, load);
+  if (!pass) return pass.error();
+  c.cost = pass->cost;
+  c.step_seconds = StepOf(pass->decode, c.micro_batches);
+  c.overlapped = false;
+  if (o.overlap && c.config.moe == MoeMode::kA2a) {
+    load.parts *= 2;
+    Expected<Pass> halves = PassOf(p, c, load);
+    if (!halves) return halves.error();
+    const double overlapped = StepOf(Overlapped(*halves), c.micro_batches);
+    if (overlapped < c.step_seconds) {
+      c.step_seconds = overlapped;
+      c.overlapped = true;
+    }
+  }
+  c.ttft_seconds = 0;
   double slowest_prefill = 0;
-  c.step_seconds = c.ttft_seconds = 0;
-  for (size_t r = 0; r < work->decode.size(); ++r) {
-    c.step_seconds += work->decode[r].seconds + c.cost.decode_per_pp_rank[r];
-    const double prefill = work->prefill[r].seconds + c.cost.prefill_per_pp_rank[r];
-    c.ttft_seconds += prefill;
-    slowest_prefill = std::max(slowest_prefill, prefill);
+  for (double t : pass->prefill) {
+    c.ttft_seconds += t;
+    slowest_prefill = std::max(slowest_prefill, t);
   }
   // A replica serves its requests' prefills one after another through its
   // slowest pipeline rank, and decodes them together.
@@ -211,6 +277,7 @@ void ApplyAsk(const Ask& a, CompareOptions& o) {
 std::string FlagsOf(const Candidate& c) {
   std::string flags = SeamFlags(c.config, {});
   if (c.replicas > 1) flags += fmt::format(" (x{} replicas)", c.replicas);
+  if (c.overlapped) flags += " (two-batch overlap)";
   return flags;
 }
 
@@ -220,6 +287,8 @@ nlohmann::ordered_json CandidateJson(const Candidate& k, int rank) {
           {"replicas", k.replicas},
           {"config", ConfigJson(k.config)},
           {"batch", k.batch},
+          {"micro_batches", k.micro_batches},
+          {"overlapped", k.overlapped},
           {"tokens_per_gpu", k.tokens_per_gpu},
           {"step_seconds", k.step_seconds},
           {"ttft_seconds", k.ttft_seconds},
@@ -311,20 +380,36 @@ Expected<Explained> Explain(const Model& m, const Candidate& k, const CompareOpt
   if (!plans) return plans.error();
   Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
   if (!specs) return specs.error();
+  Expected<ModelWeights> weights = SumWeights(m, *specs);
+  if (!weights) return weights.error();
   Hardware hw = o.hardware;
   hw.gpus_per_node = o.gpus / o.nodes;
   Workload load = o.load;
   load.batch = k.batch;
-  Expected<RankWork> work = WorkOf(m, *specs, k.config, k.replicas, load, hw,
+  load.parts = k.micro_batches;
+  Expected<RankWork> work = WorkOf(m, *weights, k.config, k.replicas, load, hw,
                                    {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv, .parts = true});
   if (!work) return work.error();
-  Explained out;
-  const double tokens = static_cast<double>(k.batch) / k.replicas;
+  const Priced p{.model = m, .weights = *weights, .plans = *plans, .options = o, .hw = hw};
+  Expected<Pass> pass = PassOf(p, k, load);
+  if (!pass) return pass.error();
+  std::vector<double> passes = pass->decode;
+  if (k.overlapped) {
+    load.parts *= 2;
+    Expected<Pass> halves = PassOf(p, k, load);
+    if (!halves) return halves.error();
+    passes = Overlapped(*halves);
+  }
+  Explained out{.micro_batches = k.micro_batches, .overlapped = k.overlapped, .step_seconds = k.step_seconds};
+  const double tokens = static_cast<double>(k.batch) / k.replicas / k.micro_batches;
   for (size_t r = 0; r < plans->size(); ++r) {
     Explained::Rank rank{.pp_rank = static_cast<int>(r), .work = work->decode_parts[r]};
     rank.collectives = CollectivesOf((*plans)[r], static_cast<int>(r) * k.config.tp, tokens, hw);
     rank.work_seconds = work->decode[r].seconds;
     for (const Explained::Collective& c : rank.collectives) rank.collective_seconds += c.seconds;
+    rank.pass_seconds = passes[r];
+    rank.hidden_seconds = pass->decode[r] - passes[r];
+    rank.idle_seconds = k.step_seconds - k.micro_batches * passes[r];
     out.ranks.push_back(std::move(rank));
   }
   return out;

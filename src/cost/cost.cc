@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 namespace seam {
 namespace {
@@ -10,45 +11,59 @@ constexpr double kGB = 1e9;
 constexpr double kMicro = 1e-6;
 constexpr auto kGroups = kEveryGroup;
 
-// Which of a rank's collectives leave its node: one flag per group, and its
-// send, which goes to the same TP position on the next pipeline rank. Ranks
-// with the same flags pay the same for every step, so each set is priced
-// once however many ranks share it.
+// Which of a rank's collectives leave its node, and over how many NICs:
+// per group, 0 when it stays on one node, else the fewest of its members
+// any node holds (each GPU has its own NIC, rail-aligned, so a group with
+// k members a node crosses over k NICs at once, as nccl-tests' multi-node
+// bus bandwidth shows); its send goes to the same TP position on the next
+// pipeline rank over one NIC. Ranks with the same crossings pay the same
+// for every step, so each set is priced once however many ranks share it.
 struct Crossings {
-  std::array<bool, kGroups.size()> group{};
+  std::array<int, kGroups.size()> rails{};
   bool send = false;
   bool operator==(const Crossings&) const = default;
-  bool Of(const Step& s) const {
-    if (s.kind == StepKind::kSend) return send;
-    return group[static_cast<size_t>(std::find(kGroups.begin(), kGroups.end(), *s.group) - kGroups.begin())];
+  int Of(const Step& s) const {
+    if (s.kind == StepKind::kSend) return send ? 1 : 0;
+    return rails[static_cast<size_t>(std::find(kGroups.begin(), kGroups.end(), *s.group) - kGroups.begin())];
   }
 };
 
+int RailsOf(const std::vector<int>& peers, Placement at) {
+  std::map<int, int> per_node;
+  for (int p : peers) ++per_node[at.NodeOf(p)];
+  if (per_node.size() < 2) return 0;
+  int fewest = static_cast<int>(peers.size());
+  for (const auto& [node, n] : per_node) fewest = std::min(fewest, n);
+  return fewest;
+}
+
 Crossings CrossingsOf(const ParallelConfig& cfg, int rank, Placement at) {
   Crossings c;
-  for (size_t i = 0; i < kGroups.size(); ++i) {
-    const std::vector<int> peers = GroupRanks(cfg, kGroups[i], rank);
-    const auto [lo, hi] = std::minmax_element(peers.begin(), peers.end());  // nodes grow with ranks
-    c.group[i] = at.NodeOf(*lo) != at.NodeOf(*hi);
-  }
+  for (size_t i = 0; i < kGroups.size(); ++i) c.rails[i] = RailsOf(GroupRanks(cfg, kGroups[i], rank), at);
   c.send = at.NodeOf(rank + cfg.tp) != at.NodeOf(rank);
   return c;
 }
 
-StepCost Price(const Step& s, const PlanHeader& h, bool crosses, double tokens, const Hardware& hw) {
+// A step's time: its link's latency plus the bytes a rank moves over the
+// bus bandwidth; across nodes, the NICs' together, never more than the
+// node's own links carry. An all-to-all takes DeepEP's per-GPU bandwidth.
+StepCost Price(const Step& s, const PlanHeader& h, int rails, double tokens, const Hardware& hw) {
   const double bytes = BytesPerToken(s, h) * tokens;
+  const bool crosses = rails > 0;
   if (s.kind == StepKind::kDispatch || s.kind == StepKind::kCombine) {
     const double bw = crosses ? hw.a2a_network_gbs : hw.a2a_node_gbs;
     return {.seconds = hw.a2a_latency_us * kMicro + bytes / (bw * kGB), .crosses_nodes = crosses};
   }
-  const Link& link = crosses ? hw.network : hw.node;
-  return {.seconds = link.latency_us * kMicro + bytes / (link.busbw_gbs * kGB), .crosses_nodes = crosses};
+  if (!crosses) return {.seconds = hw.node.latency_us * kMicro + bytes / (hw.node.busbw_gbs * kGB)};
+  const double bw = std::min(hw.node.busbw_gbs, rails * hw.network.busbw_gbs);
+  return {.seconds = hw.network.latency_us * kMicro + bytes / (bw * kGB), .crosses_nodes = true};
 }
 
 bool Priced(const Step& s) { return IsCollective(s.kind) && s.group && Spec(s.kind).traffic != Traffic::kAtTheSender; }
 
 struct RankTotals {
   double decode = 0;
+  double a2a = 0;  // of the decode, the dispatch and combine
   double prefill = 0;
   double bytes = 0;
   double network_bytes = 0;
@@ -59,12 +74,14 @@ RankTotals Totals(const Plan& plan, const Crossings& c, double batch, double pre
   if (plan.lines().empty()) return t;  // a plan read from a file may hold no line (VerifyPipeline refuses it)
   ForEachStep(plan.lines().front(), [&](const Step& s) {
     if (!Priced(s)) return;
-    const bool crosses = c.Of(s);
+    const int rails = c.Of(s);
     const double b = BytesPerToken(s, plan.header());
-    t.decode += Price(s, plan.header(), crosses, batch, hw).seconds;
-    t.prefill += Price(s, plan.header(), crosses, prefill, hw).seconds;
+    const double decode = Price(s, plan.header(), rails, batch, hw).seconds;
+    t.decode += decode;
+    if (s.kind == StepKind::kDispatch || s.kind == StepKind::kCombine) t.a2a += decode;
+    t.prefill += Price(s, plan.header(), rails, prefill, hw).seconds;
     t.bytes += b;
-    if (crosses) t.network_bytes += b;
+    if (rails > 0) t.network_bytes += b;
   });
   return t;
 }
@@ -80,7 +97,7 @@ PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw,
   PlanCost out;
   if (ranks.empty()) return out;
   const ParallelConfig& cfg = ranks.front().config();
-  const double batch = static_cast<double>(load.batch) / replicas;
+  const double batch = static_cast<double>(load.batch) / replicas / load.parts;
   double busiest = -1;
   for (const Plan& p : ranks) {
     std::vector<Crossings> kinds;
@@ -99,6 +116,7 @@ PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw,
       prefill = std::max(prefill, t.prefill);
     }
     out.decode_per_pp_rank.push_back(worst.decode);
+    out.a2a_per_pp_rank.push_back(worst.a2a);
     out.prefill_per_pp_rank.push_back(prefill);
     out.pipeline_seconds += worst.decode;
     if (worst.decode > busiest) {

@@ -171,7 +171,7 @@ Expected<RankWork> WorkOf(const Model& m, const ModelWeights& weights, const Par
   }
   Expected<std::vector<LayerRange>> ranges = SplitLayers(cfg, m.num_layers);
   if (!ranges) return ranges.error();
-  const double batch = static_cast<double>(load.batch) / replicas;
+  const double batch = static_cast<double>(load.batch) / replicas / load.parts;
   const Pass decode{.tokens = batch, .sequences = batch, .context = static_cast<double>(load.context)};
   const Pass prefill{
       .tokens = static_cast<double>(load.prefill), .sequences = 1, .context = load.prefill / 2.0, .decode = false};

@@ -81,7 +81,7 @@ bool Differs(Knob k, const ReadBack& b, const EmitRequest& r) {
 
 bool Same(const ReadBack& b, const EmitRequest& r) {
   return b.want == b.got && b.t.replicas == r.replicas && b.t.nodes == r.nodes && b.t.wire.act == r.wire.act &&
-         !Differs(Knob::kDispatch, b, r) && !Differs(Knob::kKv, b, r);
+         b.t.two_batch_overlap == r.two_batch_overlap && !Differs(Knob::kDispatch, b, r) && !Differs(Knob::kKv, b, r);
 }
 
 // Why a line that reads back differently is all the engine can say: the

@@ -58,6 +58,7 @@ void AddMoe(const EmitRequest& r, const Model& m, Writing& w) {
                          c.tp, c.ep_size()));
   }
   w.Add("--moe-a2a-backend", "deepep");
+  if (r.two_batch_overlap) w.Add("--enable-two-batch-overlap");
   if (!HasStageKind(m, StageKind::kSparseFfn)) return;
   if (r.wire.dispatch == WireDtype::kBf16) {
     w.Add("--deepep-dispatcher-output-dtype", "bf16");

@@ -67,6 +67,7 @@ void AddMoe(const EmitRequest& r, const CheckpointQuant& q, Writing& w) {
   }
   w.Add("--enable-expert-parallel");
   w.Add("--all2all-backend", "deepep_high_throughput");
+  if (r.two_batch_overlap) w.Add("--enable-dbo");
 }
 
 // vLLM gives the remainder of the layers to the ranks before the last

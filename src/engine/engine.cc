@@ -87,6 +87,7 @@ Expected<EngineTranslation> Translate(const EngineLaunch& l, const Model& model,
   Expected<EngineTranslation> read = TranslateFor(l, model, checkpoint);
   if (!read) return read.error();
   EngineTranslation t = *std::move(read);
+  t.two_batch_overlap = l.two_batch_overlap;  // each engine's start-up checks have let it through
   // How the line was read comes before how its sizes map.
   t.notes.insert(t.notes.begin(), l.read_notes.begin(), l.read_notes.end());
   return t;
@@ -112,6 +113,7 @@ Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::
                       .nodes = t->nodes,
                       .weights = t->weights,
                       .kv = t->kv,
+                      .two_batch_overlap = t->two_batch_overlap,
                       .quantization = launch->quantization,
                       .seam_flags = t->seam_flags,
                       .notes = t->notes,

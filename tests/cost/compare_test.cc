@@ -5,12 +5,21 @@
 #include "cost/configs.h"
 #include "seam/bind.h"
 #include "seam/compare.h"
+#include "seam/engine.h"
 
 namespace seam {
 namespace {
 
 CompareOptions On(int gpus, int nodes, const std::string& hw = "h100") {
   return {.gpus = gpus, .nodes = nodes, .hardware = LoadHardware(hw).value()};
+}
+
+// The candidate of exactly this configuration, one replica.
+const Candidate& Find(const Comparison& c, const ParallelConfig& cfg) {
+  for (const Candidate& k : c.ranked) {
+    if (k.replicas == 1 && SeamFlags(k.config, {}) == SeamFlags(cfg, {})) return k;
+  }
+  throw std::runtime_error("not ranked: " + SeamFlags(cfg, {}));
 }
 
 TEST(Compare, AccountsForEveryConfigurationItConsidered) {
@@ -49,18 +58,105 @@ TEST(Compare, RanksFittingConfigurationsByOutputTokensPerGpuThenTheRestByMemory)
     const Candidate& k = c->ranked[i];
     const Expected<Pipeline> p = BindPipeline(m, k.config);
     ASSERT_TRUE(p.ok());
-    EXPECT_EQ(CostOf(*p, o.load, o.hardware, k.replicas).decode_seconds, k.cost.decode_seconds) << FlagsOf(k);
     EXPECT_EQ(MemoryOf(m, k.config, k.replicas, o.load, o.memory).total(), k.memory.total());
-    // A decode step: each pipeline rank's work and collectives in turn; the
-    // batch's tokens over that time and the GPUs.
-    const RankWork w = WorkOf(m, WeightSpecs(m).value(), k.config, k.replicas, o.load, o.hardware,
+    // A decode step: one micro-batch a pipeline rank (at most a sequence a
+    // DP group each), every micro-batch through each rank's work and
+    // collectives; the batch's tokens over that time and the GPUs.
+    Workload load = o.load;
+    load.parts = std::min(k.config.pp, 512 / (k.replicas * k.config.attn_dp));
+    EXPECT_EQ(k.micro_batches, load.parts) << FlagsOf(k);
+    const RankWork w = WorkOf(m, WeightSpecs(m).value(), k.config, k.replicas, load, o.hardware,
                               {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv})
                            .value();
-    const PlanCost cost = CostOf(*p, o.load, o.hardware, k.replicas);
-    double step = 0;
-    for (size_t r = 0; r < w.decode.size(); ++r) step += w.decode[r].seconds + cost.decode_per_pp_rank[r];
-    EXPECT_DOUBLE_EQ(k.step_seconds, step) << FlagsOf(k);
-    EXPECT_DOUBLE_EQ(k.tokens_per_gpu, 512 / step / 8) << FlagsOf(k);
+    const PlanCost cost = CostOf(*p, load, o.hardware, k.replicas);
+    EXPECT_EQ(cost.decode_seconds, k.cost.decode_seconds) << FlagsOf(k);
+    double sum = 0, slowest = 0;
+    for (size_t r = 0; r < w.decode.size(); ++r) {
+      sum += w.decode[r].seconds + cost.decode_per_pp_rank[r];
+      slowest = std::max(slowest, w.decode[r].seconds + cost.decode_per_pp_rank[r]);
+    }
+    const double step = std::max(sum, load.parts * slowest);
+    if (k.overlapped) {
+      EXPECT_LT(k.step_seconds, step) << FlagsOf(k);
+    } else {
+      EXPECT_DOUBLE_EQ(k.step_seconds, step) << FlagsOf(k);
+    }
+    EXPECT_DOUBLE_EQ(k.tokens_per_gpu, 512 / k.step_seconds / 8) << FlagsOf(k);
+  }
+}
+
+// A pipeline decodes a micro-batch a rank, as vLLM and SGLang schedule
+// it: at a large batch each rank passes each of them, and the step is the
+// slowest rank's passes; at one sequence the one micro-batch goes through
+// every rank in turn.
+TEST(Compare, APipelineDecodesAMicroBatchARankPacedByItsSlowestRank) {
+  const Model m = Config("llama-3.1-70b.json");
+  CompareOptions o = On(8, 1);
+  const ParallelConfig cfg{.tp = 4, .pp = 2};
+  for (const int batch : {1, 256}) {
+    o.load.batch = batch;
+    const Expected<Comparison> c = Compare(m, o);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    const Candidate& k = Find(*c, cfg);
+    EXPECT_EQ(k.micro_batches, batch == 1 ? 1 : 2);
+    Workload load = o.load;
+    load.parts = k.micro_batches;
+    const RankWork w = WorkOf(m, WeightSpecs(m).value(), cfg, 1, load, o.hardware, {}).value();
+    const PlanCost cost = CostOf(BindPipeline(m, cfg).value(), load, o.hardware, 1);
+    const double first = w.decode[0].seconds + cost.decode_per_pp_rank[0];
+    const double second = w.decode[1].seconds + cost.decode_per_pp_rank[1];
+    // The last rank holds the LM head: it is the slower.
+    ASSERT_GT(second, first);
+    EXPECT_DOUBLE_EQ(k.step_seconds, batch == 1 ? first + second : 2 * second);
+  }
+}
+
+// Two-batch overlap, where the engines run it (an all-to-all MoE), decodes
+// each micro-batch as two halves, one's dispatch and combine behind the
+// other's compute: at a large batch it hides the all-to-alls; at one
+// sequence a half reads every weight again and overlap is not taken.
+TEST(Compare, TwoBatchOverlapIsTakenWhereItHidesMoreThanTheSecondReadCosts) {
+  const Model m = Config("deepseek-v3.json", 8);
+  CompareOptions o = On(16, 2, "h200");
+  o.memory.weight_bytes = 1;
+  const ParallelConfig cfg{.tp = 16, .attn_dp = 16, .dense_tp = 1, .moe = MoeMode::kA2a};
+  for (const int batch : {16, 4096}) {
+    o.load.batch = batch;
+    o.overlap = true;
+    const Expected<Comparison> c = Compare(m, o);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    const Candidate& k = Find(*c, cfg);
+    o.overlap = false;
+    const Expected<Comparison> plain = Compare(m, o);
+    ASSERT_TRUE(plain.ok());
+    const Candidate& n = Find(*plain, cfg);
+    EXPECT_FALSE(n.overlapped);
+    EXPECT_EQ(k.overlapped, batch == 4096) << batch;
+    if (k.overlapped) {
+      EXPECT_LT(k.step_seconds, n.step_seconds);
+    } else {
+      EXPECT_EQ(k.step_seconds, n.step_seconds);
+    }
+    // By hand: two halves of the rank's pass, each its other collectives
+    // and the longer of its compute and its all-to-alls.
+    Workload load = o.load;
+    load.parts = 2;
+    const RankWork w = WorkOf(m, WeightSpecs(m).value(), cfg, 1, load, o.hardware, {.weight_bytes = 1}).value();
+    Hardware hw = o.hardware;
+    const PlanCost cost = CostOf(BindPipeline(m, cfg).value(), load, hw, 1);
+    const double a2a = cost.a2a_per_pp_rank[0];
+    ASSERT_GT(a2a, 0);
+    const double halves = 2 * (cost.decode_per_pp_rank[0] - a2a + std::max(w.decode[0].seconds, a2a));
+    EXPECT_DOUBLE_EQ(k.step_seconds, std::min(halves, n.step_seconds)) << batch;
+  }
+  // A TP MoE has no all-to-all to hide.
+  o.load.batch = 4096;
+  o.overlap = true;
+  const Expected<Comparison> c = Compare(m, o);
+  for (const Candidate& k : c->ranked) {
+    if (k.config.moe != MoeMode::kA2a) {
+      EXPECT_FALSE(k.overlapped) << FlagsOf(k);
+    }
   }
 }
 

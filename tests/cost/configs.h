@@ -14,4 +14,12 @@ inline Model Config(const std::string& name) {
   return *std::move(m);
 }
 
+// Its first `layers` layers (a model may be cut, never extended).
+inline Model Config(const std::string& name, int layers) {
+  Model m = Config(name);
+  if (layers > m.num_layers) throw std::runtime_error(name + " has fewer layers");
+  m.num_layers = layers;
+  return m;
+}
+
 }  // namespace seam

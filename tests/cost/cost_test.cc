@@ -94,6 +94,28 @@ TEST(Placement, AnExpertGroupOfOneNodeKeepsTheAllToAllOnIt) {
   EXPECT_NEAR(mh.weights - mw.weights, experts / 8 - experts / 16, 1.0);
 }
 
+// A group spanning nodes crosses over the NICs of its members on a node
+// together, one a GPU: 8 of them for TP 16 on two nodes of 8 (360 GB/s, under
+// NVLink's 470), 4 on nodes of 4, one when each node holds one member.
+TEST(Placement, AGroupAcrossNodesCrossesOverEachMembersNicTogether) {
+  const Plan p = testing::MustBind(testing::StackOf("A F"), {.tp = 16});
+  const Step& ar = FirstOf(p, StepKind::kAllReduceAddNorm);
+  const double bytes = BytesPerToken(ar, p.header()) * 1000;
+  const auto at = [&](int gpus_per_node) {
+    return CostOfStep(ar, p, 0, 1000, H100(), {.gpus_per_node = gpus_per_node}).seconds;
+  };
+  EXPECT_DOUBLE_EQ(at(16), 10e-6 + bytes / 470e9);
+  EXPECT_DOUBLE_EQ(at(8), 20e-6 + bytes / (8 * 45e9));
+  EXPECT_DOUBLE_EQ(at(4), 20e-6 + bytes / (4 * 45e9));
+  EXPECT_DOUBLE_EQ(at(1), 20e-6 + bytes / 45e9);
+  // Nodes of 6: GPUs 0-5, 6-11 and 12-15; the fewest on a node, 4, set the pace.
+  EXPECT_DOUBLE_EQ(at(6), 20e-6 + bytes / (4 * 45e9));
+  // More NICs than NVLink carries: the node's links are the limit.
+  Hardware fast = H100();
+  fast.network.busbw_gbs = 100;
+  EXPECT_DOUBLE_EQ(CostOfStep(ar, p, 0, 1000, fast, {.gpus_per_node = 8}).seconds, 20e-6 + bytes / 470e9);
+}
+
 // A send crosses only when the next pipeline rank is on another node; a
 // second replica sits on the GPUs after the first.
 TEST(Placement, ASendCrossesWhenTheNextPipelineRankIsOnAnotherNode) {
@@ -257,12 +279,13 @@ TEST(Hardware, BuiltInsAndFilesLoadAndBadFilesAreRefusedByField) {
 }
 
 // The README's calibration table, recomputed: the bus bandwidth the model
-// gives an 8 GiB all-reduce over 8 GPUs, and an all-to-all across two nodes.
-double EffectiveBusBandwidth(const Hardware& hw, int gpus_per_node, StepKind kind) {
+// gives an 8 GiB all-reduce over `ar_ranks` GPUs, and an all-to-all across
+// two nodes.
+double EffectiveBusBandwidth(const Hardware& hw, int gpus_per_node, StepKind kind, int ar_ranks = 8) {
   const bool ar = kind == StepKind::kAllReduceAddNorm;
   const Model m = ar ? testing::StackOf("A F", 4096) : Config("kimi-k2.json");
   const ParallelConfig cfg =
-      ar ? ParallelConfig{.tp = 8} : ParallelConfig{.tp = 16, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a};
+      ar ? ParallelConfig{.tp = ar_ranks} : ParallelConfig{.tp = 16, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a};
   const Pipeline p = Bound(m, cfg);
   const Step& s = FirstOf(p.front(), kind);
   const double tokens = 1 << 20;
@@ -277,6 +300,11 @@ TEST(CostCalibration, LargeCollectivesReachThePublishedBandwidths) {
   const double pcie = EffectiveBusBandwidth(LoadHardware("pcie").value(), 8, StepKind::kAllReduceAddNorm);
   EXPECT_GE(pcie, 35);
   EXPECT_LE(pcie, 45);
+  // An all-reduce over two nodes of 8 with a 400 Gb/s NIC a GPU: NCCL's
+  // maintainers put one NIC at 46-48 GB/s, eight at about 370-385.
+  const double two_nodes = EffectiveBusBandwidth(H100(), 8, StepKind::kAllReduceAddNorm, 16);
+  EXPECT_GE(two_nodes, 340);
+  EXPECT_LE(two_nodes, 400);
   const double ep = EffectiveBusBandwidth(H100(), 8, StepKind::kDispatch);  // EP 16 = 8 x 2
   EXPECT_GE(ep, 81);
   EXPECT_LE(ep, 90);

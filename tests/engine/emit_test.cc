@@ -216,6 +216,28 @@ TEST(Emit, SglangWritesDpAttentionAndDeepEpAsItsDeepSeekRecipe) {
       << Emitted(r, "deepseek-v3.json");
 }
 
+// Two-batch overlap is SGLang's --enable-two-batch-overlap and vLLM's
+// --enable-dbo, each beside its DeepEP backend, and reads back as asked.
+TEST(Emit, TwoBatchOverlapIsWrittenAsEachEnginesFlagAndReadsBack) {
+  EmitRequest r =
+      Request(Engine::kSglang, "deepseek-v3.json", {.tp = 8, .attn_dp = 8, .moe = MoeMode::kA2a, .dp_lm_head = true});
+  r.wire.dispatch = WireDtype::kFp8;
+  r.two_batch_overlap = true;
+  EXPECT_TRUE(Emitted(r, "deepseek-v3.json").ends_with("--moe-a2a-backend deepep --enable-two-batch-overlap"))
+      << Emitted(r, "deepseek-v3.json");
+  r = Request(Engine::kVllm, "deepseek-v3.json",
+              {.tp = 8, .attn_dp = 8, .dense_tp = 1, .moe = MoeMode::kA2a, .dp_lm_head = true});
+  r.wire.dispatch = WireDtype::kFp8;
+  r.two_batch_overlap = true;
+  EXPECT_TRUE(Emitted(r, "deepseek-v3.json").ends_with("--all2all-backend deepep_high_throughput --enable-dbo"))
+      << Emitted(r, "deepseek-v3.json");
+  const Expected<EngineChoice> read = ChooseEngineLaunch(Engine::kVllm, {Emitted(r, "deepseek-v3.json")}, 4);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_TRUE(read->two_batch_overlap);
+  r.two_batch_overlap = false;
+  EXPECT_FALSE(ChooseEngineLaunch(Engine::kVllm, {Emitted(r, "deepseek-v3.json")}, 4)->two_batch_overlap);
+}
+
 TEST(Emit, VllmWritesItsTensorParallelSizePerDataParallelRank) {
   EmitRequest r = Request(Engine::kVllm, "qwen3-30b-a3b.json",
                           {.tp = 8, .attn_dp = 4, .dense_tp = 2, .dp_lm_head = true, .reduction = Reduction::kRsv});

@@ -76,11 +76,16 @@ std::string Table(const Comparison& c, int top) {
 
 // --explain K: candidate K's decode step, each pipeline rank's work and collectives.
 std::string ExplainTable(const Explained& e, const Candidate& k, size_t rank) {
-  std::string out = fmt::format("\n#{} ({}) at batch {}, a decode step of {} ms:\n", rank, FlagsOf(k), k.batch,
-                                Millis(k.step_seconds));
+  std::string out =
+      fmt::format("\n#{} ({}) at batch {}, a decode step of {} ms", rank, FlagsOf(k), k.batch, Millis(k.step_seconds));
+  if (e.micro_batches > 1) out += fmt::format(", {} micro-batches through the pipeline", e.micro_batches);
+  if (e.overlapped) out += ", each as two overlapped halves";
+  out += ":\n";
   for (const Explained::Rank& r : e.ranks) {
-    out += fmt::format("pipeline rank {}: work {} ms, collectives {} ms\n", r.pp_rank, Millis(r.work_seconds),
+    out += fmt::format("pipeline rank {}: work {} ms, collectives {} ms", r.pp_rank, Millis(r.work_seconds),
                        Millis(r.collective_seconds));
+    if (e.overlapped) out += fmt::format(", overlap hides {} ms", Millis(r.hidden_seconds));
+    out += fmt::format(", a pass {} ms, idle {} ms a step\n", Millis(r.pass_seconds), Millis(r.idle_seconds));
     out += fmt::format("  {:<24} {:>6} {:>9} {:>10} {:>10}\n", "work", "count", "ms", "TFLOP", "GB read");
     for (const RankWork::Part& p : r.work) {
       out += fmt::format("  {:<24} {:>6} {:>9} {:>10.3f} {:>10.3f}\n", p.what, p.count, Millis(p.work.seconds),
@@ -117,10 +122,17 @@ Json ExplainJson(const Explained& e, size_t rank) {
     ranks.push_back({{"pp_rank", r.pp_rank},
                      {"work_seconds", r.work_seconds},
                      {"collective_seconds", r.collective_seconds},
+                     {"pass_seconds", r.pass_seconds},
+                     {"hidden_seconds", r.hidden_seconds},
+                     {"idle_seconds", r.idle_seconds},
                      {"work", work},
                      {"collectives", collectives}});
   }
-  return {{"rank", rank}, {"ranks", ranks}};
+  return {{"rank", rank},
+          {"micro_batches", e.micro_batches},
+          {"overlapped", e.overlapped},
+          {"step_seconds", e.step_seconds},
+          {"ranks", ranks}};
 }
 
 // With --emit: each printed candidate's launch lines, or why it has none.
@@ -246,7 +258,8 @@ Expected<Launches> LaunchesOf(const CompareArgs& a, const Model& m, const Compar
                               .nodes = o.nodes,
                               .wire = o.wire,
                               .quantization = *quantization,
-                              .kv = o.memory.kv},
+                              .kv = o.memory.kv,
+                              .two_batch_overlap = k.overlapped},
                              m, *checkpoint));
   }
   return out;

@@ -139,14 +139,16 @@ int main(int argc, char** argv) {
   CLI::Option* batch =
       AddCount(*compare_cmd, "--batch", compare.ask.batch, 1, kMaxTokens,
                "sequences in a decode step (default 64; with --isl, --osl, --ttft or --tpot: the best that fits)");
-  CLI::Option* prefill =
-      AddCount(*compare_cmd, "--prefill", compare.ask.prefill, 1, kMaxTokens, "tokens of a prefill")->default_str("4096");
+  CLI::Option* prefill = AddCount(*compare_cmd, "--prefill", compare.ask.prefill, 1, kMaxTokens, "tokens of a prefill")
+                             ->default_str("4096");
   CLI::Option* isl = AddCount(*compare_cmd, "--isl", compare.ask.isl, 1, kMaxTokens,
                               "a request's input tokens: its prefill, cached with half its output while it decodes");
   CLI::Option* osl = AddCount(*compare_cmd, "--osl", compare.ask.osl, 1, kMaxTokens,
                               "a request's output tokens: its prefill is charged once per that many");
-  CLI::Option* ttft = AddParsed(*compare_cmd, "--ttft", compare.ask.ttft, ParseMillis, "target time to first token, ms");
-  CLI::Option* tpot = AddParsed(*compare_cmd, "--tpot", compare.ask.tpot, ParseMillis, "target time per output token, ms");
+  CLI::Option* ttft =
+      AddParsed(*compare_cmd, "--ttft", compare.ask.ttft, ParseMillis, "target time to first token, ms");
+  CLI::Option* tpot =
+      AddParsed(*compare_cmd, "--tpot", compare.ask.tpot, ParseMillis, "target time per output token, ms");
   CLI::Option* context =
       AddCount(*compare_cmd, "--context", compare.ask.context, 1, kMaxTokens, "tokens each sequence caches")
           ->default_str("4096");

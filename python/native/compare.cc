@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "config.h"
 #include "errors.h"
@@ -21,18 +22,54 @@ void CheckCount(const char* name, int value, int hi) {
   if (value < 1 || value > hi) Raise(InvalidArgument(fmt::format("{}={} is not in [1, {}]", name, value, hi)));
 }
 
+// None where a keyword was not given: the workload is then as `seam
+// compare` takes it without that flag.
 struct CompareArgs {
   int gpus = 0;  // 0: as many as the engine runs, or every GPU of the nodes
   int nodes = 1;
   std::string hardware = "h100";
-  int batch = 64;
-  int prefill = 4096;
-  int context = 4096;
+  std::optional<int> batch;
+  std::optional<int> prefill;
+  std::optional<int> context;
+  std::optional<int> isl;
+  std::optional<int> osl;
+  std::optional<double> ttft_ms;
+  std::optional<double> tpot_ms;
   std::string weight_dtype = "bf16";
   std::string act_dtype = "bf16";
   std::optional<std::string> dispatch_dtype;
   double max_seconds = 600;
 };
+
+// A keyword that would contradict another, refused as the command line
+// refuses the flags together.
+void Excludes(const char* given, const char* other, bool both, const char* why) {
+  if (both) Raise(InvalidArgument(fmt::format("{} excludes {}: {}", given, other, why)));
+}
+
+// The keywords as `seam compare`'s flags: each count in [1, kMaxTokens],
+// each target a number of milliseconds, a batch given searched for no best.
+Ask AskOf(const CompareArgs& a) {
+  Excludes("batch", "ttft_ms", a.batch && a.ttft_ms, "a latency target runs each configuration at its best batch");
+  Excludes("batch", "tpot_ms", a.batch && a.tpot_ms, "a latency target runs each configuration at its best batch");
+  Excludes("prefill", "isl", a.prefill && a.isl, "a request's input tokens are its prefill");
+  Excludes("context", "isl", a.context && a.isl, "a request's lengths say what each sequence caches");
+  Excludes("context", "osl", a.context && a.osl, "a request's lengths say what each sequence caches");
+  Ask ask;
+  for (auto [name, from, to] : {std::tuple{"batch", &a.batch, &ask.batch},
+                                {"prefill", &a.prefill, &ask.prefill},
+                                {"context", &a.context, &ask.context},
+                                {"isl", &a.isl, &ask.isl},
+                                {"osl", &a.osl, &ask.osl}}) {
+    if (!*from) continue;
+    CheckCount(name, **from, kMaxTokens);
+    *to = **from;
+  }
+  ask.batch_given = a.batch.has_value();
+  if (a.ttft_ms) ask.ttft = SecondsOfMillis("ttft_ms", *a.ttft_ms);
+  if (a.tpot_ms) ask.tpot = SecondsOfMillis("tpot_ms", *a.tpot_ms);
+  return ask;
+}
 
 // gpus 0: the engine's own GPUs (its world size times its replicas), or
 // every GPU of the nodes without an engine, as `seam compare` counts them.
@@ -40,22 +77,20 @@ py::dict CompareOf(const Model& m, const std::optional<EngineChoice>& engine, co
                    const CompareArgs& a) {
   if (a.gpus != 0) CheckCount("gpus", a.gpus, kMaxGpus);
   CheckCount("nodes", a.nodes, kMaxGpus);
-  for (const auto& [arg, v] : {std::pair{"batch", a.batch}, {"prefill", a.prefill}, {"context", a.context}}) {
-    CheckCount(arg, v, kMaxTokens);
-  }
+  const Ask ask = AskOf(a);
   CheckSeconds("max_seconds", a.max_seconds);
   const Hardware hw = Take(LoadHardware(a.hardware));
   const WireDtypes wire = WireOf(a.act_dtype, a.dispatch_dtype);
   int gpus = a.gpus;
   if (gpus == 0) gpus = engine ? WorldSize(engine->config) * engine->replicas : a.nodes * hw.gpus_per_node;
   CheckCount("gpus", gpus, kMaxGpus);
-  const CompareOptions o{
+  CompareOptions o{
       .gpus = gpus,
       .nodes = a.nodes,
       .hardware = hw,
-      .load = {.batch = a.batch, .prefill = a.prefill, .context = a.context},
       .wire = wire,
       .memory = {.weight_bytes = TakeArg("weight_dtype", ParseWeightBytes(a.weight_dtype)), .kv = wire.act}};
+  ApplyAsk(ask, o);
   if (const double t = EstimatedSeconds(m, o); t > a.max_seconds) {
     Raise(
         InvalidArgument(fmt::format("comparing every configuration of {} layers on {} GPUs would take about {:.0f} "
@@ -75,6 +110,16 @@ py::dict CompareOf(const Model& m, const std::optional<EngineChoice>& engine, co
   out["model"] = m.name;
   out["hardware"] = hw.name;
   out["gpus"] = gpus;
+  // The workload, as seam compare --format json writes it.
+  out["batch"] = o.load.batch;
+  out["prefill"] = o.load.prefill;
+  out["context"] = o.load.context;
+  out["best_batch"] = o.best_batch;
+  py::dict targets;
+  targets["ttft_seconds"] = o.targets.ttft;
+  targets["tpot_seconds"] = o.targets.tpot;
+  targets["osl"] = o.targets.osl;
+  out["targets"] = targets;
   out["ranked"] = ranked;
   out["rejected"] = done.rejected;
   out["considered"] = done.considered;
@@ -116,6 +161,10 @@ void AddCompare(py::module_& m) {
       .def_readwrite("batch", &CompareArgs::batch)
       .def_readwrite("prefill", &CompareArgs::prefill)
       .def_readwrite("context", &CompareArgs::context)
+      .def_readwrite("isl", &CompareArgs::isl)
+      .def_readwrite("osl", &CompareArgs::osl)
+      .def_readwrite("ttft_ms", &CompareArgs::ttft_ms)
+      .def_readwrite("tpot_ms", &CompareArgs::tpot_ms)
       .def_readwrite("weight_dtype", &CompareArgs::weight_dtype)
       .def_readwrite("act_dtype", &CompareArgs::act_dtype)
       .def_readwrite("dispatch_dtype", &CompareArgs::dispatch_dtype)

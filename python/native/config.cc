@@ -89,6 +89,13 @@ void CheckSeconds(const char* name, double value) {
   }
 }
 
+double SecondsOfMillis(const char* name, double ms) {
+  if (!(ms > 0 && ms <= kMaxSeconds * 1e3)) {
+    Raise(InvalidArgument(fmt::format("{}={} is not a number of milliseconds above 0 and at most a day", name, ms)));
+  }
+  return ms / 1e3;
+}
+
 WireDtypes WireOf(const std::string& act, const std::optional<std::string>& dispatch) {
   WireDtypes w{.act = TakeArg("act_dtype", ParseWireDtype(act))};
   w.dispatch = dispatch ? TakeArg("dispatch_dtype", ParseWireDtype(*dispatch)) : w.act;

@@ -25,6 +25,10 @@ pybind11::list KnobList();
 // command line reads --timeout and --max-seconds; raises seam.BadInput
 // naming `name` for NaN, an infinity, zero or less, or more than a day.
 void CheckSeconds(const char* name, double value);
+// A number of milliseconds above 0 and at most a day, as the command line
+// reads --ttft and --tpot, in seconds; raises seam.BadInput naming `name`
+// for NaN, an infinity, zero or less, or more than a day.
+double SecondsOfMillis(const char* name, double ms);
 
 WireDtypes WireOf(const std::string& act, const std::optional<std::string>& dispatch);
 

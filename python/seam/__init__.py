@@ -33,7 +33,8 @@ __version__: str = _seam.__version__
 
 __all__ = [
     "__version__", "models", "Model", "plan", "plan_for_engine", "load", "verify", "diff", "PlanDiff", "Difference",
-    "BytesChange", "compare", "compare_for_engine", "Comparison", "Candidate", "EngineRank", "run", "RunResult",
+    "BytesChange", "compare", "compare_for_engine", "Comparison", "Candidate", "EngineRank", "Targets", "run",
+    "RunResult",
     "Plan", "Rank", "Line", "Stage", "Step", "End", "Boundary", "ValueFacts", "Config", "EngineReading", "Error",
     "BadInput", "CheckFailed", "Deadline", "InternalError",
 ]
@@ -307,10 +308,13 @@ class Candidate:
     """One configuration of a comparison: the output tokens a GPU makes a
     second and a decode step end to end (compute, memory traffic and
     collectives through the pipeline), what its collectives cost on the
-    busiest rank, and the memory of the fullest. A pipeline decodes
-    ``micro_batches`` micro-batches at once; ``overlapped``: each as two
-    halves whose all-to-alls run behind the other's compute (two-batch
-    overlap)."""
+    busiest rank, and the memory of the fullest. ``batch`` is the sequences
+    it runs (the comparison's, or its best where ``Comparison.best_batch``),
+    ``step_seconds`` the time between a request's tokens, ``ttft_seconds``
+    a prompt's prefill, and ``meets`` whether both are within the targets.
+    A pipeline decodes ``micro_batches`` micro-batches at once;
+    ``overlapped``: each as two halves whose all-to-alls run behind the
+    other's compute (two-batch overlap)."""
 
     rank: int
     flags: str
@@ -348,11 +352,27 @@ class EngineRank:
 
 
 @_dataclass(frozen=True)
+class Targets:
+    """What a deployment must meet (``seam compare``'s ``--ttft``, ``--tpot``
+    and ``--osl``): the time to a request's first token and between its
+    tokens, in seconds (0: no target), for requests of ``osl`` output tokens
+    (0: decode only, no prefill charged)."""
+
+    ttft_seconds: float = 0.0
+    tpot_seconds: float = 0.0
+    osl: int = 0
+
+
+@_dataclass(frozen=True)
 class Comparison:
     """Every configuration that binds on ``gpus`` GPUs, best first;
     ``rejected`` counts the rest by reason; ``merged`` those binding the same
     steps as a narrower reduction; ``engine`` where an engine's own
-    configuration ranks (``None`` without one)."""
+    configuration ranks (``None`` without one). The workload is the one
+    ``seam compare --format json`` reports: ``batch`` sequences a decode
+    step (unused where ``best_batch``: each candidate runs its own best),
+    ``prefill`` tokens a prompt, ``context`` tokens each sequence caches,
+    and the ``targets``."""
 
     model: str
     hardware: str
@@ -362,15 +382,32 @@ class Comparison:
     merged: int
     gpus: int = 0
     engine: EngineRank | None = None
+    batch: int = 64
+    prefill: int = 4096
+    context: int = 4096
+    best_batch: bool = False
+    targets: Targets = Targets()
 
 
-def _compare_args(gpus: int | None, nodes: int, hardware: str, batch: int, prefill: int, context: int,
-                  weight_dtype: str, act_dtype: str, dispatch_dtype: str | None, max_seconds: float) -> _Any:
+def _count(name: str, value: object) -> int | None:
+    return None if value is None else _args.integer(name, value, 1)
+
+
+def _millis(name: str, value: object) -> float | None:
+    return None if value is None else _args.millis(name, value)
+
+
+def _compare_args(gpus: int | None, nodes: int, hardware: str, workload: _Mapping[str, _Any], weight_dtype: str,
+                  act_dtype: str, dispatch_dtype: str | None, max_seconds: float) -> _Any:
+    """The native module's arguments; ``workload`` holds the keywords batch,
+    prefill, context, isl, osl, ttft_ms and tpot_ms (None: not given), which
+    the native module makes the workload as ``seam compare`` makes it."""
     a = _seam.CompareArgs()
     a.gpus = 0 if gpus is None else _args.integer("gpus", gpus, 1)
     a.nodes = _args.integer("nodes", nodes, 1)
-    a.batch, a.prefill = _args.integer("batch", batch, 1), _args.integer("prefill", prefill, 1)
-    a.context = _args.integer("context", context, 1)
+    for name in ("batch", "prefill", "context", "isl", "osl"):
+        setattr(a, name, _count(name, workload[name]))
+    a.ttft_ms, a.tpot_ms = _millis("ttft_ms", workload["ttft_ms"]), _millis("tpot_ms", workload["tpot_ms"])
     # A name of the built-in hardware, or a JSON file as seam compare --hardware reads it.
     is_path = isinstance(hardware, (_os.PathLike, bytes)) or (
         isinstance(hardware, str) and ("/" in hardware or hardware.endswith(".json")))
@@ -391,28 +428,56 @@ def _comparison(d: _Mapping[str, _Any]) -> Comparison:
         ranked.append(Candidate(**c))
     engine = None if d["engine"] is None else EngineRank(**d["engine"])
     return Comparison(model=d["model"], hardware=d["hardware"], ranked=tuple(ranked), rejected=dict(d["rejected"]),
-                      considered=d["considered"], merged=d["merged"], gpus=d["gpus"], engine=engine)
+                      considered=d["considered"], merged=d["merged"], gpus=d["gpus"], engine=engine,
+                      batch=d["batch"], prefill=d["prefill"], context=d["context"], best_batch=d["best_batch"],
+                      targets=Targets(**d["targets"]))
+
+
+# The workload's keywords of compare and compare_for_engine (seam compare's
+# --batch, --prefill, --context, --isl, --osl, --ttft and --tpot).
+_WORKLOAD = ("batch", "prefill", "context", "isl", "osl", "ttft_ms", "tpot_ms")
 
 
 def compare(model: str | _os.PathLike[str], *, gpus: int | None = None, nodes: int = 1,
-            hardware: str | _os.PathLike[str] = "h100",
-            batch: int = 64, prefill: int = 4096, context: int = 4096, weight_dtype: str = "bf16",
-            act_dtype: str = "bf16", dispatch_dtype: str | None = None, layers: int | None = None,
-            max_seconds: float = 600) -> Comparison:
+            hardware: str | _os.PathLike[str] = "h100", batch: int | None = None, prefill: int | None = None,
+            context: int | None = None, isl: int | None = None, osl: int | None = None, ttft_ms: float | None = None,
+            tpot_ms: float | None = None, weight_dtype: str = "bf16", act_dtype: str = "bf16",
+            dispatch_dtype: str | None = None, layers: int | None = None, max_seconds: float = 600) -> Comparison:
     """Every configuration of ``model`` on ``gpus`` GPUs (default: every GPU
-    of the ``nodes``) over ``nodes`` nodes, bound, verified and ranked by
-    communication time (``seam compare``). ``hardware`` is a name from
-    hardware/ or a hardware JSON file; ``max_seconds`` refuses a comparison
-    estimated to take longer (a number of seconds from 0.001 to 86400)."""
+    of the ``nodes``) over ``nodes`` nodes, bound, verified and ranked as
+    ``seam compare`` ranks them: those that fit in memory first, those
+    within the targets next, then by output tokens per GPU. ``hardware`` is
+    a name from hardware/ or a hardware JSON file; ``max_seconds`` refuses a
+    comparison estimated to take longer (a number of seconds from 0.001 to
+    86400).
+
+    The workload is the command line's. ``batch`` sequences a decode step
+    (default 64), ``prefill`` tokens a prompt (default 4096), ``context``
+    tokens each sequence caches (default 4096); or a request's lengths:
+    ``isl`` input tokens (its prefill) and ``osl`` output tokens (a sequence
+    caches its input and, on average, half its output; each request's
+    prefill is charged once per ``osl`` tokens); and latency targets
+    ``ttft_ms`` (to the first token) and ``tpot_ms`` (between tokens), in
+    milliseconds. With any of ``isl``, ``osl``, ``ttft_ms`` or ``tpot_ms``
+    and no ``batch``, each configuration runs the batch that makes the most
+    output tokens per GPU within its memory and the targets
+    (``Comparison.best_batch``); a ``batch`` given is run as given. Counts
+    are from 1 to 1048576, milliseconds above 0 and at most a day (86400000).
+    As the command line refuses its flags together, ``batch`` excludes
+    ``ttft_ms`` and ``tpot_ms``, ``prefill`` excludes ``isl``, and
+    ``context`` excludes ``isl`` and ``osl``: each raises :class:`BadInput`.
+    """
+    workload = {k: v for k, v in locals().items() if k in _WORKLOAD}
     name, config = _model_args(model)
-    a = _compare_args(gpus, nodes, hardware, batch, prefill, context, weight_dtype, act_dtype, dispatch_dtype,
-                      max_seconds)
+    a = _compare_args(gpus, nodes, hardware, workload, weight_dtype, act_dtype, dispatch_dtype, max_seconds)
     n = 0 if layers is None else _args.integer("layers", layers, 1)
     return _comparison(_seam.compare(name, config, n, a))
 
 
 def compare_for_engine(engine: str, args: _Sequence[str], *, gpus: int | None = None, nodes: int = 1,
-                       hardware: str | _os.PathLike[str] = "h100", batch: int = 64, prefill: int = 4096, context: int = 4096,
+                       hardware: str | _os.PathLike[str] = "h100", batch: int | None = None,
+                       prefill: int | None = None, context: int | None = None, isl: int | None = None,
+                       osl: int | None = None, ttft_ms: float | None = None, tpot_ms: float | None = None,
                        weight_dtype: str = "bf16", act_dtype: str = "bf16", dispatch_dtype: str | None = None,
                        layers: int | None = None, max_seconds: float = 600) -> Comparison:
     """Every configuration of the model an engine's own command line names,
@@ -420,11 +485,12 @@ def compare_for_engine(engine: str, args: _Sequence[str], *, gpus: int | None = 
     configuration ranks (``Comparison.engine``), as ``seam compare --engine
     sglang -- ARGS`` does. ``args`` are the launcher's flags, as
     :func:`plan_for_engine` takes them; ``gpus`` defaults to the GPUs the
-    engine runs on (its world size times its replicas)."""
+    engine runs on (its world size times its replicas); the workload's
+    keywords (``batch``, ``isl``, ``tpot_ms``, ...) are :func:`compare`'s."""
+    workload = {k: v for k, v in locals().items() if k in _WORKLOAD}
     if isinstance(args, str):
         raise BadInput("args is the engine's command line as a list of strings, not one string")
-    a = _compare_args(gpus, nodes, hardware, batch, prefill, context, weight_dtype, act_dtype, dispatch_dtype,
-                      max_seconds)
+    a = _compare_args(gpus, nodes, hardware, workload, weight_dtype, act_dtype, dispatch_dtype, max_seconds)
     n = 0 if layers is None else _args.integer("layers", layers, 1)
     return _comparison(_seam.compare_engine(_args.text("engine", engine), _args.strings("args", args), n, a))
 

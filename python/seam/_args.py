@@ -61,6 +61,18 @@ def seconds(name: str, value: object) -> float:
     return v
 
 
+def millis(name: str, value: object) -> float:
+    """A number of milliseconds; the native module refuses NaN, an infinity,
+    zero or less, and more than a day, as the command line does."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadInput(f"{name} must be a number of milliseconds, not {type(value).__name__}")
+    try:
+        v = float(value)
+    except OverflowError:
+        v = math.inf
+    return v
+
+
 def strings(name: str, values: object) -> list[str]:
     """A command line: a list (or tuple) of str, each UTF-8."""
     if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):

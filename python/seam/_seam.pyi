@@ -14,13 +14,20 @@ class Plans:
     def __eq__(self, other: object) -> bool: ...
     def __len__(self) -> int: ...
 
+# seam compare's flags; a workload field None was not given (the flag's
+# default, and with isl, osl, ttft_ms or tpot_ms and no batch, each
+# configuration's best batch).
 class CompareArgs:
     gpus: int
     nodes: int
     hardware: str | bytes
-    batch: int
-    prefill: int
-    context: int
+    batch: int | None
+    prefill: int | None
+    context: int | None
+    isl: int | None
+    osl: int | None
+    ttft_ms: float | None
+    tpot_ms: float | None
     weight_dtype: str
     act_dtype: str
     dispatch_dtype: str | None

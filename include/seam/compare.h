@@ -35,6 +35,15 @@ struct Targets {
   int osl = 0;      // output tokens a request makes (0: decode only, prefill not charged)
 };
 
+// What a deployment is chosen for, among those that fit and meet the
+// targets: the output tokens a GPU makes a second (throughput), the tokens
+// a user sees a second (latency: the shortest TPOT), or the shortest time
+// to a first token (ttft). Each candidate runs the batch that serves it
+// best, and the ranking follows it.
+enum class Objective { kThroughput, kLatency, kTtft };
+std::string_view Name(Objective o);
+Expected<Objective> ParseObjective(std::string_view text);
+
 struct CompareOptions {
   int gpus = 8;
   int nodes = 1;
@@ -51,6 +60,10 @@ struct CompareOptions {
   // micro-batch as two halves whose dispatch and combine run behind the
   // other half's compute, when that is faster.
   bool overlap = true;
+  Objective objective = Objective::kThroughput;
+  // Also the frontier of output tokens a second per GPU against per user:
+  // every candidate at every batch it can hold, those no other beats on both.
+  bool pareto = false;
 };
 
 struct Candidate {
@@ -79,6 +92,10 @@ struct Candidate {
 
 struct Comparison {
   std::vector<Candidate> ranked;
+  // With CompareOptions::pareto: the points within the targets that no
+  // other point beats on both tokens a second per GPU and per user, the
+  // fastest for a user first.
+  std::vector<Candidate> frontier;
   std::map<std::string, int> rejected;  // reason -> how many configurations
   int considered = 0;
   int merged = 0;  // the same steps as a narrower --reduction

@@ -90,13 +90,23 @@ bool SameSteps(const Pipeline& a, const Pipeline& b) {
   return true;
 }
 
-// Fitting configurations by their collectives' time; those that do not fit
-// by how close they come (a configuration that cannot hold its weights is no
-// answer, however little it moves).
-bool Better(const Candidate& a, const Candidate& b) {
+// Fitting configurations within the targets by the objective, then by
+// output per GPU and their collectives' time; those past a target after
+// them; those that do not fit by how close they come (a configuration that
+// cannot hold its weights is no answer, however little it moves).
+bool Better(const Candidate& a, const Candidate& b, Objective objective) {
   if (a.fits != b.fits) return a.fits;
   if (!a.fits && a.memory.total() != b.memory.total()) return a.memory.total() < b.memory.total();
   if (a.meets != b.meets) return a.meets;
+  switch (objective) {
+    case Objective::kThroughput: break;
+    case Objective::kLatency:
+      if (a.step_seconds != b.step_seconds) return a.step_seconds < b.step_seconds;
+      break;
+    case Objective::kTtft:
+      if (a.ttft_seconds != b.ttft_seconds) return a.ttft_seconds < b.ttft_seconds;
+      break;
+  }
   if (a.tokens_per_gpu != b.tokens_per_gpu) return a.tokens_per_gpu > b.tokens_per_gpu;
   if (a.cost.decode_seconds != b.cost.decode_seconds) return a.cost.decode_seconds < b.cost.decode_seconds;
   if (a.cost.prefill_seconds_per_token != b.cost.prefill_seconds_per_token) {
@@ -212,10 +222,12 @@ Status AtBatch(const Priced& p, int batch, Candidate& c) {
   return Status::Ok();
 }
 
-// The batch that makes the most output tokens per GPU within the targets
-// and the memory: one sequence a DP group of every replica, doubled while
-// the cache fits (it grows with the batch; the weights do not).
-Status BestBatch(const Priced& p, const std::vector<WeightSpec>& specs, Candidate& c) {
+// The batch that serves the objective best within the targets and the
+// memory: one sequence a DP group of every replica, doubled while the
+// cache fits (it grows with the batch; the weights do not). Each batch
+// that fits and meets the targets is also a point for the frontier.
+Status BestBatch(const Priced& p, const std::vector<WeightSpec>& specs, Candidate& c,
+                 std::vector<Candidate>* points) {
   const int unit = c.replicas * c.config.attn_dp;
   Workload one = p.options.load;
   one.batch = unit;
@@ -229,12 +241,28 @@ Status BestBatch(const Priced& p, const std::vector<WeightSpec>& specs, Candidat
     k.memory = {.weights = m.weights, .cache = cache, .pp_rank = m.pp_rank};
     k.fits = k.memory.total() <= p.usable;
     SEAM_RETURN_IF_ERROR(AtBatch(p, batch, k));
-    if (!found || Better(k, best)) best = k;
+    if (points && k.fits && k.meets) points->push_back(k);
+    if (!found || Better(k, best, p.options.objective)) best = k;
     found = true;
     if (!k.fits) break;
   }
   c = best;
   return Status::Ok();
+}
+
+// The points no other beats on both tokens a second per user (the shorter
+// step) and per GPU: by step, and of each the one whose output per GPU
+// passes every faster point's.
+std::vector<Candidate> Frontier(std::vector<Candidate> points) {
+  std::stable_sort(points.begin(), points.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.step_seconds != b.step_seconds) return a.step_seconds < b.step_seconds;
+    return a.tokens_per_gpu > b.tokens_per_gpu;
+  });
+  std::vector<Candidate> out;
+  for (Candidate& k : points) {
+    if (out.empty() || k.tokens_per_gpu > out.back().tokens_per_gpu) out.push_back(std::move(k));
+  }
+  return out;
 }
 
 Status CheckOptions(const CompareOptions& o) {
@@ -264,6 +292,25 @@ double EstimatedSeconds(const Model& m, const CompareOptions& o) {
     }
   }
   return configs * m.num_layers * kSecondsPerConfigLayer;
+}
+
+std::string_view Name(Objective o) {
+  switch (o) {
+    case Objective::kThroughput: return "throughput";
+    case Objective::kLatency: return "latency";
+    case Objective::kTtft: return "ttft";
+  }
+  SEAM_CHECK(false, "an unknown objective");
+}
+
+Expected<Objective> ParseObjective(std::string_view text) {
+  for (Objective o : {Objective::kThroughput, Objective::kLatency, Objective::kTtft}) {
+    if (Name(o) == text) return o;
+  }
+  return InvalidArgument(
+      fmt::format("'{}' is not an objective: throughput (output tokens a second per GPU), latency (per user) or "
+                  "ttft (time to the first token)",
+                  Printable(text)));
 }
 
 void ApplyAsk(const Ask& a, CompareOptions& o) {
@@ -318,6 +365,7 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
   Expected<ModelWeights> summed = SumWeights(m, specs);
   if (!summed) return summed.error();
   Comparison out;
+  std::vector<Candidate> points;  // every candidate at every batch, for the frontier
   for (int replicas : Divisors(o.gpus)) {
     for (int pp : Divisors(o.gpus / replicas)) {
       const int tp = o.gpus / replicas / pp;
@@ -339,8 +387,13 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
         Candidate c{.config = cfg, .replicas = replicas};
         const Priced p{
             .model = m, .weights = *summed, .plans = *plans, .options = o, .hw = placed.hardware, .usable = usable};
+        if (o.pareto) {
+          Candidate swept = c;
+          SEAM_RETURN_IF_ERROR(BestBatch(p, specs, swept, &points));
+          if (o.best_batch) c = swept;
+        }
         if (o.best_batch) {
-          SEAM_RETURN_IF_ERROR(BestBatch(p, specs, c));
+          if (!o.pareto) SEAM_RETURN_IF_ERROR(BestBatch(p, specs, c, nullptr));
         } else {
           c.memory = MemoryOf(m, specs, cfg, replicas, o.load, o.memory);
           c.fits = c.memory.total() <= usable;
@@ -350,7 +403,9 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
       }
     }
   }
-  std::stable_sort(out.ranked.begin(), out.ranked.end(), Better);
+  std::stable_sort(out.ranked.begin(), out.ranked.end(),
+                   [&](const Candidate& a, const Candidate& b) { return Better(a, b, o.objective); });
+  if (o.pareto) out.frontier = Frontier(std::move(points));
   return out;
 }
 

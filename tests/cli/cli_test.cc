@@ -1102,6 +1102,53 @@ TEST_F(Cli, ExplainTakesACandidatesDecodeStepApartIntoWhatTheRankingSums) {
                   "--explain 1000: only 113 configurations bind"}});
 }
 
+// A pipeline's step in --explain: each rank's pass of one of its
+// micro-batches, the step the longer of one pass through every rank and the
+// slowest rank's passes of all, each rank idle for the rest.
+TEST_F(Cli, ExplainShowsAPipelinesMicroBatchesAndEachRanksIdleTime) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/llama-3.1-70b.json";
+  const std::vector<std::string> base = {"compare", "--hf-config", config, "--gpus", "8", "--batch", "256"};
+  std::vector<std::string> all = base;
+  all.insert(all.end(), {"--top", "1000", "--format", "json"});
+  const Result r = Run(all);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  size_t k = 0;
+  while (k < doc["ranked"].size() && doc["ranked"][k]["flags"] != "--tp 4 --pp 2") ++k;
+  ASSERT_LT(k, doc["ranked"].size());
+  std::vector<std::string> explain = base;
+  explain.insert(explain.end(), {"--explain", std::to_string(k + 1), "--format", "json"});
+  const Result e = Run(explain);
+  ASSERT_EQ(e.code, 0) << e.err;
+  const nlohmann::json x = nlohmann::json::parse(e.out)["explain"];
+  ASSERT_EQ(x["micro_batches"], 2);
+  ASSERT_EQ(x["ranks"].size(), 2U);
+  double sum = 0, slowest = 0;
+  for (const nlohmann::json& rank : x["ranks"]) {
+    const double pass = rank["pass_seconds"].get<double>();
+    EXPECT_NEAR(pass, rank["work_seconds"].get<double>() + rank["collective_seconds"].get<double>(), 1e-12);
+    sum += pass;
+    slowest = std::max(slowest, pass);
+  }
+  const double step = x["step_seconds"].get<double>();
+  EXPECT_DOUBLE_EQ(step, std::max(sum, 2 * slowest));
+  EXPECT_DOUBLE_EQ(step, doc["ranked"][k]["step_seconds"].get<double>());
+  for (const nlohmann::json& rank : x["ranks"]) {
+    EXPECT_NEAR(rank["idle_seconds"].get<double>(), step - 2 * rank["pass_seconds"].get<double>(), 1e-12);
+  }
+  const Result table = Run({"compare", "--hf-config", config, "--gpus", "8", "--batch", "256", "--top", "1",
+                            "--explain", std::to_string(k + 1)});
+  EXPECT_NE(table.out.find("(--tp 4 --pp 2) at batch 256, a decode step of"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(", 2 micro-batches through the pipeline:\npipeline rank 0: work "), std::string::npos)
+      << table.out;
+}
+
+TEST_F(Cli, CompareRefusesAnUnknownObjective) {
+  ExpectRefused({{{"compare", "llama", "--objective", "cheap"},
+                  "--objective: 'cheap' is not an objective: throughput (output tokens a second per GPU), latency "
+                  "(per user) or ttft (time to the first token)"}});
+}
+
 TEST_F(Cli, CompareRefusesBadHardwareAndGpus) {
   const std::vector<BadInput> cases = {
       {{"compare", "llama", "--hardware", "gb300"},

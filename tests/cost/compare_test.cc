@@ -179,6 +179,103 @@ TEST(Compare, RefusesGpusThatDoNotFitItsNodes) {
             "16 GPUs on 1 node(s) is 16 a node, more than the 8 a h100 node has");
 }
 
+// Whether a serves a user at least as fast and a GPU at least as well as b,
+// and one of them better.
+bool Dominates(const Candidate& a, const Candidate& b) {
+  return a.step_seconds <= b.step_seconds && a.tokens_per_gpu >= b.tokens_per_gpu &&
+         (a.step_seconds < b.step_seconds || a.tokens_per_gpu > b.tokens_per_gpu);
+}
+
+// The frontier against every candidate at every batch a fixed-batch
+// comparison gives (each a power of two a DP group of every replica
+// holds): each point that fits and meets the target is on the frontier or
+// beaten on both by a point of it, and no frontier point is beaten by one.
+TEST(Compare, TheFrontierHoldsEveryPointNoOtherBeatsOnBoth) {
+  const Model m = Config("llama-3.1-8b.json");
+  CompareOptions o = On(4, 1);
+  ApplyAsk({.isl = 500, .osl = 200, .tpot = 0.012}, o);
+  o.pareto = true;
+  const Expected<Comparison> c = Compare(m, o);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_GT(c->frontier.size(), 3U);
+  std::vector<Candidate> every;
+  for (int batch = 1; batch <= 4096; batch *= 2) {
+    CompareOptions fixed = o;
+    fixed.best_batch = fixed.pareto = false;
+    fixed.load.batch = batch;
+    const Expected<Comparison> at = Compare(m, fixed);
+    ASSERT_TRUE(at.ok());
+    for (const Candidate& k : at->ranked) {
+      // The batch search starts at one sequence a DP group of every replica.
+      const int unit = k.replicas * k.config.attn_dp;
+      if (k.fits && k.meets && batch % unit == 0) every.push_back(k);
+    }
+  }
+  for (const Candidate& k : every) {
+    const bool on = std::any_of(c->frontier.begin(), c->frontier.end(), [&](const Candidate& f) {
+      return f.batch == k.batch && f.replicas == k.replicas && SeamFlags(f.config, {}) == SeamFlags(k.config, {});
+    });
+    // Beaten, or tied on both with a point of the frontier (another spelling of the same step).
+    const bool beaten = std::any_of(c->frontier.begin(), c->frontier.end(), [&](const Candidate& f) {
+      return Dominates(f, k) || (f.step_seconds == k.step_seconds && f.tokens_per_gpu == k.tokens_per_gpu);
+    });
+    EXPECT_TRUE(on || beaten) << FlagsOf(k) << " at " << k.batch;
+  }
+  for (const Candidate& f : c->frontier) {
+    EXPECT_TRUE(f.fits && f.meets);
+    EXPECT_LE(f.step_seconds, 0.012);
+    for (const Candidate& k : every) EXPECT_FALSE(Dominates(k, f)) << FlagsOf(k) << " beats " << FlagsOf(f);
+  }
+}
+
+// The objective chooses each candidate's batch and the order: latency the
+// shortest TPOT (one sequence a DP group), ttft the shortest prefill, and
+// throughput the most output per GPU.
+TEST(Compare, TheObjectiveChoosesEachCandidatesBatchAndTheOrder) {
+  const Model m = Config("llama-3.1-8b.json");
+  CompareOptions o = On(4, 1);
+  ApplyAsk({.isl = 500, .osl = 200}, o);
+  for (const Objective objective : {Objective::kThroughput, Objective::kLatency, Objective::kTtft}) {
+    o.objective = objective;
+    const Expected<Comparison> c = Compare(m, o);
+    ASSERT_TRUE(c.ok());
+    const auto key = [&](const Candidate& k) {
+      switch (objective) {
+        case Objective::kThroughput: return -k.tokens_per_gpu;
+        case Objective::kLatency: return k.step_seconds;
+        case Objective::kTtft: return k.ttft_seconds;
+      }
+      return 0.0;
+    };
+    for (size_t i = 1; i < c->ranked.size(); ++i) {
+      if (c->ranked[i].fits) {
+        EXPECT_LE(key(c->ranked[i - 1]), key(c->ranked[i])) << Name(objective) << " " << i;
+      }
+    }
+    if (objective != Objective::kLatency) continue;
+    // No batch gives a candidate a shorter step than the one it runs: not
+    // its smallest (a sequence a DP group of every replica), nor any other
+    // (a pipeline's steps are as short at up to a sequence a rank).
+    for (int batch = 1; batch <= 64; batch *= 2) {
+      CompareOptions fixed = o;
+      fixed.best_batch = false;
+      fixed.load.batch = batch;
+      const Expected<Comparison> at = Compare(m, fixed);
+      ASSERT_TRUE(at.ok());
+      for (const Candidate& k : at->ranked) {
+        if (!k.fits || batch % (k.replicas * k.config.attn_dp) != 0) continue;
+        const Candidate& chosen = *std::find_if(c->ranked.begin(), c->ranked.end(), [&](const Candidate& x) {
+          return x.replicas == k.replicas && SeamFlags(x.config, {}) == SeamFlags(k.config, {});
+        });
+        EXPECT_LE(chosen.step_seconds, k.step_seconds) << FlagsOf(k) << " at " << batch;
+      }
+    }
+  }
+  EXPECT_EQ(ParseObjective("tokens").error().message,
+            "'tokens' is not an objective: throughput (output tokens a second per GPU), latency (per user) or ttft "
+            "(time to the first token)");
+}
+
 }  // namespace
 }  // namespace seam
 
@@ -234,6 +331,5 @@ TEST(Compare, ACandidatePastATargetRanksAfterEveryOneWithinIt) {
   }
   EXPECT_TRUE(c->ranked.front().meets);
 }
-
 }  // namespace
 }  // namespace seam

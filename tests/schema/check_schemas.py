@@ -240,6 +240,18 @@ class Checker:
                                             "--gpus", "8", "--top", "40", "--emit", "sglang", "--format", "json"])
         kinds = {"lines" in k["launch"] for k in emitted["ranked"]}
         expect(kinds == {True, False}, f"--emit sglang writes some lines and refuses some: {kinds}")
+        # --pareto and an objective: the frontier, each point faster for a user and slower per GPU than the one
+        # before it; the ranking by TPOT.
+        pareto = self.document("compare", ["compare", "--hf-config", str(self.configs / "llama-3.1-8b.json"), "--gpus",
+                                           "4", "--isl", "500", "--osl", "200", "--objective", "latency", "--pareto",
+                                           "--format", "json"])
+        f = pareto["frontier"]
+        expect(pareto["objective"] == "latency" and len(f) > 2, "--pareto gives a frontier")
+        expect(all(a["step_seconds"] <= b["step_seconds"] and a["tokens_per_gpu"] < b["tokens_per_gpu"]
+                   for a, b in zip(f, f[1:])), "the frontier trades a user's speed for output per GPU")
+        fitting = [k for k in pareto["ranked"] if k["fits"] and k["meets"]]
+        expect(all(a["step_seconds"] <= b["step_seconds"] for a, b in zip(fitting, fitting[1:])),
+               "--objective latency ranks by TPOT")
         self.document("compare", ["compare", "--hf-config", str(self.configs / "deepseek-v2-lite.json"), "--gpus", "16",
                                   "--nodes", "2", "--hardware", "h200", "--weight-dtype", "fp8", "--dispatch-dtype",
                                   "fp8", "--top", "1000", "--format", "json"])

@@ -228,6 +228,8 @@ struct CompareArgs {
   bool nodes_given = false;  // --nodes on the command line (else an engine's placement flags say)
   std::string hardware = "h100";
   Ask ask;  // --batch, --prefill, --context, --isl, --osl, --ttft, --tpot
+  Objective objective = Objective::kThroughput;
+  bool pareto = false;
   double weight_bytes = 2;
   bool weight_given = false;  // --weight-dtype on the command line (else an engine's checkpoint says)
   WireFlags wire;

@@ -27,6 +27,7 @@ std::string Workload(const CompareOptions& o) {
   if (t.osl > 0) out += fmt::format("; {} output tokens a request", t.osl);
   if (t.ttft > 0) out += fmt::format("; TTFT <= {} ms", Millis(t.ttft));
   if (t.tpot > 0) out += fmt::format("; TPOT <= {} ms", Millis(t.tpot));
+  if (o.objective != Objective::kThroughput) out += fmt::format("; objective: {}", Name(o.objective));
   return out;
 }
 
@@ -71,6 +72,17 @@ std::string Table(const Comparison& c, int top) {
   for (const auto& [reason, n] : c.rejected) reasons.push_back({-n, reason});
   std::sort(reasons.begin(), reasons.end());
   for (const auto& [n, reason] : reasons) out += fmt::format("  {:>6}  {}\n", -n, reason);
+  return out;
+}
+
+// --pareto: the frontier, the fastest for a user first.
+std::string FrontierTable(const Comparison& c) {
+  std::string out = fmt::format(
+      "\nthe frontier of output per GPU against per user ({} points within the targets, the fastest for a user "
+      "first):\n",
+      c.frontier.size());
+  out += TableHead();
+  for (size_t i = 0; i < c.frontier.size(); ++i) out += Row(c.frontier[i], i + 1);
   return out;
 }
 
@@ -171,6 +183,14 @@ Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, i
     ranked.push_back(CandidateJson(c.ranked[i], static_cast<int>(i) + 1));
     ranked.back()["launch"] = LaunchJson(launches, i, emit);
   }
+  Json frontier = nullptr;
+  if (o.pareto) {
+    frontier = Json::array();
+    for (size_t i = 0; i < c.frontier.size(); ++i) {
+      frontier.push_back(CandidateJson(c.frontier[i], static_cast<int>(i) + 1));
+      frontier.back()["launch"] = nullptr;
+    }
+  }
   Json rejected = Json::object();
   for (const auto& [reason, n] : c.rejected) rejected[reason] = n;
   int fit = 0;
@@ -186,6 +206,7 @@ Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, i
           {"prefill", o.load.prefill},
           {"context", o.load.context},
           {"best_batch", o.best_batch},
+          {"objective", Name(o.objective)},
           {"targets", {{"ttft_seconds", o.targets.ttft}, {"tpot_seconds", o.targets.tpot}, {"osl", o.targets.osl}}},
           {"weight_bytes", o.memory.weight_bytes},
           {"act_dtype", Name(o.wire.act)},
@@ -195,6 +216,7 @@ Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, i
           {"fit", fit},
           {"merged", c.merged},
           {"ranked", ranked},
+          {"frontier", std::move(frontier)},
           {"rejected", rejected},
           {"engine", std::move(engine)}};
 }
@@ -324,6 +346,8 @@ int RunCompare(const CompareArgs& a) {
                    .wire = s.wire,
                    .memory = {.weight_bytes = s.weight_bytes, .kv = *s.kv}};
   ApplyAsk(a.ask, o);
+  o.objective = a.objective;
+  o.pareto = a.pareto;
   if (const double t = EstimatedSeconds(*model, o); t > a.max_seconds) {
     return Fail(InvalidArgument(fmt::format(
         "comparing every configuration of {} layers on {} GPUs would take about {:.0f} s; --max-seconds {:g} refuses "
@@ -352,6 +376,7 @@ int RunCompare(const CompareArgs& a) {
     std::cout << Header(*model, o) << "\n";
     if (engine) std::cout << WhereIs(*engine, *c, DisplayName(*a.engine.engine)) << "\n";
     std::cout << Table(*c, a.top);
+    if (o.pareto) std::cout << FrontierTable(*c);
     if (a.emit) std::cout << LaunchTable(*launches, *a.emit);
     if (explained) {
       const size_t k = static_cast<size_t>(a.explain);

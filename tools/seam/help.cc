@@ -31,6 +31,7 @@ const std::map<std::string, std::string>& ValueNames() {
       {"--timeout", "SECONDS"},
       {"--ttft", "MS"},
       {"--tpot", "MS"},
+      {"--objective", "throughput|latency|ttft"},
       {"--dtype", "fp32|bf16"},
       {"--backend", "threads|record|mpi"},
       {"--mpi-mode", "canonical|native"},

@@ -156,6 +156,13 @@ int main(int argc, char** argv) {
   isl->excludes(prefill);
   for (CLI::Option* o : {isl, osl}) o->excludes(context);
   for (CLI::Option* o : {ttft, tpot}) o->excludes(batch);
+  AddParsed(*compare_cmd, "--objective", compare.objective, seam::ParseObjective,
+            "rank by throughput (output tokens a second per GPU; default), latency (per user) or ttft, each "
+            "configuration at the batch that serves it best")
+      ->default_str("throughput");
+  compare_cmd->add_flag("--pareto", compare.pareto,
+                        "also the frontier of output per GPU against per user: every configuration at every batch "
+                        "it holds, those no other beats on both");
   AddParsed(*compare_cmd, "--weight-dtype", compare.weight_bytes, seam::ParseWeightBytes,
             "the weights' dtype: bf16 (default), fp16, fp8 or fp32")
       ->default_str("bf16");

@@ -39,6 +39,8 @@ struct CompareArgs {
   std::string act_dtype = "bf16";
   std::optional<std::string> dispatch_dtype;
   double max_seconds = 600;
+  std::string objective = "throughput";
+  bool pareto = false;
 };
 
 // A keyword that would contradict another, refused as the command line
@@ -91,6 +93,8 @@ py::dict CompareOf(const Model& m, const std::optional<EngineChoice>& engine, co
       .wire = wire,
       .memory = {.weight_bytes = TakeArg("weight_dtype", ParseWeightBytes(a.weight_dtype)), .kv = wire.act}};
   ApplyAsk(ask, o);
+  o.objective = TakeArg("objective", ParseObjective(a.objective));
+  o.pareto = a.pareto;
   if (const double t = EstimatedSeconds(m, o); t > a.max_seconds) {
     Raise(
         InvalidArgument(fmt::format("comparing every configuration of {} layers on {} GPUs would take about {:.0f} "
@@ -120,7 +124,13 @@ py::dict CompareOf(const Model& m, const std::optional<EngineChoice>& engine, co
   targets["tpot_seconds"] = o.targets.tpot;
   targets["osl"] = o.targets.osl;
   out["targets"] = targets;
+  out["objective"] = std::string(Name(o.objective));
   out["ranked"] = ranked;
+  py::list frontier;  // with pareto, the frontier's points as the ranked candidates are written
+  for (size_t i = 0; i < done.frontier.size(); ++i) {
+    frontier.append(CandidateJson(done.frontier[i], static_cast<int>(i) + 1).dump());
+  }
+  out["frontier"] = o.pareto ? py::object(frontier) : py::object(py::none());
   out["rejected"] = done.rejected;
   out["considered"] = done.considered;
   out["merged"] = done.merged;
@@ -168,7 +178,9 @@ void AddCompare(py::module_& m) {
       .def_readwrite("weight_dtype", &CompareArgs::weight_dtype)
       .def_readwrite("act_dtype", &CompareArgs::act_dtype)
       .def_readwrite("dispatch_dtype", &CompareArgs::dispatch_dtype)
-      .def_readwrite("max_seconds", &CompareArgs::max_seconds);
+      .def_readwrite("max_seconds", &CompareArgs::max_seconds)
+      .def_readwrite("objective", &CompareArgs::objective)
+      .def_readwrite("pareto", &CompareArgs::pareto);
   m.def("compare", &CompareModel, py::arg("model"), py::arg("hf_config"), py::arg("layers"), py::arg("args"),
         "Every configuration of the model on the GPUs, bound, verified and ranked by cost.");
   m.def("compare_engine", &CompareEngine, py::arg("engine"), py::arg("flags"), py::arg("layers"), py::arg("args"),

@@ -372,7 +372,10 @@ class Comparison:
     ``seam compare --format json`` reports: ``batch`` sequences a decode
     step (unused where ``best_batch``: each candidate runs its own best),
     ``prefill`` tokens a prompt, ``context`` tokens each sequence caches,
-    and the ``targets``."""
+    and the ``targets``; the ``objective`` the ranking serves; with
+    ``pareto``, the ``frontier``: every candidate at every batch it holds
+    within the targets that no other beats on both output tokens a second
+    per GPU and per user, the fastest for a user first (``None`` without)."""
 
     model: str
     hardware: str
@@ -387,6 +390,8 @@ class Comparison:
     context: int = 4096
     best_batch: bool = False
     targets: Targets = Targets()
+    objective: str = "throughput"
+    frontier: tuple[Candidate, ...] | None = None
 
 
 def _count(name: str, value: object) -> int | None:
@@ -398,7 +403,8 @@ def _millis(name: str, value: object) -> float | None:
 
 
 def _compare_args(gpus: int | None, nodes: int, hardware: str, workload: _Mapping[str, _Any], weight_dtype: str,
-                  act_dtype: str, dispatch_dtype: str | None, max_seconds: float) -> _Any:
+                  act_dtype: str, dispatch_dtype: str | None, max_seconds: float, objective: str = "throughput",
+                  pareto: bool = False) -> _Any:
     """The native module's arguments; ``workload`` holds the keywords batch,
     prefill, context, isl, osl, ttft_ms and tpot_ms (None: not given), which
     the native module makes the workload as ``seam compare`` makes it."""
@@ -415,22 +421,28 @@ def _compare_args(gpus: int | None, nodes: int, hardware: str, workload: _Mappin
     a.weight_dtype, a.act_dtype = _args.text("weight_dtype", weight_dtype), _args.text("act_dtype", act_dtype)
     a.dispatch_dtype = _dtype("dispatch_dtype", dispatch_dtype)
     a.max_seconds = _args.seconds("max_seconds", max_seconds)
+    a.objective = _args.text("objective", objective)
+    if not isinstance(pareto, bool):
+        raise BadInput(f"pareto must be True or False, not {type(pareto).__name__}")
+    a.pareto = pareto
     return a
 
 
 def _comparison(d: _Mapping[str, _Any]) -> Comparison:
     from ._plan import _config as config_of
 
-    ranked = []
-    for text in d["ranked"]:
+    def candidate(text: str) -> Candidate:
         c = _json.loads(text)
         c["config"] = config_of(c["config"])
-        ranked.append(Candidate(**c))
+        return Candidate(**c)
+
+    ranked = [candidate(text) for text in d["ranked"]]
+    frontier = None if d["frontier"] is None else tuple(candidate(text) for text in d["frontier"])
     engine = None if d["engine"] is None else EngineRank(**d["engine"])
     return Comparison(model=d["model"], hardware=d["hardware"], ranked=tuple(ranked), rejected=dict(d["rejected"]),
                       considered=d["considered"], merged=d["merged"], gpus=d["gpus"], engine=engine,
                       batch=d["batch"], prefill=d["prefill"], context=d["context"], best_batch=d["best_batch"],
-                      targets=Targets(**d["targets"]))
+                      targets=Targets(**d["targets"]), objective=d["objective"], frontier=frontier)
 
 
 # The workload's keywords of compare and compare_for_engine (seam compare's
@@ -442,7 +454,8 @@ def compare(model: str | _os.PathLike[str], *, gpus: int | None = None, nodes: i
             hardware: str | _os.PathLike[str] = "h100", batch: int | None = None, prefill: int | None = None,
             context: int | None = None, isl: int | None = None, osl: int | None = None, ttft_ms: float | None = None,
             tpot_ms: float | None = None, weight_dtype: str = "bf16", act_dtype: str = "bf16",
-            dispatch_dtype: str | None = None, layers: int | None = None, max_seconds: float = 600) -> Comparison:
+            dispatch_dtype: str | None = None, layers: int | None = None, max_seconds: float = 600,
+            objective: str = "throughput", pareto: bool = False) -> Comparison:
     """Every configuration of ``model`` on ``gpus`` GPUs (default: every GPU
     of the ``nodes``) over ``nodes`` nodes, bound, verified and ranked as
     ``seam compare`` ranks them: those that fit in memory first, those
@@ -466,10 +479,15 @@ def compare(model: str | _os.PathLike[str], *, gpus: int | None = None, nodes: i
     As the command line refuses its flags together, ``batch`` excludes
     ``ttft_ms`` and ``tpot_ms``, ``prefill`` excludes ``isl``, and
     ``context`` excludes ``isl`` and ``osl``: each raises :class:`BadInput`.
+    ``objective`` is ``"throughput"`` (output tokens a second per GPU),
+    ``"latency"`` (per user: the shortest TPOT) or ``"ttft"``, each
+    configuration at the batch that serves it best; ``pareto`` adds
+    ``Comparison.frontier`` (``seam compare --objective``, ``--pareto``).
     """
     workload = {k: v for k, v in locals().items() if k in _WORKLOAD}
     name, config = _model_args(model)
-    a = _compare_args(gpus, nodes, hardware, workload, weight_dtype, act_dtype, dispatch_dtype, max_seconds)
+    a = _compare_args(gpus, nodes, hardware, workload, weight_dtype, act_dtype, dispatch_dtype, max_seconds,
+                      objective, pareto)
     n = 0 if layers is None else _args.integer("layers", layers, 1)
     return _comparison(_seam.compare(name, config, n, a))
 
@@ -479,18 +497,21 @@ def compare_for_engine(engine: str, args: _Sequence[str], *, gpus: int | None = 
                        prefill: int | None = None, context: int | None = None, isl: int | None = None,
                        osl: int | None = None, ttft_ms: float | None = None, tpot_ms: float | None = None,
                        weight_dtype: str = "bf16", act_dtype: str = "bf16", dispatch_dtype: str | None = None,
-                       layers: int | None = None, max_seconds: float = 600) -> Comparison:
+                       layers: int | None = None, max_seconds: float = 600, objective: str = "throughput",
+                       pareto: bool = False) -> Comparison:
     """Every configuration of the model an engine's own command line names,
     ranked as :func:`compare` ranks them, and where the engine's own
     configuration ranks (``Comparison.engine``), as ``seam compare --engine
     sglang -- ARGS`` does. ``args`` are the launcher's flags, as
     :func:`plan_for_engine` takes them; ``gpus`` defaults to the GPUs the
     engine runs on (its world size times its replicas); the workload's
-    keywords (``batch``, ``isl``, ``tpot_ms``, ...) are :func:`compare`'s."""
+    keywords (``batch``, ``isl``, ``tpot_ms``, ...), ``objective`` and
+    ``pareto`` are :func:`compare`'s."""
     workload = {k: v for k, v in locals().items() if k in _WORKLOAD}
     if isinstance(args, str):
         raise BadInput("args is the engine's command line as a list of strings, not one string")
-    a = _compare_args(gpus, nodes, hardware, workload, weight_dtype, act_dtype, dispatch_dtype, max_seconds)
+    a = _compare_args(gpus, nodes, hardware, workload, weight_dtype, act_dtype, dispatch_dtype, max_seconds,
+                      objective, pareto)
     n = 0 if layers is None else _args.integer("layers", layers, 1)
     return _comparison(_seam.compare_engine(_args.text("engine", engine), _args.strings("args", args), n, a))
 

@@ -32,6 +32,8 @@ class CompareArgs:
     act_dtype: str
     dispatch_dtype: str | None
     max_seconds: float
+    objective: str
+    pareto: bool
     def __init__(self) -> None: ...
 
 class RunArgs:

@@ -226,8 +226,7 @@ Status AtBatch(const Priced& p, int batch, Candidate& c) {
 // memory: one sequence a DP group of every replica, doubled while the
 // cache fits (it grows with the batch; the weights do not). Each batch
 // that fits and meets the targets is also a point for the frontier.
-Status BestBatch(const Priced& p, const std::vector<WeightSpec>& specs, Candidate& c,
-                 std::vector<Candidate>* points) {
+Status BestBatch(const Priced& p, const std::vector<WeightSpec>& specs, Candidate& c, std::vector<Candidate>* points) {
   const int unit = c.replicas * c.config.attn_dp;
   Workload one = p.options.load;
   one.batch = unit;

@@ -201,3 +201,31 @@ def test_the_milliseconds_refused_are_the_command_lines(cli, keyword, flag):
         assert str(e.value) == f"{keyword}={text}{_MILLIS}"
     # A day is the most a target may be.
     assert seam.compare("llama", gpus=2, **{keyword: 86_400_000}).best_batch
+
+
+def test_an_objective_and_the_frontier_are_the_command_lines(cli_json):
+    c = seam.compare(_LLAMA_8B, gpus=4, isl=500, osl=200, objective="latency", pareto=True)
+    doc = cli_json("compare", "--hf-config", str(_LLAMA_8B), "--gpus", "4", "--isl", "500", "--osl", "200",
+                   "--objective", "latency", "--pareto", "--top", "100000")
+    _same_candidates(c, doc)
+    assert c.objective == doc["objective"] == "latency"
+    assert [(k.flags, k.replicas, k.batch, k.tokens_per_gpu, k.step_seconds) for k in c.frontier] == [
+        (k["flags"], k["replicas"], k["batch"], k["tokens_per_gpu"], k["step_seconds"]) for k in doc["frontier"]]
+    # Each point faster for a user and slower per GPU than the next; the ranking by TPOT.
+    assert len(c.frontier) > 2
+    assert all(a.step_seconds <= b.step_seconds and a.tokens_per_gpu < b.tokens_per_gpu
+               for a, b in zip(c.frontier, c.frontier[1:]))
+    fitting = [k.step_seconds for k in c.ranked if k.fits]
+    assert fitting == sorted(fitting)
+    assert seam.compare(_LLAMA_8B, gpus=4, isl=500, osl=200).frontier is None
+
+
+@pytest.mark.parametrize("keywords, message", [
+    ({"objective": "cheap"}, "'cheap' is not an objective: throughput (output tokens a second per GPU), latency "
+                             "(per user) or ttft (time to the first token)"),
+    ({"pareto": 1}, "pareto must be True or False, not int"),
+])
+def test_a_bad_objective_or_pareto_is_bad_input(keywords, message):
+    with pytest.raises(seam.BadInput) as e:
+        seam.compare(_LLAMA_8B, gpus=4, **keywords)
+    assert message in str(e.value)

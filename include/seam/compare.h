@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "seam/cost.h"
+#include "seam/engine.h"
 #include "seam/model.h"
 #include "seam/topology.h"
 #include "seam/wire.h"
@@ -71,6 +72,7 @@ struct Candidate {
   int replicas = 1;
   PlanCost cost;  // the collectives
   MemoryUse memory;
+  MemoryBudget budget;  // what the engine lets it take on a GPU (seam/cost.h)
   bool fits = false;
   // At `batch` sequences (the workload's, or the best): a decode step end
   // to end, every pipeline rank's compute and memory traffic (seam/work.h)
@@ -79,12 +81,16 @@ struct Candidate {
   // output tokens a GPU makes a second (each request's prefill charged
   // once per `osl` tokens where the targets give osl).
   int batch = 0;
+  // tpot_seconds: the time between a request's tokens as a serving
+  // benchmark measures it, a decode step and the share of the prefills the
+  // replica runs between steps (the step alone without osl).
   // A pipeline decodes as many micro-batches as it has ranks (fewer when
   // a DP group has fewer sequences), each through every rank in turn;
   // `overlapped`: each micro-batch as two overlapped halves.
   int micro_batches = 1;
   bool overlapped = false;
   double step_seconds = 0;
+  double tpot_seconds = 0;
   double ttft_seconds = 0;
   double tokens_per_gpu = 0;
   bool meets = true;  // within the targets at that batch
@@ -120,6 +126,10 @@ struct Ask {
 // average, half its output; with lengths or targets and no batch, each
 // candidate runs at its best batch.
 void ApplyAsk(const Ask& a, CompareOptions& o);
+
+// The memory as the engine of a launch line fills it, at the line's own
+// share of the GPU and prefill chunk where it gives them.
+void FillAs(Engine e, const EngineChoice& line, MemoryOptions& m);
 
 // Where a configuration (an engine's, say) ranks (0-based): the best-ranked
 // candidate with its layout and replicas, a wider --reduction that binds the

@@ -71,9 +71,23 @@ struct PlanCost {
 // rank with no line (a file's, unverified) prices as nothing.
 PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw, int replicas);
 
+// How an engine fills a GPU's memory. vLLM (and seam, unless told SGLang)
+// gives --gpu-memory-utilization (0.9) of the memory to weights, KV cache
+// and recurrent states, less the activations its profile run measures at
+// --max-num-batched-tokens and the all-to-all's buffers; it keeps a mixer's
+// state in the model's dtype. SGLang gives --mem-fraction-static of it to
+// weights, KV cache and states, a fraction it derives from the memory, TP
+// and PP sizes and features (activations, CUDA graphs, DeepEP buffers are
+// the rest), splits what the weights leave between states and KV cache,
+// keeps three states a running request and a mixer's state in fp32.
+enum class MemoryFill { kVllm, kSglang };
+
 struct MemoryOptions {
   double weight_bytes = 2;          // per parameter: bf16 2, fp8 1
   WireDtype kv = WireDtype::kBf16;  // the KV cache's dtype
+  MemoryFill fill = MemoryFill::kVllm;
+  double fraction = 0;    // --mem-fraction-static or --gpu-memory-utilization (0: the engine's default)
+  int prefill_chunk = 0;  // tokens a prefill runs at once (0: the engine's default for the GPU)
 };
 
 // A weight dtype's bytes a parameter: bf16 and fp16 2, fp8 1, fp32 4.
@@ -81,9 +95,10 @@ Expected<double> ParseWeightBytes(std::string_view text);
 
 struct MemoryUse {
   double weights = 0;  // bytes on the fullest rank
-  double cache = 0;    // KV cache and recurrent state on it
+  double cache = 0;    // KV cache on it
+  double states = 0;   // recurrent state on it (Mamba2, Gated DeltaNet), one a sequence
   int pp_rank = 0;     // the pipeline rank it is on
-  double total() const { return weights + cache; }
+  double total() const { return weights + cache + states; }
 };
 // The fullest rank's weights (matrices split over the group a stage's
 // weights are split over, vectors whole; the embedding and the LM head
@@ -97,8 +112,26 @@ MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, cons
 MemoryUse MemoryOf(const Model& m, const std::vector<WeightSpec>& specs, const ParallelConfig& cfg, int replicas,
                    const Workload& load, const MemoryOptions& o);
 
-// The share of GPU memory weights and cache may take; the rest is left to
-// activations, workspaces and communication buffers.
-inline constexpr double kUsableMemory = 0.9;
+// What an engine lets a configuration's weights, KV cache and states take
+// on each GPU, and what it keeps back for the rest.
+struct MemoryBudget {
+  double usable = 0;       // bytes for weights, KV cache and states
+  double fraction = 0;     // of the GPU's memory, before what is kept back below
+  double activations = 0;  // a prefill chunk's activations
+  double buffers = 0;      // the all-to-all's buffers (DeepEP)
+  // SGLang's pool for a model with recurrent states: the share of what the
+  // weights leave that holds states, and the states a running request
+  // keeps (0: states and KV cache share one pool, a state a sequence).
+  double state_share = 0;
+  int states_per_request = 1;
+};
+MemoryBudget BudgetOf(const Model& m, const ParallelConfig& cfg, const Hardware& hw, const MemoryOptions& o);
+// Whether the fullest rank's weights, cache and states fit the budget.
+bool Fits(const MemoryUse& use, const MemoryBudget& b);
+
+// The prefill chunk an engine runs on a GPU by default: SGLang's
+// chunked_prefill_size and vLLM's max_num_batched_tokens for a server are
+// 8192 on GPUs of 70 GiB or more (16384 for SGLang from 160 GiB), else 2048.
+int DefaultPrefillChunk(const Hardware& hw, MemoryFill fill);
 
 }  // namespace seam

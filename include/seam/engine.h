@@ -56,6 +56,8 @@ struct EngineLaunch {
   bool dp_lm_head = false;          // SGLang --enable-dp-lm-head
   bool two_batch_overlap = false;   // SGLang --enable-two-batch-overlap, vLLM --enable-dbo
   bool eplb = false;                // --enable-eplb
+  double memory_fraction = 0;       // SGLang --mem-fraction-static, vLLM --gpu-memory-utilization (0: the default)
+  int prefill_chunk = 0;            // SGLang --chunked-prefill-size, vLLM --max-num-batched-tokens (0: the default)
   std::string dtype = "auto";       // --dtype
   std::string quantization;         // --quantization ("": the checkpoint's own)
   std::string kv_cache_dtype = "auto";
@@ -139,6 +141,8 @@ struct EngineChoice {
   WeightFormat weights;
   std::optional<WireDtype> kv;
   bool two_batch_overlap = false;
+  double memory_fraction = 0;        // the launch's share of GPU memory (0: the engine's default)
+  int prefill_chunk = 0;             // the launch's prefill chunk (0: the engine's default)
   std::string quantization;          // the launch's --quantization ("": the checkpoint's own)
   std::string seam_flags;            // the same configuration as seam's own flags
   std::vector<std::string> notes;    // how the engine's sizes map onto seam's

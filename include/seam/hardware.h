@@ -46,7 +46,7 @@ struct Hardware {
   std::string name;
   std::string summary;
   int gpus_per_node = 8;
-  double memory_gb = 0;  // per GPU, 1e9 bytes
+  double memory_gb = 0;  // per GPU, 1e9 bytes, as the driver reports it (nvidia-smi memory.total)
   Gpu gpu;
   Link node;                   // collectives within a node
   Link network;                // collectives and sends that cross nodes, over one GPU's NIC

@@ -37,9 +37,10 @@ struct Work {
 };
 
 struct WorkOptions {
-  double weight_bytes = 2;          // per parameter as the GPU holds it (fp8 block-scaled: 1 and its scales)
-  WireDtype kv = WireDtype::kBf16;  // the KV cache's dtype
-  bool parts = false;               // also each rank's decode step by what does the work (RankWork::decode_parts)
+  double weight_bytes = 2;              // per parameter as the GPU holds it (fp8 block-scaled: 1 and its scales)
+  WireDtype kv = WireDtype::kBf16;      // the KV cache's dtype
+  MemoryFill fill = MemoryFill::kVllm;  // how the engine keeps a mixer's state
+  bool parts = false;                   // also each rank's decode step by what does the work (RankWork::decode_parts)
 };
 
 // Each pipeline rank's busiest rank: a decode step of one part of the

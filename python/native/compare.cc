@@ -93,6 +93,7 @@ py::dict CompareOf(const Model& m, const std::optional<EngineChoice>& engine, co
       .wire = wire,
       .memory = {.weight_bytes = TakeArg("weight_dtype", ParseWeightBytes(a.weight_dtype)), .kv = wire.act}};
   ApplyAsk(ask, o);
+  if (engine && name) FillAs(*name, *engine, o.memory);
   o.objective = TakeArg("objective", ParseObjective(a.objective));
   o.pareto = a.pareto;
   if (const double t = EstimatedSeconds(m, o); t > a.max_seconds) {

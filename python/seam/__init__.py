@@ -310,7 +310,8 @@ class Candidate:
     collectives through the pipeline), what its collectives cost on the
     busiest rank, and the memory of the fullest. ``batch`` is the sequences
     it runs (the comparison's, or its best where ``Comparison.best_batch``),
-    ``step_seconds`` the time between a request's tokens, ``ttft_seconds``
+    ``step_seconds`` a decode step, ``tpot_seconds`` the time between a
+    request's tokens (the step and its share of the prefills), ``ttft_seconds``
     a prompt's prefill, and ``meets`` whether both are within the targets.
     A pipeline decodes ``micro_batches`` micro-batches at once;
     ``overlapped``: each as two halves whose all-to-alls run behind the
@@ -325,6 +326,7 @@ class Candidate:
     overlapped: bool
     tokens_per_gpu: float
     step_seconds: float
+    tpot_seconds: float
     ttft_seconds: float
     meets: bool
     decode_seconds: float
@@ -335,6 +337,8 @@ class Candidate:
     busiest_pp_rank: int
     weight_bytes_per_gpu: float
     cache_bytes_per_gpu: float
+    state_bytes_per_gpu: float
+    usable_bytes_per_gpu: float
     fits: bool
 
 

@@ -101,7 +101,7 @@ bool Better(const Candidate& a, const Candidate& b, Objective objective) {
   switch (objective) {
     case Objective::kThroughput: break;
     case Objective::kLatency:
-      if (a.step_seconds != b.step_seconds) return a.step_seconds < b.step_seconds;
+      if (a.tpot_seconds != b.tpot_seconds) return a.tpot_seconds < b.tpot_seconds;
       break;
     case Objective::kTtft:
       if (a.ttft_seconds != b.ttft_seconds) return a.ttft_seconds < b.ttft_seconds;
@@ -122,8 +122,8 @@ struct Priced {
   const ModelWeights& weights;
   const Pipeline& plans;
   const CompareOptions& options;
-  const Hardware& hw;  // the GPUs of each node this deployment uses
-  double usable = 0;   // bytes of a GPU's memory weights and cache may take
+  const Hardware& hw;   // the GPUs of each node this deployment uses
+  MemoryBudget budget;  // what the engine lets weights, cache and states take on a GPU
 };
 
 // The micro-batches a pipeline decodes at once: one a rank, as the
@@ -145,7 +145,7 @@ Expected<Pass> PassOf(const Priced& p, const Candidate& c, const Workload& load)
   const CompareOptions& o = p.options;
   Pass out{.cost = CostOf(p.plans, load, p.hw, c.replicas)};
   Expected<RankWork> work = WorkOf(p.model, p.weights, c.config, c.replicas, load, p.hw,
-                                   {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv});
+                                   {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv, .fill = o.memory.fill});
   if (!work) return work.error();
   for (size_t r = 0; r < work->decode.size(); ++r) {
     out.decode.push_back(work->decode[r].seconds + out.cost.decode_per_pp_rank[r]);
@@ -212,12 +212,15 @@ Status AtBatch(const Priced& p, int batch, Candidate& c) {
     slowest_prefill = std::max(slowest_prefill, t);
   }
   // A replica serves its requests' prefills one after another through its
-  // slowest pipeline rank, and decodes them together.
+  // slowest pipeline rank between its decode steps: while a request makes
+  // its osl tokens, each of the replica's requests is replaced once, so a
+  // token waits for a step and that share of the prefills (the TPOT a
+  // serving benchmark measures).
   const int osl = o.targets.osl;
   const double per_replica = static_cast<double>(batch) / c.replicas;
-  const double seconds = osl > 0 ? osl * c.step_seconds + per_replica * slowest_prefill : c.step_seconds;
-  c.tokens_per_gpu = batch * std::max(1, osl) / seconds / o.gpus;
-  c.meets = (o.targets.tpot <= 0 || c.step_seconds <= o.targets.tpot) &&
+  c.tpot_seconds = osl > 0 ? c.step_seconds + per_replica * slowest_prefill / osl : c.step_seconds;
+  c.tokens_per_gpu = batch / c.tpot_seconds / o.gpus;
+  c.meets = (o.targets.tpot <= 0 || c.tpot_seconds <= o.targets.tpot) &&
             (o.targets.ttft <= 0 || c.ttft_seconds <= o.targets.ttft);
   return Status::Ok();
 }
@@ -234,11 +237,11 @@ Status BestBatch(const Priced& p, const std::vector<WeightSpec>& specs, Candidat
   Candidate best = c;
   bool found = false;
   for (int batch = unit; batch <= kMaxTokens; batch *= 2) {
-    const double cache = m.cache * batch / unit;
-    if (m.weights + cache > p.usable && batch > unit) break;
+    const double scale = static_cast<double>(batch) / unit;
     Candidate k = c;
-    k.memory = {.weights = m.weights, .cache = cache, .pp_rank = m.pp_rank};
-    k.fits = k.memory.total() <= p.usable;
+    k.memory = {.weights = m.weights, .cache = m.cache * scale, .states = m.states * scale, .pp_rank = m.pp_rank};
+    k.fits = Fits(k.memory, p.budget);
+    if (!k.fits && batch > unit) break;
     SEAM_RETURN_IF_ERROR(AtBatch(p, batch, k));
     if (points && k.fits && k.meets) points->push_back(k);
     if (!found || Better(k, best, p.options.objective)) best = k;
@@ -254,7 +257,7 @@ Status BestBatch(const Priced& p, const std::vector<WeightSpec>& specs, Candidat
 // passes every faster point's.
 std::vector<Candidate> Frontier(std::vector<Candidate> points) {
   std::stable_sort(points.begin(), points.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.step_seconds != b.step_seconds) return a.step_seconds < b.step_seconds;
+    if (a.tpot_seconds != b.tpot_seconds) return a.tpot_seconds < b.tpot_seconds;
     return a.tokens_per_gpu > b.tokens_per_gpu;
   });
   std::vector<Candidate> out;
@@ -320,6 +323,12 @@ void ApplyAsk(const Ask& a, CompareOptions& o) {
   o.best_batch = !a.batch_given && (request || a.ttft > 0 || a.tpot > 0);
 }
 
+void FillAs(Engine e, const EngineChoice& line, MemoryOptions& m) {
+  m.fill = e == Engine::kSglang ? MemoryFill::kSglang : MemoryFill::kVllm;
+  m.fraction = line.memory_fraction;
+  m.prefill_chunk = line.prefill_chunk;
+}
+
 std::string FlagsOf(const Candidate& c) {
   std::string flags = SeamFlags(c.config, {});
   if (c.replicas > 1) flags += fmt::format(" (x{} replicas)", c.replicas);
@@ -337,6 +346,7 @@ nlohmann::ordered_json CandidateJson(const Candidate& k, int rank) {
           {"overlapped", k.overlapped},
           {"tokens_per_gpu", k.tokens_per_gpu},
           {"step_seconds", k.step_seconds},
+          {"tpot_seconds", k.tpot_seconds},
           {"ttft_seconds", k.ttft_seconds},
           {"meets", k.meets},
           {"decode_seconds", k.cost.decode_seconds},
@@ -347,6 +357,8 @@ nlohmann::ordered_json CandidateJson(const Candidate& k, int rank) {
           {"busiest_pp_rank", k.cost.busiest_pp_rank},
           {"weight_bytes_per_gpu", k.memory.weights},
           {"cache_bytes_per_gpu", k.memory.cache},
+          {"state_bytes_per_gpu", k.memory.states},
+          {"usable_bytes_per_gpu", k.budget.usable},
           {"fits", k.fits}};
 }
 
@@ -357,7 +369,6 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
   placed.hardware.gpus_per_node = o.gpus / o.nodes;  // the GPUs of each node this deployment uses
   const bool moe = HasStageKind(m, StageKind::kSparseFfn);
   const bool a2a = MoeDispatchesA2a(m);
-  const double usable = kUsableMemory * o.hardware.memory_gb * 1e9;
   Expected<std::vector<WeightSpec>> weights = WeightSpecs(m);
   if (!weights) return weights.error();
   const std::vector<WeightSpec>& specs = *weights;
@@ -384,8 +395,13 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
         }
         narrower.push_back(*plans);
         Candidate c{.config = cfg, .replicas = replicas};
-        const Priced p{
-            .model = m, .weights = *summed, .plans = *plans, .options = o, .hw = placed.hardware, .usable = usable};
+        const Priced p{.model = m,
+                       .weights = *summed,
+                       .plans = *plans,
+                       .options = o,
+                       .hw = placed.hardware,
+                       .budget = BudgetOf(m, cfg, o.hardware, o.memory)};
+        c.budget = p.budget;
         if (o.pareto) {
           Candidate swept = c;
           SEAM_RETURN_IF_ERROR(BestBatch(p, specs, swept, &points));
@@ -395,7 +411,7 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
           if (!o.pareto) SEAM_RETURN_IF_ERROR(BestBatch(p, specs, c, nullptr));
         } else {
           c.memory = MemoryOf(m, specs, cfg, replicas, o.load, o.memory);
-          c.fits = c.memory.total() <= usable;
+          c.fits = Fits(c.memory, p.budget);
           SEAM_RETURN_IF_ERROR(AtBatch(p, o.load.batch, c));
         }
         out.ranked.push_back(std::move(c));
@@ -441,8 +457,9 @@ Expected<Explained> Explain(const Model& m, const Candidate& k, const CompareOpt
   Workload load = o.load;
   load.batch = k.batch;
   load.parts = k.micro_batches;
-  Expected<RankWork> work = WorkOf(m, *weights, k.config, k.replicas, load, hw,
-                                   {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv, .parts = true});
+  Expected<RankWork> work =
+      WorkOf(m, *weights, k.config, k.replicas, load, hw,
+             {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv, .fill = o.memory.fill, .parts = true});
   if (!work) return work.error();
   const Priced p{.model = m, .weights = *weights, .plans = *plans, .options = o, .hw = hw};
   Expected<Pass> pass = PassOf(p, k, load);

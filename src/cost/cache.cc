@@ -4,18 +4,45 @@
 
 namespace seam {
 
-CacheRow CacheOf(const StageDecl& d, const ModelDims& dims, const ParallelConfig& cfg, double kv_bytes) {
+namespace {
+
+// An element of the KV cache: an fp8 cache is scaled per tensor (the
+// engines' kv_cache_dtype fp8), so it has no per-row scales as the wire's
+// fp8 rows do.
+double KvElementBytes(WireDtype d) {
+  switch (d) {
+    case WireDtype::kFp32: return 4;
+    case WireDtype::kBf16:
+    case WireDtype::kFp16: return 2;
+    case WireDtype::kFp8: return 1;
+  }
+  SEAM_CHECK(false, "an unknown dtype");
+}
+
+}  // namespace
+
+CacheBytes CacheBytesOf(WireDtype kv, MemoryFill fill) {
+  return {.kv = KvElementBytes(kv), .conv = 2, .state = fill == MemoryFill::kSglang ? 4.0 : 2.0};
+}
+
+CacheRow CacheOf(const StageDecl& d, const ModelDims& dims, const ParallelConfig& cfg, const CacheBytes& b) {
   const int attn_tp = cfg.attn_tp();
   if (d.kind == StageKind::kAttention) {
-    if (dims.mla.kv_lora > 0) return {.per_token = (dims.mla.kv_lora + dims.mla.qk_rope) * kv_bytes};
+    if (dims.mla.kv_lora > 0) return {.per_token = (dims.mla.kv_lora + dims.mla.qk_rope) * b.kv};
     const int kv = d.kv_heads > 0 ? d.kv_heads : dims.kv_heads;
     const int per_rank = std::max(1, kv / attn_tp);  // replicated when attn_tp exceeds them
-    return {.per_token = 2.0 * per_rank * dims.head_dim * kv_bytes};
+    return {.per_token = 2.0 * per_rank * dims.head_dim * b.kv};
   }
   if (d.kind == StageKind::kMixer) {
-    // The recurrent state, fp32, split over attention TP by head.
-    const double state = 4.0 * dims.mixer_heads * dims.mixer_head_dim * std::max(1, dims.mixer_state);
-    return {.per_sequence = state / attn_tp};
+    // Per rank: its heads' states and conv channels, and its groups' (one
+    // each, replicated, once attention TP exceeds them, as the engines
+    // round the groups up to the TP size).
+    const double heads = static_cast<double>(dims.mixer_heads) / attn_tp;
+    const double state = std::max(1, dims.mixer_state);
+    const double groups = std::max(1, std::max(1, dims.mixer_groups) / attn_tp);
+    const double channels = heads * dims.mixer_head_dim + 2.0 * groups * state;
+    const double conv = channels * std::max(0, dims.mixer_conv - 1);
+    return {.per_sequence = heads * dims.mixer_head_dim * state * b.state + conv * b.conv};
   }
   return {};
 }

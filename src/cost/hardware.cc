@@ -14,6 +14,9 @@ namespace seam {
 namespace {
 
 // 400 Gb/s per GPU (one CX7 NIC each): nccl-tests reach about 90% of it.
+// A GPU's memory in 1e9 bytes from the MiB nvidia-smi reports.
+constexpr double NvidiaSmiGb(double mib) { return mib * 1048576 / 1e9; }
+
 constexpr Link kInfiniBand400{.busbw_gbs = 45, .latency_us = 20};
 
 // Dense peak TFLOPS (NVIDIA's datasheets print sparse figures, twice these)
@@ -45,11 +48,15 @@ const std::vector<Hardware>& BuiltinHardware() {
   // sizes, 8 x H100 SXM5 NVLink 460-480 GB/s, 8 x H100 PCIe 35-45 GB/s;
   // DeepEP's dispatch/combine bandwidth (V2: SM90 EP 8x2 90/81 GB/s over
   // RDMA, SM100 EP8 726/740 GB/s over NVLink; V1: H800 EP8 153/158 GB/s).
+  // Memory is what the driver reports (nvidia-smi memory.total, which the
+  // engines size their pools from): H100 SXM and PCIe 81559 MiB, H200
+  // 143771, B200 183359, GB200 189471 (the datasheets' 80, 141, 180 and 186
+  // GB are these in GiB, rounded).
   static const std::vector<Hardware> kAll = {
       {.name = "h100",
        .summary = "8 x H100 SXM5 80 GB per node, NVLink 4 (NVSwitch), 400 Gb/s InfiniBand per GPU",
        .gpus_per_node = 8,
-       .memory_gb = 80,
+       .memory_gb = NvidiaSmiGb(81559),
        .gpu = kH100Sxm,
        .node = {.busbw_gbs = 470, .latency_us = 10},
        .network = kInfiniBand400,
@@ -59,7 +66,7 @@ const std::vector<Hardware>& BuiltinHardware() {
       {.name = "h200",
        .summary = "8 x H200 141 GB per node, NVLink 4 (NVSwitch), 400 Gb/s InfiniBand per GPU",
        .gpus_per_node = 8,
-       .memory_gb = 141,
+       .memory_gb = NvidiaSmiGb(143771),
        .gpu = kH200,
        .node = {.busbw_gbs = 470, .latency_us = 10},
        .network = kInfiniBand400,
@@ -69,7 +76,7 @@ const std::vector<Hardware>& BuiltinHardware() {
       {.name = "b200",
        .summary = "8 x B200 180 GB per node, NVLink 5 (NVSwitch), 400 Gb/s InfiniBand per GPU",
        .gpus_per_node = 8,
-       .memory_gb = 180,
+       .memory_gb = NvidiaSmiGb(183359),
        .gpu = kB200,
        .node = {.busbw_gbs = 900, .latency_us = 8},
        .network = kInfiniBand400,
@@ -79,7 +86,7 @@ const std::vector<Hardware>& BuiltinHardware() {
       {.name = "gb200",
        .summary = "GB200 NVL72: 72 GPUs of 186 GB in one NVLink 5 domain, 400 Gb/s InfiniBand per GPU",
        .gpus_per_node = 72,
-       .memory_gb = 186,
+       .memory_gb = NvidiaSmiGb(189471),
        .gpu = kGb200,
        .node = {.busbw_gbs = 800, .latency_us = 10},
        .network = kInfiniBand400,
@@ -89,7 +96,7 @@ const std::vector<Hardware>& BuiltinHardware() {
       {.name = "pcie",
        .summary = "8 x H100 PCIe 80 GB per node, no NVLink, 400 Gb/s InfiniBand per GPU",
        .gpus_per_node = 8,
-       .memory_gb = 80,
+       .memory_gb = NvidiaSmiGb(81559),
        .gpu = kH100Pcie,
        .node = {.busbw_gbs = 40, .latency_us = 15},
        .network = kInfiniBand400,

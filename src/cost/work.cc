@@ -51,20 +51,21 @@ Work RoutedWork(const StageDecl& d, const ModelDims& dims, double params, const 
 
 // Scores and values over the context, and the KV cache a decode step reads.
 Work AttentionWork(const StageDecl& d, const ModelDims& dims, const ParallelConfig& cfg, const Pass& s, double rows,
-                   double kv_bytes) {
+                   const CacheBytes& bytes) {
   const double heads = static_cast<double>(dims.heads) / cfg.attn_tp();
   const double context = d.window > 0 ? std::min<double>(d.window, s.context) : s.context;
   // Per query head and context token: QK^T and PV (MLA attends in its latent width).
   const double per_head = dims.mla.kv_lora > 0 ? 2.0 * (2 * dims.mla.kv_lora + dims.mla.qk_rope) : 4.0 * dims.head_dim;
   Work w{.flops = rows * heads * per_head * context};
-  const CacheRow c = CacheOf(d, dims, cfg, kv_bytes);
+  const CacheRow c = CacheOf(d, dims, cfg, bytes);
   const double sequences = s.sequences * rows / s.tokens;
   w.bytes = s.decode ? sequences * context * c.per_token : rows * c.per_token;  // read it, or write the prompt's
   return w;
 }
 
-Work MixerWork(const StageDecl& d, const ModelDims& dims, const ParallelConfig& cfg, const Pass& s, double rows) {
-  const CacheRow c = CacheOf(d, dims, cfg, 0);
+Work MixerWork(const StageDecl& d, const ModelDims& dims, const ParallelConfig& cfg, const Pass& s, double rows,
+               const CacheBytes& bytes) {
+  const CacheRow c = CacheOf(d, dims, cfg, bytes);
   const double sequences = s.sequences * rows / s.tokens;
   return {.bytes = 2 * sequences * c.per_sequence};  // its state read and written once a step
 }
@@ -79,9 +80,9 @@ Work StageWork(const StageWeights& st, const ModelDims& dims, const ParallelConf
   const double matrices = st.whole + st.split / shard + (cfg.moe == MoeMode::kA2a ? st.shared : st.shared / shard);
   Work w{.flops = 2 * rows * matrices, .bytes = (matrices + st.vectors) * o.weight_bytes};
   if (st.routed > 0) w += RoutedWork(st.stage.decl, dims, st.routed, cfg, s.tokens, o.weight_bytes);
-  const double kv_bytes = RowBytes(o.kv, 1);
-  if (st.stage.decl.kind == StageKind::kAttention) w += AttentionWork(st.stage.decl, dims, cfg, s, rows, kv_bytes);
-  if (st.stage.decl.kind == StageKind::kMixer) w += MixerWork(st.stage.decl, dims, cfg, s, rows);
+  const CacheBytes bytes = CacheBytesOf(o.kv, o.fill);
+  if (st.stage.decl.kind == StageKind::kAttention) w += AttentionWork(st.stage.decl, dims, cfg, s, rows, bytes);
+  if (st.stage.decl.kind == StageKind::kMixer) w += MixerWork(st.stage.decl, dims, cfg, s, rows, bytes);
   return w;
 }
 

@@ -114,6 +114,8 @@ Expected<EngineChoice> ChooseEngineLaunch(Engine engine, const std::vector<std::
                       .weights = t->weights,
                       .kv = t->kv,
                       .two_batch_overlap = t->two_batch_overlap,
+                      .memory_fraction = launch->memory_fraction,
+                      .prefill_chunk = launch->prefill_chunk,
                       .quantization = launch->quantization,
                       .seam_flags = t->seam_flags,
                       .notes = t->notes,

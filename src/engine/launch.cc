@@ -22,6 +22,18 @@ Expected<int> Integer(std::string_view flag, std::string_view v, int least) {
   return n;
 }
 
+// A share of the GPU's memory: above 0, at most 1.
+Status Fraction(std::string_view flag, std::string_view v, double& out) {
+  double x = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || !(x > 0 && x <= 1)) {
+    return InvalidArgument(
+        fmt::format("{}: '{}' is not a fraction of the GPU's memory above 0 and at most 1", flag, v));
+  }
+  out = x;
+  return Status::Ok();
+}
+
 // Sets one field of the launch from a flag's value ("" for a switch; `on`
 // false for a --no- negation).
 Status SetField(EngineLaunch& l, Field f, std::string_view flag, std::string_view v, bool on) {
@@ -57,6 +69,8 @@ Status SetField(EngineLaunch& l, Field f, std::string_view flag, std::string_vie
     case Field::kDispatchDtype: l.dispatch_dtype = v; return Status::Ok();
     case Field::kDpRank: return size(l.dp_rank, 0);
     case Field::kEplb: l.eplb = on; return Status::Ok();
+    case Field::kMemoryFraction: return Fraction(flag, v, l.memory_fraction);
+    case Field::kPrefillChunk: return size(l.prefill_chunk, 1);
   }
   SEAM_CHECK(false, "an unknown launch field");
 }

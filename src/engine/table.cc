@@ -45,7 +45,9 @@ constexpr auto kFields = EnumNames<Field>("role", {{Field::kModel, "model"},
                                                    {Field::kTwoBatchOverlap, "two-batch-overlap"},
                                                    {Field::kDispatchDtype, "dispatch-dtype"},
                                                    {Field::kDpRank, "dp-rank"},
-                                                   {Field::kEplb, "eplb"}});
+                                                   {Field::kEplb, "eplb"},
+                                                   {Field::kMemoryFraction, "memory-fraction"},
+                                                   {Field::kPrefillChunk, "prefill-chunk"}});
 
 constexpr auto kKinds = EnumNames<Kind>("kind", {{Kind::kServing, "serving"},
                                                  {Kind::kLimits, "limits"},

@@ -42,6 +42,8 @@ enum class Field {
   kDispatchDtype,
   kDpRank,
   kEplb,
+  kMemoryFraction,
+  kPrefillChunk,
 };
 
 // A flag the plan does not depend on, by why.

@@ -182,8 +182,8 @@ TEST(Compare, RefusesGpusThatDoNotFitItsNodes) {
 // Whether a serves a user at least as fast and a GPU at least as well as b,
 // and one of them better.
 bool Dominates(const Candidate& a, const Candidate& b) {
-  return a.step_seconds <= b.step_seconds && a.tokens_per_gpu >= b.tokens_per_gpu &&
-         (a.step_seconds < b.step_seconds || a.tokens_per_gpu > b.tokens_per_gpu);
+  return a.tpot_seconds <= b.tpot_seconds && a.tokens_per_gpu >= b.tokens_per_gpu &&
+         (a.tpot_seconds < b.tpot_seconds || a.tokens_per_gpu > b.tokens_per_gpu);
 }
 
 // The frontier against every candidate at every batch a fixed-batch
@@ -217,13 +217,13 @@ TEST(Compare, TheFrontierHoldsEveryPointNoOtherBeatsOnBoth) {
     });
     // Beaten, or tied on both with a point of the frontier (another spelling of the same step).
     const bool beaten = std::any_of(c->frontier.begin(), c->frontier.end(), [&](const Candidate& f) {
-      return Dominates(f, k) || (f.step_seconds == k.step_seconds && f.tokens_per_gpu == k.tokens_per_gpu);
+      return Dominates(f, k) || (f.tpot_seconds == k.tpot_seconds && f.tokens_per_gpu == k.tokens_per_gpu);
     });
     EXPECT_TRUE(on || beaten) << FlagsOf(k) << " at " << k.batch;
   }
   for (const Candidate& f : c->frontier) {
     EXPECT_TRUE(f.fits && f.meets);
-    EXPECT_LE(f.step_seconds, 0.012);
+    EXPECT_LE(f.tpot_seconds, 0.012);
     for (const Candidate& k : every) EXPECT_FALSE(Dominates(k, f)) << FlagsOf(k) << " beats " << FlagsOf(f);
   }
 }
@@ -242,7 +242,7 @@ TEST(Compare, TheObjectiveChoosesEachCandidatesBatchAndTheOrder) {
     const auto key = [&](const Candidate& k) {
       switch (objective) {
         case Objective::kThroughput: return -k.tokens_per_gpu;
-        case Objective::kLatency: return k.step_seconds;
+        case Objective::kLatency: return k.tpot_seconds;
         case Objective::kTtft: return k.ttft_seconds;
       }
       return 0.0;
@@ -267,7 +267,7 @@ TEST(Compare, TheObjectiveChoosesEachCandidatesBatchAndTheOrder) {
         const Candidate& chosen = *std::find_if(c->ranked.begin(), c->ranked.end(), [&](const Candidate& x) {
           return x.replicas == k.replicas && SeamFlags(x.config, {}) == SeamFlags(k.config, {});
         });
-        EXPECT_LE(chosen.step_seconds, k.step_seconds) << FlagsOf(k) << " at " << batch;
+        EXPECT_LE(chosen.tpot_seconds, k.tpot_seconds) << FlagsOf(k) << " at " << batch;
       }
     }
   }
@@ -300,7 +300,7 @@ TEST(Compare, EachCandidateRunsTheBatchThatMakesTheMostTokensWithinItsTargetsAnd
   ASSERT_TRUE(c.ok()) << c.error().message;
   const Candidate& best = c->ranked.front();
   EXPECT_TRUE(best.fits && best.meets) << FlagsOf(best);
-  EXPECT_LE(best.step_seconds, 0.040);
+  EXPECT_LE(best.tpot_seconds, 0.040);
   // Twice its batch either does not fit, misses the target or makes fewer tokens.
   CompareOptions fixed = o;
   fixed.best_batch = false;
@@ -309,7 +309,7 @@ TEST(Compare, EachCandidateRunsTheBatchThatMakesTheMostTokensWithinItsTargetsAnd
   ASSERT_TRUE(twice.ok());
   for (const Candidate& k : twice->ranked) {
     if (k.config != best.config || k.replicas != best.replicas) continue;
-    EXPECT_TRUE(!k.fits || k.step_seconds > 0.040 || k.tokens_per_gpu <= best.tokens_per_gpu) << FlagsOf(k);
+    EXPECT_TRUE(!k.fits || k.tpot_seconds > 0.040 || k.tokens_per_gpu <= best.tokens_per_gpu) << FlagsOf(k);
   }
   // Output tokens: batch x 1000 over 1000 steps and each replica's prefills.
   EXPECT_NEAR(best.tokens_per_gpu * 8,
@@ -326,7 +326,7 @@ TEST(Compare, ACandidatePastATargetRanksAfterEveryOneWithinIt) {
     if (!k.meets) past = true;
     EXPECT_FALSE(past && k.meets) << FlagsOf(k) << " meets the target but ranks after one that does not";
     if (k.meets) {
-      EXPECT_LE(k.step_seconds, 0.020) << FlagsOf(k);
+      EXPECT_LE(k.tpot_seconds, 0.020) << FlagsOf(k);
     }
   }
   EXPECT_TRUE(c->ranked.front().meets);

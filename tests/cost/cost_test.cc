@@ -242,7 +242,8 @@ TEST(Hardware, AFileOverridesAnyFigureOfABuiltInMachine) {
 }
 
 TEST(Hardware, BuiltInsAndFilesLoadAndBadFilesAreRefusedByField) {
-  EXPECT_EQ(LoadHardware("h200")->memory_gb, 141);
+  // What nvidia-smi reports: 143771 MiB.
+  EXPECT_DOUBLE_EQ(LoadHardware("h200")->memory_gb, 143771.0 * 1048576 / 1e9);
   EXPECT_EQ(LoadHardware("gb300").error().message,
             "unknown hardware 'gb300'; the built-in ones are h100, h200, b200, gb200, pcie, or give a JSON file");
   const auto parse = [](const std::string& text) {

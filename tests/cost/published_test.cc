@@ -39,19 +39,27 @@ Hardware HardwareOf(const json& h) {
   return *hw;
 }
 
-// seam's time for a decode step of the check's configuration, in ms.
+// seam's time between a request's tokens for the check's configuration,
+// in ms: with the requests' lengths (isl, osl), the decode step and its
+// share of the prefills run between steps, as a serving benchmark measures
+// TPOT; without them, the step alone at the check's context.
 double Predicted(const json& check) {
   const Model m = Config(check["config"].get<std::string>());
-  const CompareOptions o{.gpus = check["gpus"].get<int>(),
-                         .nodes = check.value("nodes", 1),
-                         .hardware = HardwareOf(check["hardware"]),
-                         .load = {.batch = check["batch"].get<int>(), .context = check["context"].get<int>()},
-                         .memory = {.weight_bytes = check["weight_bytes"].get<double>(),
-                                    .kv = ParseWireDtype(check.value("kv", "bf16")).value()}};
+  CompareOptions o{.gpus = check["gpus"].get<int>(),
+                   .nodes = check.value("nodes", 1),
+                   .hardware = HardwareOf(check["hardware"]),
+                   .memory = {.weight_bytes = check["weight_bytes"].get<double>(),
+                              .kv = ParseWireDtype(check.value("kv", "bf16")).value()}};
+  ApplyAsk({.batch = check["batch"].get<int>(),
+            .batch_given = true,
+            .context = check.value("context", 4096),
+            .isl = check.value("isl", 0),
+            .osl = check.value("osl", 0)},
+           o);
   Expected<Comparison> c = Compare(m, o);
   if (!c) throw std::runtime_error(c.error().message);
   for (const Candidate& k : c->ranked) {
-    if (SeamFlags(k.config, {}) == check["flags"] && k.replicas == check["replicas"]) return k.step_seconds * 1e3;
+    if (SeamFlags(k.config, {}) == check["flags"] && k.replicas == check["replicas"]) return k.tpot_seconds * 1e3;
   }
   throw std::runtime_error("no candidate " + check["flags"].get<std::string>());
 }

@@ -433,7 +433,6 @@ TEST(EngineFlags, EachFlagReadPastIsListedOnceWithWhy) {
   ASSERT_TRUE(l.ok()) << l.error().message;
   EXPECT_EQ(l->ignored, (std::vector<std::string>{
                             "--port: serving and scheduling, not communication between ranks",
-                            "--mem-fraction-static: memory and batch limits: a plan counts bytes per token",
                             "--trust-remote-code: serving and scheduling, not communication between ranks",
                             "--cuda-graph-bs: kernels and compilation: the same collectives at the same seams"}));
 }

@@ -31,13 +31,25 @@ std::string Workload(const CompareOptions& o) {
   return out;
 }
 
+// How the engine fills each GPU's memory.
+std::string Filling(const MemoryOptions& m) {
+  const bool sglang = m.fill == MemoryFill::kSglang;
+  const std::string share = m.fraction > 0 ? fmt::format("{:g}", m.fraction)
+                            : sglang       ? "its default --mem-fraction-static for each configuration"
+                                           : "0.9";
+  const std::string chunk = m.prefill_chunk > 0 ? fmt::format(", prefill chunks of {}", m.prefill_chunk) : "";
+  return sglang ? fmt::format("memory: as SGLang fills it ({} of the GPU for weights and caches{})", share, chunk)
+                : fmt::format("memory: as vLLM fills it ({} of the GPU, less activations and all-to-all buffers{})",
+                              share, chunk);
+}
+
 std::string Header(const Model& m, const CompareOptions& o) {
   return fmt::format(
       "{} on {} GPUs ({} node{} of {}, {}: {})\ndecode: {}; weights {:g} byte{} a parameter; wire: {} activations, "
-      "{} dispatch\n",
+      "{} dispatch\n{}\n",
       Printable(m.name), o.gpus, o.nodes, o.nodes > 1 ? "s" : "", o.gpus / o.nodes, Printable(o.hardware.name),
       Printable(o.hardware.summary), Workload(o), o.memory.weight_bytes, o.memory.weight_bytes == 1 ? "" : "s",
-      Name(o.wire.act), Name(o.wire.dispatch));
+      Name(o.wire.act), Name(o.wire.dispatch), Filling(o.memory));
 }
 
 // "yes", "no" (not in memory) or "slow" (in memory, past a target).
@@ -54,7 +66,7 @@ std::string TableHead() {
 
 std::string Row(const Candidate& k, size_t rank) {
   return fmt::format("{:>4}  {:>9.0f}  {:>10.1f}  {:>6}  {:>8}  {:>8}  {:>9}  {:>11}  {:>11}  {:>7}  {:<4}  {}\n", rank,
-                     k.tokens_per_gpu, 1 / k.step_seconds, k.batch, Millis(k.ttft_seconds), Millis(k.step_seconds),
+                     k.tokens_per_gpu, 1 / k.tpot_seconds, k.batch, Millis(k.ttft_seconds), Millis(k.tpot_seconds),
                      Micros(k.cost.decode_seconds), BytesText(k.cost.bytes_per_token),
                      BytesText(k.cost.network_bytes_per_token), Gigabytes(k.memory.total()), Verdict(k), FlagsOf(k));
 }
@@ -209,6 +221,7 @@ Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, i
           {"objective", Name(o.objective)},
           {"targets", {{"ttft_seconds", o.targets.ttft}, {"tpot_seconds", o.targets.tpot}, {"osl", o.targets.osl}}},
           {"weight_bytes", o.memory.weight_bytes},
+          {"memory_fill", o.memory.fill == MemoryFill::kSglang ? "sglang" : "vllm"},
           {"act_dtype", Name(o.wire.act)},
           {"dispatch_dtype", Name(o.wire.dispatch)},
           {"considered", c.considered},
@@ -345,6 +358,7 @@ int RunCompare(const CompareArgs& a) {
                    .hardware = *hw,
                    .wire = s.wire,
                    .memory = {.weight_bytes = s.weight_bytes, .kv = *s.kv}};
+  if (engine) FillAs(*a.engine.engine, *engine, o.memory);
   ApplyAsk(a.ask, o);
   o.objective = a.objective;
   o.pareto = a.pareto;

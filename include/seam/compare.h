@@ -62,6 +62,8 @@ struct CompareOptions {
   // other half's compute, when that is faster.
   bool overlap = true;
   Objective objective = Objective::kThroughput;
+  // Only layouts of this many replicas (0: every count that divides the GPUs).
+  int replicas = 0;
   // Also the frontier of output tokens a second per GPU against per user:
   // every candidate at every batch it can hold, those no other beats on both.
   bool pareto = false;
@@ -92,6 +94,7 @@ struct Candidate {
   double step_seconds = 0;
   double tpot_seconds = 0;
   double ttft_seconds = 0;
+  double prefill_interval = 0;  // a replica starts a prompt this often: its slowest pipeline rank's prefill
   double tokens_per_gpu = 0;
   bool meets = true;  // within the targets at that batch
 };

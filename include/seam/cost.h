@@ -18,6 +18,7 @@
 //   MemoryUse m = MemoryOf(model, cfg, 1, load, {.weight_bytes = 1, .kv = WireDtype::kBf16});
 #pragma once
 
+#include <array>
 #include <string_view>
 #include <vector>
 
@@ -71,6 +72,30 @@ struct PlanCost {
 // rank with no line (a file's, unverified) prices as nothing.
 PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw, int replicas);
 
+// Which of a rank's collectives leave its node and over how many NICs: per
+// group (kEveryGroup's order) 0 when it stays on one node, else the fewest
+// of its members any node holds; and whether its send crosses.
+struct Crossings {
+  std::array<int, kEveryGroup.size()> rails{};
+  bool send = false;
+  bool operator==(const Crossings&) const = default;
+};
+
+// A pipeline placed on a machine once, priced at many workloads (the
+// batches a comparison tries): each pipeline rank's distinct crossings
+// over its TP ranks and replicas are worked out when it is placed.
+class PlacedPipeline {
+ public:
+  PlacedPipeline(const Pipeline& ranks, const Hardware& hw, int replicas);
+  PlanCost CostAt(const Workload& load) const;
+
+ private:
+  const Pipeline* ranks_;
+  Hardware hw_;
+  int replicas_;
+  std::vector<std::vector<Crossings>> kinds_;  // per pipeline rank
+};
+
 // How an engine fills a GPU's memory. vLLM (and seam, unless told SGLang)
 // gives --gpu-memory-utilization (0.9) of the memory to weights, KV cache
 // and recurrent states, less the activations its profile run measures at
@@ -110,6 +135,11 @@ MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, cons
 // The same from the model's weight list (WeightSpecs(m)), for a caller that
 // prices many configurations of one model: the list is the costly part.
 MemoryUse MemoryOf(const Model& m, const std::vector<WeightSpec>& specs, const ParallelConfig& cfg, int replicas,
+                   const Workload& load, const MemoryOptions& o);
+// The same from the weights summed per stage (seam/work.h SumWeights),
+// which a large MoE's tens of thousands of weights come to a few per stage.
+struct ModelWeights;
+MemoryUse MemoryOf(const Model& m, const ModelWeights& weights, const ParallelConfig& cfg, int replicas,
                    const Workload& load, const MemoryOptions& o);
 
 // What an engine lets a configuration's weights, KV cache and states take

@@ -122,8 +122,9 @@ struct Priced {
   const ModelWeights& weights;
   const Pipeline& plans;
   const CompareOptions& options;
-  const Hardware& hw;   // the GPUs of each node this deployment uses
-  MemoryBudget budget;  // what the engine lets weights, cache and states take on a GPU
+  const Hardware& hw;            // the GPUs of each node this deployment uses
+  const PlacedPipeline& placed;  // the plans placed on them
+  MemoryBudget budget;           // what the engine lets weights, cache and states take on a GPU
 };
 
 // The micro-batches a pipeline decodes at once: one a rank, as the
@@ -143,7 +144,7 @@ struct Pass {
 };
 Expected<Pass> PassOf(const Priced& p, const Candidate& c, const Workload& load) {
   const CompareOptions& o = p.options;
-  Pass out{.cost = CostOf(p.plans, load, p.hw, c.replicas)};
+  Pass out{.cost = p.placed.CostAt(load)};
   Expected<RankWork> work = WorkOf(p.model, p.weights, c.config, c.replicas, load, p.hw,
                                    {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv, .fill = o.memory.fill});
   if (!work) return work.error();
@@ -211,6 +212,7 @@ Status AtBatch(const Priced& p, int batch, Candidate& c) {
     c.ttft_seconds += t;
     slowest_prefill = std::max(slowest_prefill, t);
   }
+  c.prefill_interval = slowest_prefill;
   // A replica serves its requests' prefills one after another through its
   // slowest pipeline rank between its decode steps: while a request makes
   // its osl tokens, each of the replica's requests is replaced once, so a
@@ -229,11 +231,11 @@ Status AtBatch(const Priced& p, int batch, Candidate& c) {
 // memory: one sequence a DP group of every replica, doubled while the
 // cache fits (it grows with the batch; the weights do not). Each batch
 // that fits and meets the targets is also a point for the frontier.
-Status BestBatch(const Priced& p, const std::vector<WeightSpec>& specs, Candidate& c, std::vector<Candidate>* points) {
+Status BestBatch(const Priced& p, Candidate& c, std::vector<Candidate>* points) {
   const int unit = c.replicas * c.config.attn_dp;
   Workload one = p.options.load;
   one.batch = unit;
-  const MemoryUse m = MemoryOf(p.model, specs, c.config, c.replicas, one, p.options.memory);
+  const MemoryUse m = MemoryOf(p.model, p.weights, c.config, c.replicas, one, p.options.memory);
   Candidate best = c;
   bool found = false;
   for (int batch = unit; batch <= kMaxTokens; batch *= 2) {
@@ -289,6 +291,7 @@ double EstimatedSeconds(const Model& m, const CompareOptions& o) {
   const bool a2a = MoeDispatchesA2a(m);
   double configs = 0;
   for (int replicas : Divisors(o.gpus)) {
+    if (o.replicas > 0 && replicas != o.replicas) continue;
     for (int pp : Divisors(o.gpus / replicas)) {
       configs += static_cast<double>(ConfigsOf(o.gpus / replicas / pp, pp, moe, a2a).size());
     }
@@ -377,6 +380,7 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
   Comparison out;
   std::vector<Candidate> points;  // every candidate at every batch, for the frontier
   for (int replicas : Divisors(o.gpus)) {
+    if (o.replicas > 0 && replicas != o.replicas) continue;
     for (int pp : Divisors(o.gpus / replicas)) {
       const int tp = o.gpus / replicas / pp;
       // The plans bound so far for this layout under a narrower reduction.
@@ -395,22 +399,24 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
         }
         narrower.push_back(*plans);
         Candidate c{.config = cfg, .replicas = replicas};
+        const PlacedPipeline on(*plans, placed.hardware, replicas);
         const Priced p{.model = m,
                        .weights = *summed,
                        .plans = *plans,
                        .options = o,
                        .hw = placed.hardware,
+                       .placed = on,
                        .budget = BudgetOf(m, cfg, o.hardware, o.memory)};
         c.budget = p.budget;
         if (o.pareto) {
           Candidate swept = c;
-          SEAM_RETURN_IF_ERROR(BestBatch(p, specs, swept, &points));
+          SEAM_RETURN_IF_ERROR(BestBatch(p, swept, &points));
           if (o.best_batch) c = swept;
         }
         if (o.best_batch) {
-          if (!o.pareto) SEAM_RETURN_IF_ERROR(BestBatch(p, specs, c, nullptr));
+          if (!o.pareto) SEAM_RETURN_IF_ERROR(BestBatch(p, c, nullptr));
         } else {
-          c.memory = MemoryOf(m, specs, cfg, replicas, o.load, o.memory);
+          c.memory = MemoryOf(m, *summed, cfg, replicas, o.load, o.memory);
           c.fits = Fits(c.memory, p.budget);
           SEAM_RETURN_IF_ERROR(AtBatch(p, o.load.batch, c));
         }
@@ -461,7 +467,8 @@ Expected<Explained> Explain(const Model& m, const Candidate& k, const CompareOpt
       WorkOf(m, *weights, k.config, k.replicas, load, hw,
              {.weight_bytes = o.memory.weight_bytes, .kv = o.memory.kv, .fill = o.memory.fill, .parts = true});
   if (!work) return work.error();
-  const Priced p{.model = m, .weights = *weights, .plans = *plans, .options = o, .hw = hw};
+  const PlacedPipeline on(*plans, hw, k.replicas);
+  const Priced p{.model = m, .weights = *weights, .plans = *plans, .options = o, .hw = hw, .placed = on};
   Expected<Pass> pass = PassOf(p, k, load);
   if (!pass) return pass.error();
   std::vector<double> passes = pass->decode;

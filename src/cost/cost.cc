@@ -11,22 +11,15 @@ constexpr double kGB = 1e9;
 constexpr double kMicro = 1e-6;
 constexpr auto kGroups = kEveryGroup;
 
-// Which of a rank's collectives leave its node, and over how many NICs:
-// per group, 0 when it stays on one node, else the fewest of its members
-// any node holds (each GPU has its own NIC, rail-aligned, so a group with
-// k members a node crosses over k NICs at once, as nccl-tests' multi-node
-// bus bandwidth shows); its send goes to the same TP position on the next
-// pipeline rank over one NIC. Ranks with the same crossings pay the same
-// for every step, so each set is priced once however many ranks share it.
-struct Crossings {
-  std::array<int, kGroups.size()> rails{};
-  bool send = false;
-  bool operator==(const Crossings&) const = default;
-  int Of(const Step& s) const {
-    if (s.kind == StepKind::kSend) return send ? 1 : 0;
-    return rails[static_cast<size_t>(std::find(kGroups.begin(), kGroups.end(), *s.group) - kGroups.begin())];
-  }
-};
+// Ranks with the same crossings (seam/cost.h) pay the same for every step,
+// so each set is priced once however many ranks share it. A GPU has its
+// own NIC, rail-aligned, so a group with k members a node crosses over k
+// NICs at once, as nccl-tests' multi-node bus bandwidth shows; a send goes
+// to the same TP position on the next pipeline rank over one NIC.
+int RailsOf(const Crossings& c, const Step& s) {
+  if (s.kind == StepKind::kSend) return c.send ? 1 : 0;
+  return c.rails[static_cast<size_t>(std::find(kGroups.begin(), kGroups.end(), *s.group) - kGroups.begin())];
+}
 
 int RailsOf(const std::vector<int>& peers, Placement at) {
   std::map<int, int> per_node;
@@ -74,7 +67,7 @@ RankTotals Totals(const Plan& plan, const Crossings& c, double batch, double pre
   if (plan.lines().empty()) return t;  // a plan read from a file may hold no line (VerifyPipeline refuses it)
   ForEachStep(plan.lines().front(), [&](const Step& s) {
     if (!Priced(s)) return;
-    const int rails = c.Of(s);
+    const int rails = RailsOf(c, s);
     const double b = BytesPerToken(s, plan.header());
     const double decode = Price(s, plan.header(), rails, batch, hw).seconds;
     t.decode += decode;
@@ -90,17 +83,15 @@ RankTotals Totals(const Plan& plan, const Crossings& c, double batch, double pre
 
 StepCost CostOfStep(const Step& s, const Plan& plan, int rank, double tokens, const Hardware& hw, Placement at) {
   if (!Priced(s)) return {};
-  return Price(s, plan.header(), CrossingsOf(plan.config(), rank, at).Of(s), tokens, hw);
+  return Price(s, plan.header(), RailsOf(CrossingsOf(plan.config(), rank, at), s), tokens, hw);
 }
 
-PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw, int replicas) {
-  PlanCost out;
-  if (ranks.empty()) return out;
+PlacedPipeline::PlacedPipeline(const Pipeline& ranks, const Hardware& hw, int replicas)
+    : ranks_(&ranks), hw_(hw), replicas_(replicas) {
+  if (ranks.empty()) return;
   const ParallelConfig& cfg = ranks.front().config();
-  const double batch = static_cast<double>(load.batch) / replicas / load.parts;
-  double busiest = -1;
   for (const Plan& p : ranks) {
-    std::vector<Crossings> kinds;
+    std::vector<Crossings>& kinds = kinds_.emplace_back();
     for (int replica = 0; replica < replicas; ++replica) {
       const Placement at{.gpus_per_node = hw.gpus_per_node, .first_gpu = replica * WorldSize(cfg)};
       for (int r = 0; r < cfg.tp; ++r) {
@@ -108,10 +99,19 @@ PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw,
         if (std::find(kinds.begin(), kinds.end(), c) == kinds.end()) kinds.push_back(c);
       }
     }
+  }
+}
+
+PlanCost PlacedPipeline::CostAt(const Workload& load) const {
+  PlanCost out;
+  const double batch = static_cast<double>(load.batch) / replicas_ / load.parts;
+  double busiest = -1;
+  for (size_t i = 0; i < ranks_->size(); ++i) {
+    const Plan& p = (*ranks_)[i];
     RankTotals worst;
     double prefill = 0;
-    for (const Crossings& c : kinds) {
-      const RankTotals t = Totals(p, c, batch, load.prefill, hw);
+    for (const Crossings& c : kinds_[i]) {
+      const RankTotals t = Totals(p, c, batch, load.prefill, hw_);
       if (t.decode > worst.decode || worst.bytes == 0) worst = t;
       prefill = std::max(prefill, t.prefill);
     }
@@ -129,6 +129,10 @@ PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw,
     }
   }
   return out;
+}
+
+PlanCost CostOf(const Pipeline& ranks, const Workload& load, const Hardware& hw, int replicas) {
+  return PlacedPipeline(ranks, hw, replicas).CostAt(load);
 }
 
 }  // namespace seam

@@ -10,19 +10,9 @@
 #include "seam/pipeline.h"
 #include "seam/stage_shape.h"
 #include "seam/weight_specs.h"
+#include "seam/work.h"
 
 namespace seam {
-namespace {
-
-// How many ways one of a stage's weights is split over the ranks that hold it.
-int SplitOf(const WeightSpec& w, const StageDecl& d, const ParallelConfig& cfg) {
-  if (d.kind == StageKind::kNoOp || w.vector || w.held == Held::kWhole) return 1;
-  if (w.held == Held::kShared && cfg.moe == MoeMode::kA2a) return 1;
-  const StageShape shape = ShapeOf(d, cfg);
-  return shape.shard ? GroupSize(cfg, *shape.shard) : 1;
-}
-
-}  // namespace
 
 MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, const Workload& load,
                    const MemoryOptions& o) {
@@ -33,10 +23,49 @@ MemoryUse MemoryOf(const Model& m, const ParallelConfig& cfg, int replicas, cons
 
 MemoryUse MemoryOf(const Model& m, const std::vector<WeightSpec>& specs, const ParallelConfig& cfg, int replicas,
                    const Workload& load, const MemoryOptions& o) {
+  Expected<ModelWeights> weights = SumWeights(m, specs);
+  if (!weights) return {};
+  return MemoryOf(m, *weights, cfg, replicas, load, o);
+}
+
+namespace {
+
+// A stage's weights on one rank: matrices split over the group its
+// weights are split over (seam/stage_shape.h), vectors and the matrices held
+// whole (routers, MLA's down-projections) whole; a shared expert whole
+// under an all-to-all, split over TP under a TP MoE; nothing split in a
+// no-op stage.
+double StageWeightsOnRank(const StageWeights& st, const ParallelConfig& cfg) {
+  if (st.stage.decl.kind == StageKind::kNoOp) return st.vectors + st.whole + st.shared + st.split + st.routed;
+  const StageShape shape = ShapeOf(st.stage.decl, cfg);
+  const double shard = shape.shard ? GroupSize(cfg, *shape.shard) : 1;
+  const double shared = cfg.moe == MoeMode::kA2a ? st.shared : st.shared / shard;
+  return st.vectors + st.whole + shared + (st.split + st.routed) / shard;
+}
+
+// The embedding on the first rank (vocabulary-parallel over the TP group,
+// or whole under attention DP); the final norm and the LM head
+// (vocabulary-parallel over its group) on the last.
+double EndsOnRank(const ModelWeights& w, const ParallelConfig& cfg, bool first, bool last) {
+  double out = 0;
+  if (first) {
+    const StageShape shape = EmbeddingShape(cfg);
+    out += w.embedding / (shape.shard ? GroupSize(cfg, *shape.shard) : 1);
+  }
+  if (last) {
+    const StageShape shape = LmHeadShape(cfg);
+    out += w.final_norm + w.lm_head / (shape.shard ? GroupSize(cfg, *shape.shard) : 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+MemoryUse MemoryOf(const Model& m, const ModelWeights& weights, const ParallelConfig& cfg, int replicas,
+                   const Workload& load, const MemoryOptions& o) {
   MemoryUse fullest;
   Expected<std::vector<LayerRange>> ranges = SplitLayers(cfg, m.num_layers);
   if (!ranges || !m.dims) return fullest;
-  const std::vector<StageRef> stages = StagesOf(m, 0, m.num_layers);
   const ModelDims& dims = *m.dims;
   const CacheBytes bytes = CacheBytesOf(o.kv, o.fill);
   // Sequences one rank caches: its replica's share, split over DP groups.
@@ -44,24 +73,11 @@ MemoryUse MemoryOf(const Model& m, const std::vector<WeightSpec>& specs, const P
   for (size_t r = 0; r < ranges->size(); ++r) {
     const LayerRange range = (*ranges)[r];
     MemoryUse use{.pp_rank = static_cast<int>(r)};
-    for (const WeightSpec& w : specs) {
-      const double elements = static_cast<double>(w.rows) * w.cols;
-      if (w.stage < 0) {
-        // The embedding on the first rank (vocabulary-parallel over the TP
-        // group, or whole under attention DP); the final norm and the LM
-        // head (vocabulary-parallel over its group) on the last.
-        const bool embedding = w.name == kEmbeddingName;
-        const StageShape shape = embedding ? EmbeddingShape(cfg) : LmHeadShape(cfg);
-        const int split = w.name == kFinalNormName || !shape.shard ? 1 : GroupSize(cfg, *shape.shard);
-        if (embedding ? r == 0 : r + 1 == ranges->size()) use.weights += elements * o.weight_bytes / split;
-        continue;
-      }
-      const StageRef& s = stages[static_cast<size_t>(w.stage)];
+    use.weights = EndsOnRank(weights, cfg, r == 0, r + 1 == ranges->size()) * o.weight_bytes;
+    for (const StageWeights& st : weights.stages) {
+      const StageRef& s = st.stage;
       if (s.layer < range.first || s.layer >= range.last) continue;
-      use.weights += elements * o.weight_bytes / SplitOf(w, s.decl, cfg);
-    }
-    for (const StageRef& s : stages) {
-      if (s.layer < range.first || s.layer >= range.last) continue;
+      use.weights += StageWeightsOnRank(st, cfg) * o.weight_bytes;
       const CacheRow c = CacheOf(s.decl, dims, cfg, bytes);
       const int held = s.decl.window > 0 ? std::min(s.decl.window, load.context) : load.context;
       use.cache += sequences * c.per_token * held;

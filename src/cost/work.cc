@@ -133,8 +133,9 @@ Expected<ModelWeights> SumWeights(const Model& m, const std::vector<WeightSpec>&
   for (const WeightSpec& w : specs) {
     const double elements = static_cast<double>(w.rows) * w.cols;
     if (w.stage < 0) {
-      if (w.name == kLmHeadName) out.head = elements;
-      if (w.name == kEmbeddingName) embedding = elements;
+      if (w.name == kLmHeadName) out.head = out.lm_head = elements;
+      if (w.name == kEmbeddingName) embedding = out.embedding = elements;
+      if (w.name == kFinalNormName) out.final_norm = elements;
       continue;
     }
     if (static_cast<size_t>(w.stage) >= out.stages.size()) {

@@ -1143,6 +1143,11 @@ TEST_F(Cli, ExplainShowsAPipelinesMicroBatchesAndEachRanksIdleTime) {
       << table.out;
 }
 
+TEST_F(Cli, DisaggregateNeedsRequestsLengths) {
+  ExpectRefused({{{"compare", "llama", "--disaggregate"},
+                  "disaggregated serving is priced for requests: give their lengths (--isl and --osl)"}});
+}
+
 TEST_F(Cli, CompareRefusesAnUnknownObjective) {
   ExpectRefused({{{"compare", "llama", "--objective", "cheap"},
                   "--objective: 'cheap' is not an objective: throughput (output tokens a second per GPU), latency "

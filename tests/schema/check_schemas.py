@@ -241,6 +241,11 @@ class Checker:
                                             "--gpus", "8", "--top", "40", "--emit", "sglang", "--format", "json"])
         kinds = {"lines" in k["launch"] for k in emitted["ranked"]}
         expect(kinds == {True, False}, f"--emit sglang writes some lines and refuses some: {kinds}")
+        # --disaggregate: each split's pools add up to the GPUs.
+        split = self.document("compare", ["compare", "--hf-config", str(self.configs / "llama-3.1-8b.json"), "--gpus",
+                                          "8", "--isl", "2000", "--osl", "500", "--disaggregate", "--format", "json"])
+        expect(split["disaggregated"] and all(x["prefill"]["gpus"] + x["decode"]["gpus"] == 8
+                                              for x in split["disaggregated"]), "--disaggregate splits the GPUs")
         # --pareto and an objective: the frontier, each point faster for a user and slower per GPU than the one
         # before it; the ranking by TPOT.
         pareto = self.document("compare", ["compare", "--hf-config", str(self.configs / "llama-3.1-8b.json"), "--gpus",

@@ -230,6 +230,7 @@ struct CompareArgs {
   Ask ask;  // --batch, --prefill, --context, --isl, --osl, --ttft, --tpot
   Objective objective = Objective::kThroughput;
   bool pareto = false;
+  bool disaggregate = false;
   double weight_bytes = 2;
   bool weight_given = false;  // --weight-dtype on the command line (else an engine's checkpoint says)
   WireFlags wire;

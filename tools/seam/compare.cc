@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "seam/compare.h"
+#include "seam/disaggregate.h"
 #include "seam/printable.h"
 
 namespace seam::cli {
@@ -84,6 +85,35 @@ std::string Table(const Comparison& c, int top) {
   for (const auto& [reason, n] : c.rejected) reasons.push_back({-n, reason});
   std::sort(reasons.begin(), reasons.end());
   for (const auto& [n, reason] : reasons) out += fmt::format("  {:>6}  {}\n", -n, reason);
+  return out;
+}
+
+// --disaggregate: the best splits of the GPUs into a prefill and a decode
+// pool, against the best co-located configuration at the same targets.
+std::string DisaggregatedTable(const std::vector<Disaggregated>& d, const Comparison& c, int top) {
+  std::string out = "\ndisaggregated prefill and decode (each pool its own layout, the KV cache sent between them):\n";
+  out += fmt::format("{:>4}  {:>9}  {:>8}  {:>8}  {:>11}  {:<40}  {}\n", "rank", "tok/s/GPU", "TTFT ms", "TPOT ms",
+                     "KV send ms", "prefill pool", "decode pool");
+  for (size_t i = 0; i < d.size() && i < static_cast<size_t>(top); ++i) {
+    const Disaggregated& x = d[i];
+    const std::string prefill =
+        fmt::format("{} GPUs: {} x{}", x.prefill.gpus, SeamFlags(x.prefill.layout.config, {}), x.prefill.instances);
+    const std::string decode =
+        fmt::format("{} GPUs: {} x{}, batch {}{}", x.decode.gpus, SeamFlags(x.decode.layout.config, {}),
+                    x.decode.instances, x.decode.layout.batch, x.decode.layout.overlapped ? ", two-batch overlap" : "");
+    out += fmt::format("{:>4}  {:>9.0f}  {:>8}  {:>8}  {:>11}  {:<40}  {}{}\n", i + 1, x.tokens_per_gpu,
+                       Millis(x.ttft_seconds), Millis(x.tpot_seconds), Millis(x.kv_transfer_seconds), prefill, decode,
+                       x.meets ? "" : "  (misses a target)");
+  }
+  if (d.empty()) out += "  no split fits the model in both pools\n";
+  if (!c.ranked.empty()) {
+    const Candidate& best = c.ranked.front();
+    out += fmt::format(
+        "co-located, the best at the same targets: {:.0f} tok/s/GPU ({}){}\n", best.tokens_per_gpu, FlagsOf(best),
+        !d.empty() && d.front().meets && best.meets
+            ? fmt::format("; disaggregated makes {:.2f}x that", d.front().tokens_per_gpu / best.tokens_per_gpu)
+            : "");
+  }
   return out;
 }
 
@@ -370,6 +400,12 @@ int RunCompare(const CompareArgs& a) {
   }
   Expected<Comparison> c = Compare(*model, o);
   if (!c) return Fail(c.error());
+  std::optional<std::vector<Disaggregated>> split;
+  if (a.disaggregate) {
+    Expected<std::vector<Disaggregated>> d = Disaggregate(*model, o);
+    if (!d) return Fail(d.error());
+    split = *std::move(d);
+  }
   Expected<Launches> launches = LaunchesOf(a, *model, o, *c, engine);
   if (!launches) return Fail(launches.error());
   std::optional<Explained> explained;
@@ -385,12 +421,21 @@ int RunCompare(const CompareArgs& a) {
   if (a.json) {
     Json doc = CompareJson(*model, o, *c, a.top, EngineJson(engine, a.engine.engine, *c), *launches, a.emit);
     doc["explain"] = explained ? ExplainJson(*explained, static_cast<size_t>(a.explain)) : Json(nullptr);
+    Json disaggregated = nullptr;
+    if (split) {
+      disaggregated = Json::array();
+      for (size_t i = 0; i < split->size() && i < static_cast<size_t>(a.top); ++i) {
+        disaggregated.push_back(DisaggregatedJson((*split)[i], static_cast<int>(i) + 1));
+      }
+    }
+    doc["disaggregated"] = std::move(disaggregated);
     PrintJson(doc);
   } else {
     std::cout << Header(*model, o) << "\n";
     if (engine) std::cout << WhereIs(*engine, *c, DisplayName(*a.engine.engine)) << "\n";
     std::cout << Table(*c, a.top);
     if (o.pareto) std::cout << FrontierTable(*c);
+    if (split) std::cout << DisaggregatedTable(*split, *c, a.top);
     if (a.emit) std::cout << LaunchTable(*launches, *a.emit);
     if (explained) {
       const size_t k = static_cast<size_t>(a.explain);

@@ -160,6 +160,9 @@ int main(int argc, char** argv) {
             "rank by throughput (output tokens a second per GPU; default), latency (per user) or ttft, each "
             "configuration at the batch that serves it best")
       ->default_str("throughput");
+  compare_cmd->add_flag("--disaggregate", compare.disaggregate,
+                        "also prefill and decode on separate pools of GPUs, each with its own layout, the KV cache "
+                        "sent between them (needs --isl and --osl)");
   compare_cmd->add_flag("--pareto", compare.pareto,
                         "also the frontier of output per GPU against per user: every configuration at every batch "
                         "it holds, those no other beats on both");

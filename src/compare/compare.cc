@@ -127,6 +127,9 @@ struct Priced {
   MemoryBudget budget;           // what the engine lets weights, cache and states take on a GPU
 };
 
+// Sequences that give each DP group of every replica one.
+int Unit(const Candidate& c) { return c.replicas * c.config.attn_dp; }
+
 // The micro-batches a pipeline decodes at once: one a rank, as the
 // engines schedule them (vLLM's max_concurrent_batches is the pipeline's
 // size; SGLang's event_loop_pp keeps pp micro-batches in flight), but no
@@ -188,7 +191,10 @@ double StepOf(const std::vector<double>& ranks, int micro) {
 Status AtBatch(const Priced& p, int batch, Candidate& c) {
   const CompareOptions& o = p.options;
   Workload load = o.load;
-  load.batch = batch;
+  // A replica or DP group decodes whole sequences: with fewer sequences than
+  // them, the busy ones run one each and the rest wait (they still hold
+  // their weights), so a step is priced at a sequence a DP group at least.
+  load.batch = std::max(batch, Unit(c));
   load.parts = c.micro_batches = MicroBatches(c.config, batch, c.replicas);
   c.batch = batch;
   Expected<Pass> pass = PassOf(p, c, load);
@@ -229,26 +235,48 @@ Status AtBatch(const Priced& p, int batch, Candidate& c) {
 
 // The batch that serves the objective best within the targets and the
 // memory: one sequence a DP group of every replica, doubled while the
-// cache fits (it grows with the batch; the weights do not). Each batch
+// cache fits (it grows with the batch; the weights do not), then the
+// largest that fits between the last double that did and the first that
+// did not (an engine fills its memory, not a power of two). Each batch
 // that fits and meets the targets is also a point for the frontier.
 Status BestBatch(const Priced& p, Candidate& c, std::vector<Candidate>* points) {
-  const int unit = c.replicas * c.config.attn_dp;
+  const int unit = Unit(c);
   Workload one = p.options.load;
   one.batch = unit;
   const MemoryUse m = MemoryOf(p.model, p.weights, c.config, c.replicas, one, p.options.memory);
+  const auto held = [&](int batch) {
+    const double scale = static_cast<double>(batch) / unit;
+    return MemoryUse{.weights = m.weights, .cache = m.cache * scale, .states = m.states * scale, .pp_rank = m.pp_rank};
+  };
   Candidate best = c;
   bool found = false;
-  for (int batch = unit; batch <= kMaxTokens; batch *= 2) {
-    const double scale = static_cast<double>(batch) / unit;
+  const auto at = [&](int batch) -> Status {
     Candidate k = c;
-    k.memory = {.weights = m.weights, .cache = m.cache * scale, .states = m.states * scale, .pp_rank = m.pp_rank};
+    k.memory = held(batch);
     k.fits = Fits(k.memory, p.budget);
-    if (!k.fits && batch > unit) break;
     SEAM_RETURN_IF_ERROR(AtBatch(p, batch, k));
     if (points && k.fits && k.meets) points->push_back(k);
     if (!found || Better(k, best, p.options.objective)) best = k;
     found = true;
-    if (!k.fits) break;
+    return Status::Ok();
+  };
+  int fitting = 0, over = 0;  // the largest double that fits, the first that does not
+  for (int batch = unit; batch <= kMaxTokens; batch *= 2) {
+    if (!Fits(held(batch), p.budget)) {
+      over = batch;
+      if (batch == unit) SEAM_RETURN_IF_ERROR(at(batch));  // none fits: how close the smallest comes
+      break;
+    }
+    fitting = batch;
+    SEAM_RETURN_IF_ERROR(at(batch));
+  }
+  if (fitting > 0 && over > 0) {
+    int lo = fitting / unit, hi = over / unit;  // in units: lo fits, hi does not
+    while (hi - lo > 1) {
+      const int mid = lo + (hi - lo) / 2;
+      (Fits(held(mid * unit), p.budget) ? lo : hi) = mid;
+    }
+    if (lo * unit > fitting) SEAM_RETURN_IF_ERROR(at(lo * unit));
   }
   c = best;
   return Status::Ok();
@@ -416,7 +444,9 @@ Expected<Comparison> Compare(const Model& m, const CompareOptions& o) {
         if (o.best_batch) {
           if (!o.pareto) SEAM_RETURN_IF_ERROR(BestBatch(p, c, nullptr));
         } else {
-          c.memory = MemoryOf(m, *summed, cfg, replicas, o.load, o.memory);
+          Workload held = o.load;
+          held.batch = std::max(held.batch, Unit(c));  // a busy rank holds one sequence at least
+          c.memory = MemoryOf(m, *summed, cfg, replicas, held, o.memory);
           c.fits = Fits(c.memory, p.budget);
           SEAM_RETURN_IF_ERROR(AtBatch(p, o.load.batch, c));
         }

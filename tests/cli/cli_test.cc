@@ -1143,6 +1143,58 @@ TEST_F(Cli, ExplainShowsAPipelinesMicroBatchesAndEachRanksIdleTime) {
       << table.out;
 }
 
+// Published deployments (tests/compare/rankings.json, each an entry of
+// published.json) under their published workloads: where the published
+// layout ranks among seam's distinct layouts (a layout is its TP,
+// attention DP, dense-FFN width, MoE mode, expert group, pipeline and
+// replicas: the boundary reduction, input scattering and the LM head's
+// place are seam's own choices within it). Each is in the top 3, or ranks
+// below it for the reason its entry gives and must still (a model that
+// comes closer moves it to "top3").
+TEST_F(Cli, EachPublishedLayoutRanksInSeamsTopThreeOrItsEntrySaysWhyNot) {
+  std::ifstream in(std::string(SEAM_ROOT) + "/tests/compare/rankings.json");
+  const nlohmann::json checks = nlohmann::json::parse(in);
+  ASSERT_GE(checks.size(), 7U);
+  std::string table;
+  for (const nlohmann::json& check : checks) {
+    std::vector<std::string> args = {"compare", "--format", "json", "--top", "100000"};
+    for (std::string a : check["args"]) {
+      if (a.starts_with("configs/") || a.starts_with("tests/")) a = std::string(SEAM_ROOT) + "/" + a;
+      args.push_back(a);
+    }
+    const Result r = Run(args);
+    ASSERT_EQ(r.code, 0) << check["id"] << ": " << r.err;
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    std::vector<std::string> layouts;  // distinct, best first
+    int rank = 0;
+    for (const nlohmann::json& k : doc["ranked"]) {
+      const nlohmann::json& c = k["config"];
+      const std::string layout =
+          fmt::format("{} {} {} {} {} {} x{}", c["tp"].dump(), c["attn_dp"].dump(), c["dense_tp"].dump(),
+                      c["moe"].dump(), c["ep"].dump(), c["pp"].dump(), k["replicas"].dump());
+      if (std::find(layouts.begin(), layouts.end(), layout) == layouts.end()) layouts.push_back(layout);
+      std::string flags = k["flags"];
+      for (const std::string own : {" --reduction rsv", " --reduction rs+rsv", " --reduction rs", " --input-scattered",
+                                    " --dp-lm-head", " --dense-tp 1"}) {
+        if (const size_t at = flags.find(own); at != std::string::npos) flags.erase(at, own.size());
+      }
+      if (rank == 0 && flags == check["layout"] && k["replicas"] == check["replicas"]) {
+        rank = static_cast<int>(layouts.size());
+        EXPECT_TRUE(k["fits"].get<bool>()) << check["id"];
+      }
+    }
+    ASSERT_GT(rank, 0) << check["id"] << ": " << check["layout"] << " is not among the ranked";
+    table += fmt::format("{:<40} {:<24} x{:<3} rank {}\n", check["id"].get<std::string>(),
+                         check["layout"].get<std::string>(), check["replicas"].get<int>(), rank);
+    if (check["expect"] == "top3") {
+      EXPECT_LE(rank, 3) << check["id"] << ": " << check["why"];
+    } else {
+      EXPECT_GT(rank, 3) << check["id"] << " now ranks in the top 3: move it to \"top3\"";
+    }
+  }
+  std::cout << table;
+}
+
 TEST_F(Cli, DisaggregateNeedsRequestsLengths) {
   ExpectRefused({{{"compare", "llama", "--disaggregate"},
                   "disaggregated serving is priced for requests: give their lengths (--isl and --osl)"}});

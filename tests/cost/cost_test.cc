@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cost/configs.h"
 #include "seam/bind.h"
@@ -309,6 +310,34 @@ TEST(CostCalibration, LargeCollectivesReachThePublishedBandwidths) {
   const double ep = EffectiveBusBandwidth(H100(), 8, StepKind::kDispatch);  // EP 16 = 8 x 2
   EXPECT_GE(ep, 81);
   EXPECT_LE(ep, 90);
+}
+
+// The size curve: nccl-tests' all-reduce over 8 H100s (NVLS, Azure's
+// published run in tests/compare/published.json) against the model's
+// latency plus bytes over bus bandwidth for each message of 64 MiB or more,
+// within 35%. Below that the model is faster than NCCL (at 1 MiB NCCL's
+// bus bandwidth is 44 GB/s): the engines' decode all-reduces of that size
+// run their own custom all-reduce kernels, which the 10 us latency stands for.
+TEST(CostCalibration, LargeAllReducesFollowNcclTestsSizeCurve) {
+  std::ifstream in(std::string(SEAM_PUBLISHED) + "/published.json");
+  const nlohmann::json published = nlohmann::json::parse(in);
+  const nlohmann::json* curve = nullptr;
+  for (const nlohmann::json& e : published) {
+    if (e["id"] == "nccl-allreduce-h100-8gpu-nvls-azure") curve = &e["measured"]["busbw_gbs"];
+  }
+  ASSERT_NE(curve, nullptr);
+  const Plan p = testing::MustBind(testing::StackOf("A F", 4096), {.tp = 8});
+  const Step& ar = FirstOf(p, StepKind::kAllReduceAddNorm);
+  const std::map<std::string, double> sizes = {{"67M", 1 << 26}, {"134M", 1 << 27}, {"268M", 1 << 28},
+                                               {"536M", 1 << 29}, {"1G", 1 << 30},   {"2G", 2.0 * (1 << 30)},
+                                               {"4G", 4.0 * (1 << 30)}, {"8G", 8.0 * (1 << 30)}};
+  for (const auto& [label, message] : sizes) {
+    const double tokens = message / (4096 * 2);
+    const double bus = BytesPerToken(ar, p.header()) * tokens;
+    const double model = bus / CostOfStep(ar, p, 0, tokens, H100(), {.gpus_per_node = 8}).seconds / 1e9;
+    const double measured = (*curve)[label].get<double>();
+    EXPECT_LE(std::abs(model / measured - 1), 0.35) << label << ": model " << model << " GB/s, nccl-tests " << measured;
+  }
 }
 
 }  // namespace

@@ -49,28 +49,26 @@ def integer(name: str, value: object, lo: int = 0) -> int:
     return value
 
 
-def seconds(name: str, value: object) -> float:
-    """A number of seconds; the native module refuses NaN, an infinity, zero
-    or less, and more than a day, as the command line does."""
+def _number(name: str, value: object, unit: str) -> float:
+    """A number of `unit`s as a float (an int too large for one is an
+    infinity); the native module refuses NaN, an infinity, zero or less,
+    and more than a day, as the command line does."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise BadInput(f"{name} must be a number of seconds, not {type(value).__name__}")
+        raise BadInput(f"{name} must be a number of {unit}, not {type(value).__name__}")
     try:
-        v = float(value)
+        return float(value)
     except OverflowError:
-        v = math.inf
-    return v
+        return math.inf
+
+
+def seconds(name: str, value: object) -> float:
+    """A number of seconds."""
+    return _number(name, value, "seconds")
 
 
 def millis(name: str, value: object) -> float:
-    """A number of milliseconds; the native module refuses NaN, an infinity,
-    zero or less, and more than a day, as the command line does."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise BadInput(f"{name} must be a number of milliseconds, not {type(value).__name__}")
-    try:
-        v = float(value)
-    except OverflowError:
-        v = math.inf
-    return v
+    """A number of milliseconds."""
+    return _number(name, value, "milliseconds")
 
 
 def strings(name: str, values: object) -> list[str]:

@@ -328,8 +328,8 @@ TEST(CostCalibration, LargeAllReducesFollowNcclTestsSizeCurve) {
   ASSERT_NE(curve, nullptr);
   const Plan p = testing::MustBind(testing::StackOf("A F", 4096), {.tp = 8});
   const Step& ar = FirstOf(p, StepKind::kAllReduceAddNorm);
-  const std::map<std::string, double> sizes = {{"67M", 1 << 26}, {"134M", 1 << 27}, {"268M", 1 << 28},
-                                               {"536M", 1 << 29}, {"1G", 1 << 30},   {"2G", 2.0 * (1 << 30)},
+  const std::map<std::string, double> sizes = {{"67M", 1 << 26},        {"134M", 1 << 27},      {"268M", 1 << 28},
+                                               {"536M", 1 << 29},       {"1G", 1 << 30},        {"2G", 2.0 * (1 << 30)},
                                                {"4G", 4.0 * (1 << 30)}, {"8G", 8.0 * (1 << 30)}};
   for (const auto& [label, message] : sizes) {
     const double tokens = message / (4096 * 2);

@@ -134,6 +134,9 @@ std::string ExplainTable(const Explained& e, const Candidate& k, size_t rank) {
       fmt::format("\n#{} ({}) at batch {}, a decode step of {} ms", rank, FlagsOf(k), k.batch, Millis(k.step_seconds));
   if (e.micro_batches > 1) out += fmt::format(", {} micro-batches through the pipeline", e.micro_batches);
   if (e.overlapped) out += ", each as two overlapped halves";
+  if (k.tpot_seconds > k.step_seconds) {
+    out += fmt::format("; {} ms a token with the prefills run between steps", Millis(k.tpot_seconds));
+  }
   out += ":\n";
   for (const Explained::Rank& r : e.ranks) {
     out += fmt::format("pipeline rank {}: work {} ms, collectives {} ms", r.pp_rank, Millis(r.work_seconds),

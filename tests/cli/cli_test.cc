@@ -1195,6 +1195,29 @@ TEST_F(Cli, EachPublishedLayoutRanksInSeamsTopThreeOrItsEntrySaysWhyNot) {
   std::cout << table;
 }
 
+// An engine line fills the memory as that engine does, at its own share
+// where it gives one; without a line, as vLLM does.
+TEST_F(Cli, CompareFillsTheMemoryAsTheEngineLineSays) {
+  const std::string config = std::string(SEAM_HF_CONFIGS) + "/llama-3.1-8b.json";
+  const Result own = Run({"compare", "--hf-config", config, "--gpus", "2", "--top", "1"});
+  ASSERT_EQ(own.code, 0) << own.err;
+  EXPECT_NE(own.out.find("\nmemory: as vLLM fills it (0.9 of the GPU, less activations and all-to-all buffers)\n"),
+            std::string::npos)
+      << own.out;
+  const Result sglang = Run({"compare", "--top", "1", "--format", "json", "--engine", "sglang", "--", "--model-path",
+                             config, "--tp", "2", "--mem-fraction-static", "0.5", "--chunked-prefill-size", "4096"});
+  ASSERT_EQ(sglang.code, 0) << sglang.err;
+  const nlohmann::json doc = nlohmann::json::parse(sglang.out);
+  EXPECT_EQ(doc["memory_fill"], "sglang");
+  EXPECT_DOUBLE_EQ(doc["ranked"][0]["usable_bytes_per_gpu"].get<double>(), 0.5 * 81559.0 * 1048576);
+  const Result text = Run({"compare", "--top", "1", "--engine", "sglang", "--", "--model-path", config, "--tp", "2",
+                           "--mem-fraction-static", "0.5", "--chunked-prefill-size", "4096"});
+  EXPECT_NE(text.out.find("memory: as SGLang fills it (0.5 of the GPU for weights and caches, prefill chunks of "
+                          "4096)"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST_F(Cli, DisaggregateNeedsRequestsLengths) {
   ExpectRefused({{{"compare", "llama", "--disaggregate"},
                   "disaggregated serving is priced for requests: give their lengths (--isl and --osl)"}});

@@ -373,6 +373,12 @@ TEST(EngineFlags, AreReadAsArgparseReadsThem) {
             "--tp-size: '0' is not an integer from 1 to 65536");
   EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--tp", "8x"}),
             "--tp-size: '8x' is not an integer from 1 to 65536");
+  EXPECT_EQ(error(Engine::kSglang, {"--model-path", "m", "--mem-fraction-static", "1.5"}),
+            "--mem-fraction-static: '1.5' is not a fraction of the GPU's memory above 0 and at most 1");
+  EXPECT_EQ(error(Engine::kVllm, {"m", "--gpu-memory-utilization", "nan"}),
+            "--gpu-memory-utilization: 'nan' is not a fraction of the GPU's memory above 0 and at most 1");
+  EXPECT_EQ(error(Engine::kVllm, {"m", "--max-num-batched-tokens", "0"}),
+            "--max-num-batched-tokens: '0' is not an integer from 1 to 65536");
   EXPECT_EQ(error(Engine::kSglang, {"m", "--tp", "8"}), "SGLang refuses this at start-up: unrecognized arguments: m");
   EXPECT_EQ(error(Engine::kSglang, {"--tp", "8"}), "the SGLang command line names no model (--model-path)");
   EXPECT_EQ(error(Engine::kSglang, {"vllm serve m -tp 8"}),
@@ -424,6 +430,21 @@ TEST(EngineFlags, ContextParallelismIsRefusedAsUnmodelled) {
             "--attn-cp-size 1");
   EXPECT_EQ(FlagsOf(Engine::kSglang, {"--model-path", v2, "--tp", "4", "--attn-cp-size", "1"}, "deepseek-v2-lite.json"),
             "--tp 4");
+}
+
+// The memory flags are read into the launch: compare fills each GPU as the
+// line says.
+TEST(EngineFlags, TheMemoryShareAndPrefillChunkAreRead) {
+  Expected<EngineLaunch> s = ParseEngineArgs(
+      Engine::kSglang, {"--model-path", "m", "--mem-fraction-static", "0.85", "--chunked-prefill-size", "4096"});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_DOUBLE_EQ(s->memory_fraction, 0.85);
+  EXPECT_EQ(s->prefill_chunk, 4096);
+  Expected<EngineLaunch> v =
+      ParseEngineArgs(Engine::kVllm, {"m", "--gpu-memory-utilization=0.95", "--max-num-batched-tokens", "16384"});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_DOUBLE_EQ(v->memory_fraction, 0.95);
+  EXPECT_EQ(v->prefill_chunk, 16384);
 }
 
 TEST(EngineFlags, EachFlagReadPastIsListedOnceWithWhy) {

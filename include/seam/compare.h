@@ -141,9 +141,10 @@ void FillAs(Engine e, const EngineChoice& line, MemoryOptions& m);
 std::optional<size_t> RankOf(const Comparison& c, const ParallelConfig& cfg, int replicas);
 
 // About how long Compare takes: the configurations it will bind times the
-// model's layers, at the rate measured on a 2-core Zen 4 (about 66 us a
-// configuration and layer for Kimi-K2 on 16 GPUs; counted at 100 us).
-inline constexpr double kSecondsPerConfigLayer = 1e-4;
+// model's layers, at the rate measured on a 2-core Zen 4 (about 1.7 us a
+// configuration and layer for Kimi-K2 on 16 GPUs, 1.1 us for DeepSeek-V3
+// on 96, each at its best batch; counted at 4 us).
+inline constexpr double kSecondsPerConfigLayer = 4e-6;
 double EstimatedSeconds(const Model& m, const CompareOptions& o);
 
 // A candidate's decode step taken apart, per pipeline rank as its first

@@ -44,6 +44,10 @@ struct Disaggregated {
 // and at least two GPUs; a pool size no layout fits is left out.
 Expected<std::vector<Disaggregated>> Disaggregate(const Model& m, const CompareOptions& o);
 
+// About how long Disaggregate takes: a one-replica comparison of each
+// instance size (seam/compare.h EstimatedSeconds).
+double EstimatedDisaggregateSeconds(const Model& m, const CompareOptions& o);
+
 // A disaggregated split as `seam compare --disaggregate --format json`
 // writes it.
 nlohmann::ordered_json DisaggregatedJson(const Disaggregated& d, int rank);

@@ -38,7 +38,8 @@ double TransferSeconds(double bytes, const Candidate& prefill, const Hardware& h
   return hw.network.latency_us * 1e-6 + bytes / (senders * hw.network.busbw_gbs * 1e9);
 }
 
-Expected<Instances> InstancesOf(const Model& m, const CompareOptions& o, int size, double kv_bytes) {
+// One instance of `size` GPUs at its best batch within the TPOT target.
+CompareOptions OneInstance(const CompareOptions& o, int size) {
   CompareOptions one = o;
   one.gpus = size;
   const int per_node = o.gpus / o.nodes;
@@ -47,7 +48,11 @@ Expected<Instances> InstancesOf(const Model& m, const CompareOptions& o, int siz
   one.best_batch = true;
   one.pareto = false;
   one.targets = {.tpot = o.targets.tpot};  // a decode pool runs no prefill between its steps
-  Expected<Comparison> c = Compare(m, one);
+  return one;
+}
+
+Expected<Instances> InstancesOf(const Model& m, const CompareOptions& o, int size, double kv_bytes) {
+  Expected<Comparison> c = Compare(m, OneInstance(o, size));
   if (!c) return c.error();
   Instances out;
   for (const Candidate& k : c->ranked) {
@@ -76,6 +81,17 @@ bool InstanceFits(int size, int pool, int per_node) {
   return pool % size == 0 && (size <= per_node || size % per_node == 0);
 }
 
+// Every instance size some pool may hold copies of.
+std::vector<int> InstanceSizes(const CompareOptions& o) {
+  std::vector<int> out;
+  for (int size = 1; size < o.gpus; ++size) {
+    bool used = false;
+    for (int pool : PoolSizes(o)) used = used || InstanceFits(size, pool, o.gpus / o.nodes);
+    if (used) out.push_back(size);
+  }
+  return out;
+}
+
 // The best instance of a pool of `gpus` among the sizes priced.
 std::optional<Pool> BestPool(const std::map<int, Instances>& sizes, int gpus, int per_node, bool prefill) {
   std::optional<Pool> best;
@@ -100,10 +116,7 @@ Expected<std::vector<Disaggregated>> Disaggregate(const Model& m, const CompareO
   const int per_node = o.gpus / o.nodes;
   const double kv_bytes = KvBytes(m, o);
   std::map<int, Instances> sizes;
-  for (int size = 1; size < o.gpus; ++size) {
-    bool used = false;
-    for (int pool : PoolSizes(o)) used = used || InstanceFits(size, pool, per_node);
-    if (!used) continue;
+  for (int size : InstanceSizes(o)) {
     Expected<Instances> inst = InstancesOf(m, o, size, kv_bytes);
     if (!inst) return inst.error();
     sizes[size] = *inst;
@@ -130,6 +143,12 @@ Expected<std::vector<Disaggregated>> Disaggregate(const Model& m, const CompareO
     return a.tokens_per_gpu > b.tokens_per_gpu;
   });
   return out;
+}
+
+double EstimatedDisaggregateSeconds(const Model& m, const CompareOptions& o) {
+  double seconds = 0;
+  for (int size : InstanceSizes(o)) seconds += EstimatedSeconds(m, OneInstance(o, size));
+  return seconds;
 }
 
 nlohmann::ordered_json DisaggregatedJson(const Disaggregated& d, int rank) {

@@ -395,7 +395,8 @@ int RunCompare(const CompareArgs& a) {
   ApplyAsk(a.ask, o);
   o.objective = a.objective;
   o.pareto = a.pareto;
-  if (const double t = EstimatedSeconds(*model, o); t > a.max_seconds) {
+  if (const double t = EstimatedSeconds(*model, o) + (a.disaggregate ? EstimatedDisaggregateSeconds(*model, o) : 0);
+      t > a.max_seconds) {
     return Fail(InvalidArgument(fmt::format(
         "comparing every configuration of {} layers on {} GPUs would take about {:.0f} s; --max-seconds {:g} refuses "
         "it (fewer --gpus or --layers, or a larger --max-seconds)",

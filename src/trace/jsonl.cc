@@ -1,0 +1,192 @@
+// seam.trace's JSON lines: one collective a line, checked field by field.
+#include "seam/trace.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "seam/limits.h"
+#include "seam/printable.h"
+
+namespace seam {
+namespace {
+
+using nlohmann::json;
+
+using OpName = std::pair<TraceOp, const char*>;
+constexpr std::array kOps = {OpName{TraceOp::kAllReduce, "all_reduce"},
+                             OpName{TraceOp::kAllGather, "all_gather"},
+                             OpName{TraceOp::kReduceScatter, "reduce_scatter"},
+                             OpName{TraceOp::kAllToAll, "all_to_all"},
+                             OpName{TraceOp::kBroadcast, "broadcast"},
+                             OpName{TraceOp::kSend, "send"},
+                             OpName{TraceOp::kRecv, "recv"}};
+constexpr std::array kDtypes = {"bfloat16", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
+                                "int8",     "uint8",   "int32",   "int64",   "bool"};
+constexpr std::array kReductions = {"sum", "avg", "max", "min", "prod"};
+constexpr std::array kKeys = {"rank", "op", "group", "shape", "dtype", "reduce", "peer", "tag"};
+constexpr size_t kMaxDims = 8;
+constexpr size_t kMaxTag = 256;
+
+// A line's failure: "seam.trace line 12: ...".
+struct Bad {
+  std::string why;
+};
+
+bool Reduces(TraceOp op) { return op == TraceOp::kAllReduce || op == TraceOp::kReduceScatter; }
+bool HasPeer(TraceOp op) { return op == TraceOp::kSend || op == TraceOp::kRecv || op == TraceOp::kBroadcast; }
+
+int Rank(const json& v, std::string_view what) {
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= kMaxRanks) {
+    throw Bad{fmt::format("{} is not a rank from 0 to {}", what, kMaxRanks - 1)};
+  }
+  return v.get<int>();
+}
+
+std::string Text(const json& j, const char* key, size_t most) {
+  const json& v = j.at(key);
+  if (!v.is_string() || v.get<std::string>().size() > most) {
+    throw Bad{fmt::format("\"{}\" is not a string of at most {} characters", key, most)};
+  }
+  return v.get<std::string>();
+}
+
+template <size_t N>
+std::string OneOf(const json& j, const char* key, const std::array<const char*, N>& names) {
+  const std::string v = Text(j, key, 64);
+  if (std::find_if(names.begin(), names.end(), [&](const char* n) { return v == n; }) == names.end()) {
+    throw Bad{fmt::format("\"{}\": '{}' is not one of {}", key, Printable(v), fmt::join(names, ", "))};
+  }
+  return v;
+}
+
+TraceOp OpOf(const json& j) {
+  const std::string v = Text(j, "op", 64);
+  for (const auto& [op, name] : kOps) {
+    if (v == name) return op;
+  }
+  std::vector<const char*> names;
+  for (const auto& [op, name] : kOps) names.push_back(name);
+  throw Bad{fmt::format("\"op\": '{}' is not one of {}", Printable(v), fmt::join(names, ", "))};
+}
+
+std::vector<int> GroupOf(const json& j, int rank) {
+  const json& g = j.at("group");
+  if (!g.is_array() || g.empty() || g.size() > static_cast<size_t>(kMaxRanks)) {
+    throw Bad{fmt::format("\"group\" is not a list of 1 to {} ranks", kMaxRanks)};
+  }
+  std::vector<int> out;
+  std::set<int> seen;
+  for (const json& r : g) {
+    const int x = Rank(r, "a \"group\" member");
+    if (!seen.insert(x).second) throw Bad{fmt::format("\"group\" names rank {} twice", x)};
+    out.push_back(x);
+  }
+  if (!seen.contains(rank)) throw Bad{fmt::format("\"group\" does not hold the line's rank {}", rank)};
+  return out;
+}
+
+std::vector<int64_t> ShapeOf(const json& j, int64_t& elements) {
+  const json& s = j.at("shape");
+  if (!s.is_array() || s.size() > kMaxDims)
+    throw Bad{fmt::format("\"shape\" is not a list of at most {} sizes", kMaxDims)};
+  std::vector<int64_t> out;
+  elements = 1;
+  for (const json& d : s) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0 || d.get<int64_t>() > kMaxTraceElements) {
+      throw Bad{fmt::format("\"shape\" holds a size that is not a whole number from 0 to {}", kMaxTraceElements)};
+    }
+    out.push_back(d.get<int64_t>());
+    if (out.back() != 0 && elements > kMaxTraceElements / out.back()) {
+      throw Bad{fmt::format("\"shape\" has more than {} elements", kMaxTraceElements)};
+    }
+    elements *= out.back();
+  }
+  return out;
+}
+
+TraceEvent EventOf(const json& j, int& rank) {
+  if (!j.is_object()) throw Bad{"is not a JSON object"};
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      throw Bad{fmt::format("unknown key \"{}\"; the keys are {}", Printable(key), fmt::join(kKeys, ", "))};
+    }
+  }
+  for (const char* key : {"rank", "op", "group", "shape", "dtype"}) {
+    if (!j.contains(key)) throw Bad{fmt::format("has no \"{}\"", key)};
+  }
+  rank = Rank(j.at("rank"), "\"rank\"");
+  TraceEvent e{.op = OpOf(j)};
+  e.group = GroupOf(j, rank);
+  e.shape = ShapeOf(j, e.elements);
+  e.dtype = OneOf(j, "dtype", kDtypes);
+  if (Reduces(e.op) != j.contains("reduce")) {
+    throw Bad{fmt::format("{} {} \"reduce\"", Name(e.op), Reduces(e.op) ? "needs a" : "takes no")};
+  }
+  if (Reduces(e.op)) e.reduce = OneOf(j, "reduce", kReductions);
+  if (HasPeer(e.op) != (j.contains("peer") && !j.at("peer").is_null())) {
+    throw Bad{fmt::format("{} {} \"peer\"", Name(e.op), HasPeer(e.op) ? "needs a" : "takes no")};
+  }
+  if (HasPeer(e.op)) {
+    e.peer = Rank(j.at("peer"), "\"peer\"");
+    if (std::find(e.group.begin(), e.group.end(), e.peer) == e.group.end()) {
+      throw Bad{fmt::format("\"peer\" {} is not in the group", e.peer)};
+    }
+    if ((e.op == TraceOp::kSend || e.op == TraceOp::kRecv) && e.peer == rank) {
+      throw Bad{fmt::format("a {} to the line's own rank", Name(e.op))};
+    }
+  }
+  if (j.contains("tag")) e.tag = Printable(Text(j, "tag", kMaxTag));
+  return e;
+}
+
+}  // namespace
+
+std::string_view Name(TraceOp op) {
+  for (const auto& [o, name] : kOps) {
+    if (o == op) return name;
+  }
+  SEAM_CHECK(false, "an unknown trace op");
+}
+
+Expected<std::vector<RankTrace>> ReadJsonlTrace(std::string_view text) {
+  if (static_cast<int64_t>(text.size()) > kMaxTraceBytes) {
+    return Malformed(fmt::format("the seam.trace file is over {} bytes", kMaxTraceBytes));
+  }
+  std::map<int, RankTrace> ranks;
+  int line = 0;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view body = text.substr(at, end - at);
+    at = end + 1;
+    ++line;
+    if (body.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (body.size() > kMaxTraceLine) {
+      return Malformed(fmt::format("seam.trace line {}: longer than {} bytes", line, kMaxTraceLine));
+    }
+    try {
+      const json j = json::parse(body);
+      int rank = 0;
+      TraceEvent e = EventOf(j, rank);
+      e.line = line;
+      RankTrace& r = ranks[rank];
+      r.rank = rank;
+      r.events.push_back(std::move(e));
+    } catch (const Bad& b) {
+      return Malformed(fmt::format("seam.trace line {}: {}", line, b.why));
+    } catch (const json::exception&) {
+      return Malformed(fmt::format("seam.trace line {}: is not JSON", line));
+    }
+  }
+  if (ranks.empty()) return Malformed("the seam.trace file holds no collective");
+  std::vector<RankTrace> out;
+  for (auto& [rank, trace] : ranks) out.push_back(std::move(trace));
+  return out;
+}
+
+}  // namespace seam

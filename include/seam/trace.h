@@ -1,8 +1,8 @@
 // seam/trace.h — what an engine's ranks actually ran: each rank's
 // collectives in the order it called them, as a trace records them.
 //
-// The first reader is seam.trace's JSON lines (python/seam/trace.py wraps
-// torch.distributed's collectives and writes one object a call):
+// The first reader takes JSON lines, one object a collective call, as a
+// hook around torch.distributed's collectives writes them:
 //
 //   {"rank": 3, "op": "all_reduce", "group": [0, 1, 2, 3], "shape": [64, 7168],
 //    "dtype": "bfloat16", "reduce": "sum", "tag": "layer 3 exit"}

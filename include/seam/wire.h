@@ -27,6 +27,8 @@ struct WireDtypes {
   bool operator==(const WireDtypes&) const = default;
 };
 
+// Bytes of one element of `d`, without scales (an fp8 value is 1).
+double ElementBytes(WireDtype d);
 // Bytes of one row of `width` elements in `d`, scales included.
 double RowBytes(WireDtype d, int width);
 

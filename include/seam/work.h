@@ -76,12 +76,13 @@ struct StageWeights {
 };
 struct ModelWeights {
   std::vector<StageWeights> stages;
-  double head = 0;  // the LM head's elements (the embedding's when they are tied)
   // As the memory model places them: the embedding (on the first pipeline
   // rank), an untied LM head and the final norm (on the last).
   double embedding = 0;
   double lm_head = 0;
   double final_norm = 0;
+  // The LM head's elements the last rank multiplies by (the embedding's when they are tied).
+  double head() const { return lm_head > 0 ? lm_head : embedding; }
 };
 Expected<ModelWeights> SumWeights(const Model& m, const std::vector<WeightSpec>& specs);
 Expected<RankWork> WorkOf(const Model& m, const ModelWeights& weights, const ParallelConfig& cfg, int replicas,

@@ -134,9 +134,7 @@ int Unit(const Candidate& c) { return c.replicas * c.config.attn_dp; }
 // engines schedule them (vLLM's max_concurrent_batches is the pipeline's
 // size; SGLang's event_loop_pp keeps pp micro-batches in flight), but no
 // more than each DP group of a replica has sequences.
-int MicroBatches(const ParallelConfig& cfg, int batch, int replicas) {
-  return std::clamp(batch / (replicas * cfg.attn_dp), 1, cfg.pp);
-}
+int MicroBatches(const Candidate& c, int batch) { return std::clamp(batch / Unit(c), 1, c.config.pp); }
 
 // One decode pass of a micro-batch and a prefill, per pipeline rank: the
 // rank's work and collectives, each with its own time.
@@ -195,7 +193,7 @@ Status AtBatch(const Priced& p, int batch, Candidate& c) {
   // them, the busy ones run one each and the rest wait (they still hold
   // their weights), so a step is priced at a sequence a DP group at least.
   load.batch = std::max(batch, Unit(c));
-  load.parts = c.micro_batches = MicroBatches(c.config, batch, c.replicas);
+  load.parts = c.micro_batches = MicroBatches(c, batch);
   c.batch = batch;
   Expected<Pass> pass = PassOf(p, c, load);
   if (!pass) return pass.error();

@@ -13,15 +13,19 @@ constexpr auto kDtypes = EnumNames<WireDtype>(
 
 }  // namespace
 
-double RowBytes(WireDtype d, int width) {
-  const double w = width;
+double ElementBytes(WireDtype d) {
   switch (d) {
-    case WireDtype::kFp32: return 4 * w;
+    case WireDtype::kFp32: return 4;
     case WireDtype::kBf16:
-    case WireDtype::kFp16: return 2 * w;
-    case WireDtype::kFp8: return w + 4.0 * ((width + kFp8ScaleBlock - 1) / kFp8ScaleBlock);
+    case WireDtype::kFp16: return 2;
+    case WireDtype::kFp8: return 1;
   }
-  return 4 * w;
+  return 4;
+}
+
+double RowBytes(WireDtype d, int width) {
+  const double scales = d == WireDtype::kFp8 ? 4.0 * ((width + kFp8ScaleBlock - 1) / kFp8ScaleBlock) : 0;
+  return ElementBytes(d) * width + scales;
 }
 
 Status Validate(const WireDtypes& w) {

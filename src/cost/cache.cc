@@ -4,25 +4,10 @@
 
 namespace seam {
 
-namespace {
-
-// An element of the KV cache: an fp8 cache is scaled per tensor (the
-// engines' kv_cache_dtype fp8), so it has no per-row scales as the wire's
-// fp8 rows do.
-double KvElementBytes(WireDtype d) {
-  switch (d) {
-    case WireDtype::kFp32: return 4;
-    case WireDtype::kBf16:
-    case WireDtype::kFp16: return 2;
-    case WireDtype::kFp8: return 1;
-  }
-  SEAM_CHECK(false, "an unknown dtype");
-}
-
-}  // namespace
-
+// An fp8 KV cache is scaled per tensor (the engines' kv_cache_dtype fp8):
+// no per-row scales as the wire's fp8 rows have.
 CacheBytes CacheBytesOf(WireDtype kv, MemoryFill fill) {
-  return {.kv = KvElementBytes(kv), .conv = 2, .state = fill == MemoryFill::kSglang ? 4.0 : 2.0};
+  return {.kv = ElementBytes(kv), .conv = 2, .state = fill == MemoryFill::kSglang ? 4.0 : 2.0};
 }
 
 CacheRow CacheOf(const StageDecl& d, const ModelDims& dims, const ParallelConfig& cfg, const CacheBytes& b) {

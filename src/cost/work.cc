@@ -114,7 +114,7 @@ Work RankWorkOf(const ModelDims& dims, const ModelWeights& weights, const Parall
     }
     add(Name(st.stage.decl.kind), StageWork(st, dims, cfg, s, o));
   }
-  if (last && weights.head > 0) add("lm-head", HeadWork(weights.head, cfg, s, o));
+  if (last && weights.head() > 0) add("lm-head", HeadWork(weights.head(), cfg, s, o));
   return total;
 }
 
@@ -129,12 +129,11 @@ double TouchedExperts(int experts, int top_k, double tokens) {
 Expected<ModelWeights> SumWeights(const Model& m, const std::vector<WeightSpec>& specs) {
   ModelWeights out;
   for (const StageRef& st : StagesOf(m, 0, m.num_layers)) out.stages.push_back({.stage = st});
-  double embedding = 0;
   for (const WeightSpec& w : specs) {
     const double elements = static_cast<double>(w.rows) * w.cols;
     if (w.stage < 0) {
-      if (w.name == kLmHeadName) out.head = out.lm_head = elements;
-      if (w.name == kEmbeddingName) embedding = out.embedding = elements;
+      if (w.name == kLmHeadName) out.lm_head = elements;
+      if (w.name == kEmbeddingName) out.embedding = elements;
       if (w.name == kFinalNormName) out.final_norm = elements;
       continue;
     }
@@ -154,7 +153,6 @@ Expected<ModelWeights> SumWeights(const Model& m, const std::vector<WeightSpec>&
       st.split += elements;
     }
   }
-  if (out.head == 0) out.head = embedding;  // tied: the LM head is the embedding
   return out;
 }
 

@@ -1159,7 +1159,7 @@ TEST_F(Cli, EachPublishedLayoutRanksInSeamsTopThreeOrItsEntrySaysWhyNot) {
   for (const nlohmann::json& check : checks) {
     std::vector<std::string> args = {"compare", "--format", "json", "--top", "100000"};
     for (std::string a : check["args"]) {
-      if (a.starts_with("configs/") || a.starts_with("tests/")) a = std::string(SEAM_ROOT) + "/" + a;
+      if (a.starts_with("configs/") || a.starts_with("tests/")) a = fmt::format("{}/{}", SEAM_ROOT, a);
       args.push_back(a);
     }
     const Result r = Run(args);

@@ -20,7 +20,7 @@ namespace {
 using nlohmann::json;
 
 json Read(const std::string& name) {
-  std::ifstream in(std::string(SEAM_PUBLISHED) + "/" + name);
+  std::ifstream in(fmt::format("{}/{}", SEAM_PUBLISHED, name));
   return json::parse(in);
 }
 

@@ -117,7 +117,7 @@ json ParseConfig(const std::string& text) {
 json Base(const std::string& base, const std::string& model_type) {
   json j;
   if (base.rfind("configs/", 0) == 0) {
-    std::ifstream in(std::string(SEAM_HF_CONFIGS) + "/" + base.substr(8));
+    std::ifstream in(fmt::format("{}/{}", SEAM_HF_CONFIGS, base.substr(8)));
     std::stringstream text;
     text << in.rdbuf();
     j = ParseConfig(text.str());

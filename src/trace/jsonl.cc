@@ -23,6 +23,7 @@ constexpr std::array kOps = {OpName{TraceOp::kAllReduce, "all_reduce"},
                              OpName{TraceOp::kReduceScatter, "reduce_scatter"},
                              OpName{TraceOp::kAllToAll, "all_to_all"},
                              OpName{TraceOp::kBroadcast, "broadcast"},
+                             OpName{TraceOp::kReduce, "reduce"},
                              OpName{TraceOp::kSend, "send"},
                              OpName{TraceOp::kRecv, "recv"}};
 constexpr std::array kDtypes = {"bfloat16", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
@@ -37,8 +38,12 @@ struct Bad {
   std::string why;
 };
 
-bool Reduces(TraceOp op) { return op == TraceOp::kAllReduce || op == TraceOp::kReduceScatter; }
-bool HasPeer(TraceOp op) { return op == TraceOp::kSend || op == TraceOp::kRecv || op == TraceOp::kBroadcast; }
+bool Reduces(TraceOp op) {
+  return op == TraceOp::kAllReduce || op == TraceOp::kReduceScatter || op == TraceOp::kReduce;
+}
+bool HasPeer(TraceOp op) {
+  return op == TraceOp::kSend || op == TraceOp::kRecv || op == TraceOp::kBroadcast || op == TraceOp::kReduce;
+}
 
 int Rank(const json& v, std::string_view what) {
   if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= kMaxRanks) {
@@ -186,6 +191,21 @@ Expected<std::vector<RankTrace>> ReadJsonlTrace(std::string_view text) {
   if (ranks.empty()) return Malformed("the seam.trace file holds no collective");
   std::vector<RankTrace> out;
   for (auto& [rank, trace] : ranks) out.push_back(std::move(trace));
+  return out;
+}
+
+std::string WriteJsonlTrace(std::span<const RankTrace> ranks) {
+  std::string out;
+  for (const RankTrace& r : ranks) {
+    for (const TraceEvent& e : r.events) {
+      json j = {{"rank", r.rank}, {"op", Name(e.op)}, {"group", e.group}, {"shape", e.shape}, {"dtype", e.dtype}};
+      if (!e.reduce.empty()) j["reduce"] = e.reduce;
+      if (e.peer >= 0) j["peer"] = e.peer;
+      if (!e.tag.empty()) j["tag"] = e.tag;
+      out += j.dump();
+      out += '\n';
+    }
+  }
   return out;
 }
 

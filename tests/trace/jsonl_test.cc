@@ -37,6 +37,36 @@ TEST(JsonlTrace, EachRanksCollectivesInTheOrderItCalledThem) {
   EXPECT_EQ(Name(one.events[1].op), "send");
 }
 
+// Written lines read back to the same events (but the line each came from:
+// the writer puts each rank's lines together).
+TEST(JsonlTrace, WrittenLinesReadBackToTheSameEvents) {
+  std::vector<RankTrace> ranks(2);
+  ranks[0].rank = 0;
+  ranks[0].events = {{.op = TraceOp::kReduce,
+                      .group = {2, 0},
+                      .shape = {3, 5},
+                      .elements = 15,
+                      .dtype = "float32",
+                      .reduce = "sum",
+                      .peer = 2,
+                      .tag = "end"},
+                     {.op = TraceOp::kAllToAll, .group = {0, 2}, .shape = {7, 4}, .elements = 28, .dtype = "bfloat16"}};
+  ranks[1].rank = 2;
+  ranks[1].events = {{.op = TraceOp::kRecv, .group = {0, 2}, .shape = {1}, .elements = 1, .dtype = "int64", .peer = 0}};
+  const Expected<std::vector<RankTrace>> back = ReadJsonlTrace(WriteJsonlTrace(ranks));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), 2U);
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ((*back)[r].rank, ranks[r].rank);
+    ASSERT_EQ((*back)[r].events.size(), ranks[r].events.size());
+    for (size_t i = 0; i < ranks[r].events.size(); ++i) {
+      TraceEvent e = (*back)[r].events[i];
+      e.line = 0;
+      EXPECT_EQ(e, ranks[r].events[i]) << r << " " << i;
+    }
+  }
+}
+
 TEST(JsonlTrace, EveryMalformedLineIsRefusedNamingItsLineAndWhy) {
   const std::string ok =
       R"({"rank": 0, "op": "all_reduce", "group": [0, 1], "shape": [4], "dtype": "bfloat16", "reduce": "sum"})";
@@ -51,7 +81,7 @@ TEST(JsonlTrace, EveryMalformedLineIsRefusedNamingItsLineAndWhy) {
        "seam.trace line 1: \"rank\" is not a rank from 0 to 65535"},
       {R"({"rank": 0, "op": "allreduce", "group": [0], "shape": [4], "dtype": "bfloat16"})",
        "seam.trace line 1: \"op\": 'allreduce' is not one of all_reduce, all_gather, reduce_scatter, all_to_all, "
-       "broadcast, send, recv"},
+       "broadcast, reduce, send, recv"},
       {R"({"rank": 2, "op": "all_gather", "group": [0, 1], "shape": [4], "dtype": "bfloat16"})",
        "seam.trace line 1: \"group\" does not hold the line's rank 2"},
       {R"({"rank": 0, "op": "all_gather", "group": [0, 0], "shape": [4], "dtype": "bfloat16"})",

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/enum_text.h"
 #include "seam/runtime/tree_sum.h"
 
@@ -55,19 +57,30 @@ void Comm::Count(CommOp op, const RankGroup& g, std::span<const Tensor> to_each)
 
 Tensor Comm::ReduceScatter(const RankGroup& g, const Tensor& partial, std::span<const RowSpan> spans) {
   SEAM_CHECK(static_cast<int>(spans.size()) == g.size(), "one row span per member");
+  Log({CommOp::kReduceScatter, g.ranks, -1, partial.rows(), partial.cols()});
   return DoReduceScatter(g, partial, spans);
 }
 
 Tensor Comm::AllGather(const RankGroup& g, const Tensor& mine, std::span<const int> rows_of) {
   SEAM_CHECK(static_cast<int>(rows_of.size()) == g.size(), "one row count per member");
   SEAM_CHECK(rows_of[static_cast<size_t>(g.IndexOf(rank_))] == mine.rows(), "all-gather of another row count");
+  Log({CommOp::kAllGather, g.ranks, -1, mine.rows(), mine.cols()});
   return DoAllGather(g, mine, rows_of);
 }
 
-Tensor Comm::AllReduce(const RankGroup& g, const Tensor& partial) { return DoAllReduce(g, partial); }
+Tensor Comm::AllReduce(const RankGroup& g, const Tensor& partial) {
+  Log({CommOp::kAllReduce, g.ranks, -1, partial.rows(), partial.cols()});
+  return DoAllReduce(g, partial);
+}
 
 std::vector<Tensor> Comm::AllToAll(const RankGroup& g, std::vector<Tensor> to_each) {
   SEAM_CHECK(static_cast<int>(to_each.size()) == g.size(), "one tensor per member");
+  CommCall c{CommOp::kAllToAll, g.ranks};
+  for (const Tensor& t : to_each) {
+    c.rows += t.rows();
+    c.cols = std::max<int64_t>(c.cols, t.cols());
+  }
+  Log(std::move(c));
   return DoAllToAll(g, std::move(to_each));
 }
 
@@ -95,7 +108,8 @@ Tensor Comm::DoAllReduce(const RankGroup& g, const Tensor& partial) {
   const std::vector<RowSpan> spans = EvenSpans(partial.rows(), g.size());
   std::vector<int> rows_of;
   for (const RowSpan& s : spans) rows_of.push_back(s.rows());
-  return AllGather(g, ReduceScatter(g, partial, spans), rows_of);
+  // The halves run as the backend runs them, not as calls of their own.
+  return DoAllGather(g, DoReduceScatter(g, partial, spans), rows_of);
 }
 
 std::vector<Tensor> Comm::DoAllToAll(const RankGroup& g, std::vector<Tensor> to_each) {
@@ -107,11 +121,13 @@ void Comm::Send(int peer, const Tensor& t) {
   CommStats::Op& o = stats_.ops[CommOp::kSend];
   ++o.calls;
   o.elements_sent += static_cast<int64_t>(t.size());
+  Log({CommOp::kSend, {}, peer, t.rows(), t.cols()});
   SendTo(peer, t);
 }
 
 Tensor Comm::Recv(int peer, int rows, int cols) {
   ++stats_.ops[CommOp::kRecv].calls;
+  Log({CommOp::kRecv, {}, peer, rows, cols});
   return RecvFrom(peer, {rows, cols});
 }
 

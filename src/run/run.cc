@@ -63,6 +63,7 @@ RunOutput AssembleRun(const Model& m, const ParallelConfig& cfg, const Batch& b,
   };
   for (size_t rank = 0; rank < ranks.size(); ++rank) {
     out.ranks.push_back(std::move(ranks[rank].stats));
+    out.calls.push_back(std::move(ranks[rank].calls));
     if (!ranks[rank].rows) continue;
     const RowSpan span = SpanOf(layout, cfg, Rows::Attention(cfg), CoordOf(cfg, static_cast<int>(rank)));
     place(*ranks[rank].rows, span, out.hidden);
@@ -82,7 +83,14 @@ Expected<RunOutput> RunPlans(const Model& m, const Pipeline& plans, const Weight
   const auto start = std::chrono::steady_clock::now();
   Status status = RunOnRanks(
       options.backend, WorldSize(cfg),
-      [&](int rank, Comm& comm) { ranks[static_cast<size_t>(rank)] = RunRankOf(m, plans, w, b, options, rank, comm); },
+      [&](int rank, Comm& comm) {
+        std::vector<CommCall> calls;
+        if (options.log_calls) comm.LogCalls(&calls);
+        RankOutput& out = ranks[static_cast<size_t>(rank)];
+        out = RunRankOf(m, plans, w, b, options, rank, comm);
+        comm.LogCalls(nullptr);
+        out.calls = std::move(calls);
+      },
       options.timeout_seconds);
   if (!status.ok()) return status.error();
   RunOutput out = AssembleRun(m, cfg, b, std::move(ranks));

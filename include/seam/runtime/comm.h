@@ -50,6 +50,18 @@ struct CommStats {
   int64_t calls() const;
   int64_t elements_sent() const;
 };
+// One call a rank made, as a trace records it: the tensor it passed in (a
+// receive: the one it got), in the form of seam/trace.h (an all-gather's
+// own part, a reduce-scatter's whole input, all an all-to-all sends).
+struct CommCall {
+  CommOp op = CommOp::kAllReduce;
+  std::vector<int> group;  // collectives: the members in group order; send, recv: empty
+  int peer = -1;           // send, recv: the other end
+  int64_t rows = 0;
+  int64_t cols = 0;
+  bool operator==(const CommCall&) const = default;
+};
+
 // The bytes `elements` float32 elements are on the wire, as runs report them.
 constexpr int64_t BytesSent(int64_t elements) { return 4 * elements; }
 
@@ -62,6 +74,9 @@ class Comm {
   virtual bool moves_data() const { return true; }
   int rank() const { return rank_; }
   const CommStats& stats() const { return stats_; }
+  // Every call from now on (but barriers) appended to `log`, in call order;
+  // nullptr stops it.
+  void LogCalls(std::vector<CommCall>* log) { log_ = log; }
 
   // The tree sum of every member's `partial` (all of one shape); member i
   // receives rows spans[i] of it.
@@ -101,8 +116,12 @@ class Comm {
 
  private:
   void Count(CommOp op, const RankGroup& g, std::span<const Tensor> to_each);
+  void Log(CommCall c) {
+    if (log_ != nullptr) log_->push_back(std::move(c));
+  }
   int rank_;
   CommStats stats_;
+  std::vector<CommCall>* log_ = nullptr;
 };
 
 enum class Backend {

@@ -76,12 +76,14 @@ struct RunOptions {
   // it counts every collective of the plans at its shape.
   Backend backend = Backend::kThreads;
   double timeout_seconds = 60.0;
+  bool log_calls = false;  // keep every rank's calls in RunOutput::calls
 };
 
 struct RunOutput {
-  Tensor hidden;                 // final hidden states, one row per token in batch order
-  Tensor logits;                 // the LM head's, [tokens, vocabulary] in batch order
-  std::vector<CommStats> ranks;  // per global rank
+  Tensor hidden;                             // final hidden states, one row per token in batch order
+  Tensor logits;                             // the LM head's, [tokens, vocabulary] in batch order
+  std::vector<CommStats> ranks;              // per global rank
+  std::vector<std::vector<CommCall>> calls;  // per global rank, with RunOptions::log_calls
   double seconds = 0;
 };
 
@@ -99,6 +101,7 @@ struct RankOutput {
   std::optional<Tensor> rows;
   std::optional<Tensor> logits;  // where the plan has an LM head
   CommStats stats;
+  std::vector<CommCall> calls;  // with RunOptions::log_calls
 };
 // Runs global rank `rank`'s plan on `comm`: what a process hosting one rank
 // (MPI) calls; RunPlans calls it on every rank.

@@ -1,0 +1,148 @@
+#include "run/calls.h"
+
+#include "run/rank_place.h"
+#include "seam/sharding.h"
+#include "seam/step_rules.h"
+
+namespace seam::exec {
+namespace {
+
+class Walker {
+ public:
+  Walker(const RunContext& ctx, const Plan& plan, int rank, size_t most)
+      : ctx_(ctx), cfg_(plan.config()), rank_(rank), most_(most), place_(ctx.layout, cfg_, rank) {}
+
+  std::vector<PlannedCall> Run(const LinePlan& line) {
+    Steps(line.start, {LinePart::kStart}, nullptr);
+    for (size_t i = 0; i < line.stages.size(); ++i) {
+      const StagePlan& s = line.stages[i];
+      const StageRef& ref = ctx_.stages[static_cast<size_t>(s.index)];
+      const int at = static_cast<int>(i);
+      Steps(s.entry, {LinePart::kEntry, at}, &ref);
+      Steps(s.compute, {LinePart::kCompute, at}, &ref);
+      Steps(s.exit, {LinePart::kExit, at}, &ref);
+    }
+    Steps(line.end.steps, {LinePart::kEnd}, nullptr);
+    Steps(line.end.head, {LinePart::kHead}, nullptr);
+    return std::move(calls_);
+  }
+
+ private:
+  RowSpan Span(Rows r) const { return place_.Span(r); }
+  RankGroup GroupFor(Group g) const { return place_.GroupFor(g); }
+
+  void Steps(const std::vector<Step>& steps, StepPlace where, const StageRef* stage) {
+    for (size_t i = 0; i < steps.size() && calls_.size() < most_; ++i) {
+      const Step& s = steps[i];
+      SEAM_CHECK(StepRuleError(s, cfg_).empty(), StepRuleError(s, cfg_));
+      if (!IsCollective(s.kind)) continue;
+      where.step = static_cast<int>(i);
+      PlannedCall c = CallOf(s, stage);
+      c.step = &s;
+      c.where = where;
+      calls_.push_back(std::move(c));
+    }
+  }
+
+  PlannedCall CallOf(const Step& s, const StageRef* stage) const {
+    if (s.kind == StepKind::kDispatch || s.kind == StepKind::kCombine) {
+      return Exchange(s, *stage, s.kind == StepKind::kDispatch);
+    }
+    PlannedCall c;
+    c.call.rows = Span(s.rows_in).rows();
+    c.call.cols = s.width;
+    if (s.kind == StepKind::kSend || s.kind == StepKind::kRecv) {
+      const bool send = s.kind == StepKind::kSend;
+      c.call.op = send ? CommOp::kSend : CommOp::kRecv;
+      c.call.peer = place_.Neighbour(send ? +1 : -1);
+      if (!send) c.call.rows = Span(s.rows_out).rows();
+      return c;
+    }
+    const RankGroup g = GroupFor(*s.group);
+    c.call.group = g.ranks;
+    switch (s.kind) {
+      case StepKind::kAllReduce:
+      case StepKind::kAllReduceAddNorm: c.call.op = CommOp::kAllReduce; break;
+      case StepKind::kReduceScatter:
+      case StepKind::kReduceScatterV:
+        c.call.op = CommOp::kReduceScatter;
+        c.spans = place_.ScatterSpans(g, s.rows_in, s.rows_out);
+        break;
+      case StepKind::kAllGather:
+        c.call.op = CommOp::kAllGather;
+        c.rows_of = place_.MemberRows(g, s.rows_in);
+        break;
+      case StepKind::kGatherVocab:
+        // Each member's columns of the vocabulary, padded to one chunk.
+        c.call.op = CommOp::kAllGather;
+        c.call.cols = (s.width + g.size() - 1) / g.size();
+        c.rows_of.assign(static_cast<size_t>(g.size()), static_cast<int>(c.call.rows));
+        break;
+      default: SEAM_CHECK(false, "a step with no call of its own");
+    }
+    return c;
+  }
+
+  // The rows member `from` sends member `to` (its experts' share of from's
+  // slice under the even spread), as the dispatch packs them.
+  int Routed(const RankGroup& g, int from, int to, const StageRef& s) const {
+    const ModelDims& d = *ctx_.model.dims;
+    const RowSpan sp = place_.MemberSpans(g, Rows::Slice(cfg_))[static_cast<size_t>(from)];
+    const int k = s.decl.top_k;
+    int n = 0;
+    for (int r = sp.begin; r < sp.end; ++r) {
+      for (int j = 0; j < k; ++j) n += ExpertOwner((r * k + j) % d.experts, g.size()) == to ? 1 : 0;
+    }
+    return n;
+  }
+
+  // The dispatch sends each member the rows its experts take with the
+  // expert id beside each (one column more); the combine returns what each
+  // member sent here.
+  PlannedCall Exchange(const Step& step, const StageRef& s, bool dispatch) const {
+    const RankGroup g = GroupFor(*step.group);
+    const int me = g.IndexOf(rank_);
+    PlannedCall c{.call = {CommOp::kAllToAll, g.ranks, -1, 0, ctx_.model.hidden + (dispatch ? 1 : 0)}};
+    for (int j = 0; j < g.size(); ++j) {
+      c.to_each.push_back(dispatch ? Routed(g, me, j, s) : Routed(g, j, me, s));
+      c.call.rows += c.to_each.back();
+    }
+    return c;
+  }
+
+  const RunContext& ctx_;
+  const ParallelConfig& cfg_;
+  int rank_;
+  size_t most_;
+  RankPlace place_;
+  std::vector<PlannedCall> calls_;
+};
+
+}  // namespace
+
+std::vector<PlannedCall> PlannedCalls(const RunContext& ctx, const Plan& plan, int rank, size_t most) {
+  const LinePlan* line = plan.line(ctx.variant);
+  SEAM_CHECK(line != nullptr, "the plan has no line for this batch variant");
+  return Walker(ctx, plan, rank, most).Run(*line);
+}
+
+void Issue(const PlannedCall& c, Comm& comm) {
+  const RankGroup g{c.call.group};
+  const auto rows = static_cast<int>(c.call.rows), cols = static_cast<int>(c.call.cols);
+  switch (c.call.op) {
+    case CommOp::kAllReduce: comm.AllReduce(g, Tensor(rows, cols)); return;
+    case CommOp::kReduceScatter: comm.ReduceScatter(g, Tensor(rows, cols), c.spans); return;
+    case CommOp::kAllGather: comm.AllGather(g, Tensor(rows, cols), c.rows_of); return;
+    case CommOp::kAllToAll: {
+      std::vector<Tensor> to_each;
+      for (int r : c.to_each) to_each.emplace_back(r, cols);
+      comm.AllToAll(g, std::move(to_each));
+      return;
+    }
+    case CommOp::kSend: comm.Send(c.call.peer, Tensor(rows, cols)); return;
+    case CommOp::kRecv: comm.Recv(c.call.peer, rows, cols); return;
+    case CommOp::kBarrier: comm.Barrier(g); return;
+  }
+}
+
+}  // namespace seam::exec

@@ -1,0 +1,43 @@
+// The calls a rank's plan makes on its Comm at a batch, one for each
+// collective step, with the shapes the interpreter passes. The record
+// backend makes them on a Comm that moves nothing; a trace check compares
+// them with what an engine's ranks called.
+//
+// Only the all-to-all's sizes depend on values (which experts each token
+// takes); here each token takes experts spread evenly: the t-th row of the
+// attention rows takes experts t*k .. t*k+k-1 (mod the expert count).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "run/interpreter.h"
+
+namespace seam::exec {
+
+// Where in a rank's line a step is.
+enum class LinePart { kStart, kEntry, kCompute, kExit, kEnd, kHead };
+
+struct StepPlace {
+  LinePart part = LinePart::kStart;
+  int stage = -1;  // the index into the line's stages (entry, compute, exit)
+  int step = 0;    // the index into its part's steps
+};
+
+struct PlannedCall {
+  const Step* step = nullptr;  // the plan's step it implements
+  StepPlace where;
+  CommCall call;               // what the rank passes in, as a trace records it
+  std::vector<int> rows_of;    // an all-gather: each member's rows
+  std::vector<RowSpan> spans;  // a reduce-scatter: each member's rows of the sum
+  std::vector<int> to_each;    // an all-to-all: the rows to each member
+  bool operator==(const PlannedCall&) const = default;
+};
+
+// Every call of `plan`'s line for the batch's variant, in order, on the
+// rank; only the first `most` of them where fewer are wanted.
+std::vector<PlannedCall> PlannedCalls(const RunContext& ctx, const Plan& plan, int rank, size_t most = SIZE_MAX);
+// Makes the call on `comm` with tensors of its shapes (no data).
+void Issue(const PlannedCall& c, Comm& comm);
+
+}  // namespace seam::exec

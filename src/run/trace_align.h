@@ -1,0 +1,23 @@
+// The pieces of a trace check (seam/runtime/trace_check.h) shared between
+// its files.
+#pragma once
+
+#include <vector>
+
+#include "seam/runtime/trace_check.h"
+
+namespace seam {
+
+// The first `most` planned collectives of global rank `rank` (of the
+// configuration, not of a replica), at rows per DP group `group_rows`.
+std::vector<PlannedCollective> PlannedFor(const Model& m, const Pipeline& plans, const std::vector<StageRef>& stages,
+                                          std::span<const int> group_rows, int rank, size_t most = SIZE_MAX);
+
+// The rank's trace aligned with its planned collectives.
+RankCheck AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace);
+
+// Whether the aligner passes the call over as the engine's own bookkeeping
+// (an integer dtype, or a float call smaller than one of `smallest_row`'s rows).
+bool IsBookkeeping(const TraceEvent& e, int64_t smallest_row);
+
+}  // namespace seam

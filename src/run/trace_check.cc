@@ -1,0 +1,195 @@
+// A trace checked against the plan: the batch read from the trace's sizes
+// where not given, then every rank aligned (run/trace_align.cc).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "run/trace_align.h"
+
+namespace seam {
+namespace {
+
+// Rows a DP group may be read to hold; more must be given.
+constexpr int kMostInferredRows = 1 << 16;
+// Batches that fit a rank's first collective, tried in full.
+constexpr size_t kMostCandidates = 8;
+
+// The configuration's own rank of a trace's rank, and the plan's collectives
+// moved onto the replica that rank is in.
+struct Placed {
+  const RankTrace* trace;
+  int local = 0;   // the rank within its replica
+  int offset = 0;  // the replica's first rank
+};
+
+void Shift(std::vector<PlannedCollective>& plan, int offset) {
+  if (offset == 0) return;
+  for (PlannedCollective& p : plan) {
+    for (int& r : p.event.group) r += offset;
+    if (p.event.peer >= 0) p.event.peer += offset;
+  }
+}
+
+class Checker {
+ public:
+  Checker(const Model& m, const Pipeline& plans, std::vector<Placed> ranks)
+      : m_(m),
+        plans_(plans),
+        cfg_(plans.front().config()),
+        stages_(StagesOf(m, 0, m.num_layers)),
+        ranks_(std::move(ranks)) {}
+
+  RankCheck Check(const Placed& r, const std::vector<int>& rows) const {
+    std::vector<PlannedCollective> plan = PlannedFor(m_, plans_, stages_, rows, r.local);
+    Shift(plan, r.offset);
+    return AlignRank(cfg_, plan, *r.trace);
+  }
+
+  // The rows of each DP group that the trace's first collectives fit.
+  Expected<std::vector<int>> Infer() const {
+    const int groups = cfg_.attn_dp;
+    std::vector<std::vector<int>> candidates(static_cast<size_t>(groups));
+    for (int g = 0; g < groups; ++g) {
+      SEAM_ASSIGN_OR_RETURN(candidates[static_cast<size_t>(g)], Candidates(g));
+    }
+    // A group no traced rank is in: as the first group read (engines pad
+    // every DP group to the largest).
+    int fill = 0;
+    for (const std::vector<int>& c : candidates) {
+      if (!c.empty()) {
+        fill = c.front();
+        break;
+      }
+    }
+    std::vector<int> rows;
+    for (const std::vector<int>& c : candidates) rows.push_back(c.empty() ? fill : c.front());
+    // Where the first collective leaves the batch open, the candidate the
+    // group's traces follow furthest.
+    for (int g = 0; g < groups; ++g) {
+      const std::vector<int>& c = candidates[static_cast<size_t>(g)];
+      if (!c.empty()) rows[static_cast<size_t>(g)] = Best(g, rows, c);
+    }
+    return rows;
+  }
+
+ private:
+  // How far the group's ranks follow their plans at `rows`: all of it scores highest.
+  int GroupScore(int g, const std::vector<int>& rows) const {
+    int matched = 0;
+    bool all = true;
+    for (const Placed& r : ranks_) {
+      if (CoordOf(cfg_, r.local).dp_rank != g) continue;
+      const RankCheck c = Check(r, rows);
+      matched += c.matched;
+      all = all && !c.divergence;
+    }
+    return all ? std::numeric_limits<int>::max() : matched;
+  }
+
+  int Best(int g, std::vector<int> rows, const std::vector<int>& c) const {
+    int best = c.front(), best_score = -1;
+    for (int rows_g : c) {
+      rows[static_cast<size_t>(g)] = rows_g;
+      const int score = GroupScore(g, rows);
+      if (score > best_score) best = rows_g, best_score = score;
+      if (score == std::numeric_limits<int>::max()) break;
+    }
+    return best;
+  }
+
+  // The rank's first call that is not the engine's bookkeeping.
+  static const TraceEvent* First(const RankTrace& t, int64_t smallest_row) {
+    for (const TraceEvent& e : t.events) {
+      if (!IsBookkeeping(e, smallest_row) || e.elements == 0) return &e;
+    }
+    return nullptr;
+  }
+
+  // Rows of group g at which every traced rank of it starts as its plan does.
+  Expected<std::vector<int>> Candidates(int g) const {
+    std::vector<int> out;
+    bool any = false;
+    for (int rows = 0; rows <= kMostInferredRows && out.size() < kMostCandidates; ++rows) {
+      bool fits = true;
+      for (const Placed& r : ranks_) {
+        if (CoordOf(cfg_, r.local).dp_rank != g) continue;
+        any = true;
+        fits = fits && FirstFits(r, g, rows);
+        if (!fits) break;
+      }
+      if (!any) return out;
+      if (fits) out.push_back(rows);
+    }
+    if (out.empty()) {
+      return InvalidArgument(fmt::format(
+          "the batch cannot be read from the trace: no batch of up to {} rows in DP group {} starts its ranks' "
+          "traces as their plans start; give each DP group's rows with --tokens",
+          kMostInferredRows, g));
+    }
+    return out;
+  }
+
+  bool FirstFits(const Placed& r, int g, int rows_g) const {
+    // Every group at the same rows: a rank's first collective is its own group's.
+    (void)g;
+    const std::vector<int> rows(static_cast<size_t>(cfg_.attn_dp), rows_g);
+    const std::vector<PlannedCollective> plan = PlannedFor(m_, plans_, stages_, rows, r.local, 4);
+    const PlannedCollective* p = nullptr;
+    int64_t smallest = 0;
+    for (const PlannedCollective& c : plan) {
+      if (c.routed) continue;
+      if (p == nullptr) p = &c;
+      smallest = smallest == 0 ? c.event.shape.back() : std::min(smallest, c.event.shape.back());
+    }
+    if (p == nullptr) return true;  // nothing to read the batch from
+    const TraceEvent* e = First(*r.trace, std::max<int64_t>(smallest, 1));
+    return e != nullptr && e->elements == p->event.elements;
+  }
+
+  const Model& m_;
+  const Pipeline& plans_;
+  const ParallelConfig& cfg_;
+  std::vector<StageRef> stages_;
+  std::vector<Placed> ranks_;
+};
+
+}  // namespace
+
+Expected<TraceCheck> CheckTraces(const Model& m, const Pipeline& plans, std::span<const RankTrace> traces,
+                                 const TraceCheckOptions& options) {
+  SEAM_CHECK(!plans.empty(), "no plans");
+  const ParallelConfig& cfg = plans.front().config();
+  const int world = WorldSize(cfg);
+  if (options.replicas < 1) return InvalidArgument("a trace check needs at least one replica");
+  const int64_t all = int64_t{world} * options.replicas;
+  std::vector<Placed> ranks;
+  std::set<int> seen;
+  for (const RankTrace& t : traces) {
+    if (t.rank < 0 || t.rank >= all) {
+      return InvalidArgument(fmt::format("the trace holds rank {}; the configuration has {} ranks{}", t.rank, all,
+                                         options.replicas > 1 ? fmt::format(" ({} replicas)", options.replicas) : ""));
+    }
+    if (!seen.insert(t.rank).second) return InvalidArgument(fmt::format("the trace holds rank {} twice", t.rank));
+    ranks.push_back({&t, t.rank % world, t.rank / world * world});
+  }
+  if (ranks.empty()) return InvalidArgument("the trace holds no rank");
+  std::sort(ranks.begin(), ranks.end(), [](const Placed& a, const Placed& b) { return a.trace->rank < b.trace->rank; });
+  TraceCheck out{.group_rows = options.group_rows, .replicas = options.replicas};
+  const Checker checker(m, plans, ranks);
+  if (out.group_rows.empty()) {
+    SEAM_ASSIGN_OR_RETURN(out.group_rows, checker.Infer());
+    out.inferred = true;
+  } else if (static_cast<int>(out.group_rows.size()) != cfg.attn_dp) {
+    return InvalidArgument(fmt::format("the batch gives {} DP groups' rows; the configuration has {} (attention DP)",
+                                       out.group_rows.size(), cfg.attn_dp));
+  }
+  for (const Placed& r : ranks) out.ranks.push_back(checker.Check(r, out.group_rows));
+  for (int r = 0; r < all; ++r) {
+    if (!seen.contains(r)) out.missing.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace seam

@@ -85,6 +85,10 @@ enum class NcclVersion { k2_18, k2_21, k2_25 };
 // process: the world communicator's init, each group's split, then a COLL
 // line a call (an all-to-all as PyTorch runs it on NCCL: a send and a
 // receive to each member, its own included, in one group). One text a rank.
+// The ranks are 0 to n-1, each group's members among them, each dtype one
+// NCCL numbers (bool is written as PyTorch passes it, as uint8), and a
+// reduce-scatter's or all-to-all's elements divide among its group (NCCL
+// counts a member's share); anything else is a bug in the caller.
 std::vector<std::string> WriteNcclLogs(std::span<const RankTrace> ranks, NcclVersion version);
 
 // PyTorch profiler traces, one Chrome JSON file a rank: the

@@ -13,9 +13,11 @@ rm -rf "$work"
 SEAM_BUILD_DIR="$build" "$work/venv/bin/pip" install --no-build-isolation --no-index -q "$src" \
   || fail "pip install failed"
 site="$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-for f in __init__.py _plan.py _errors.py _seam.pyi py.typed; do
+for f in __init__.py _plan.py _errors.py _seam.pyi py.typed trace.py _trace_hook/sitecustomize.py; do
   [ -f "$site/seam/$f" ] || fail "the installed package lacks seam/$f"
 done
+[ "$("$work/venv/bin/python" -m seam.trace --hook-dir)" = "$site/seam/_trace_hook" ] \
+  || fail "python -m seam.trace --hook-dir does not print the installed seam/_trace_hook"
 cd "$work"
 "$work/venv/bin/python" - "$site" > "$work/table" <<'PY' || fail "the installed package does not plan"
 import sys

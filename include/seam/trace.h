@@ -47,6 +47,10 @@ struct TraceEvent {
   std::string reduce;    // "sum", "avg", "max", "min", "prod"; "" where the op reduces nothing
   int peer = -1;         // a send's or receive's other end, a broadcast's or reduce's root; -1 for the rest
   std::string tag;       // what the engine called the place ("layer 3 exit"); may be empty
+  // Each member's elements in group order, where the trace says them: an
+  // all-gather's parts, a reduce-scatter's parts of the sum, what an
+  // all-to-all sends each member. Empty: even parts (or unknown).
+  std::vector<int64_t> splits;
   int line = 0;          // where the trace said it (1-based)
   bool operator==(const TraceEvent&) const = default;
 };

@@ -57,14 +57,16 @@ void Comm::Count(CommOp op, const RankGroup& g, std::span<const Tensor> to_each)
 
 Tensor Comm::ReduceScatter(const RankGroup& g, const Tensor& partial, std::span<const RowSpan> spans) {
   SEAM_CHECK(static_cast<int>(spans.size()) == g.size(), "one row span per member");
-  Log({CommOp::kReduceScatter, g.ranks, -1, partial.rows(), partial.cols()});
+  CommCall c{CommOp::kReduceScatter, g.ranks, -1, partial.rows(), partial.cols()};
+  for (const RowSpan& s : spans) c.parts.push_back(s.rows());
+  Log(std::move(c));
   return DoReduceScatter(g, partial, spans);
 }
 
 Tensor Comm::AllGather(const RankGroup& g, const Tensor& mine, std::span<const int> rows_of) {
   SEAM_CHECK(static_cast<int>(rows_of.size()) == g.size(), "one row count per member");
   SEAM_CHECK(rows_of[static_cast<size_t>(g.IndexOf(rank_))] == mine.rows(), "all-gather of another row count");
-  Log({CommOp::kAllGather, g.ranks, -1, mine.rows(), mine.cols()});
+  Log({CommOp::kAllGather, g.ranks, -1, mine.rows(), mine.cols(), {rows_of.begin(), rows_of.end()}});
   return DoAllGather(g, mine, rows_of);
 }
 
@@ -79,6 +81,7 @@ std::vector<Tensor> Comm::AllToAll(const RankGroup& g, std::vector<Tensor> to_ea
   for (const Tensor& t : to_each) {
     c.rows += t.rows();
     c.cols = std::max<int64_t>(c.cols, t.cols());
+    c.parts.push_back(t.rows());
   }
   Log(std::move(c));
   return DoAllToAll(g, std::move(to_each));

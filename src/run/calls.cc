@@ -67,16 +67,19 @@ class Walker {
       case StepKind::kReduceScatterV:
         c.call.op = CommOp::kReduceScatter;
         c.spans = place_.ScatterSpans(g, s.rows_in, s.rows_out);
+        for (const RowSpan& sp : c.spans) c.call.parts.push_back(sp.rows());
         break;
       case StepKind::kAllGather:
         c.call.op = CommOp::kAllGather;
         c.rows_of = place_.MemberRows(g, s.rows_in);
+        c.call.parts = c.rows_of;
         break;
       case StepKind::kGatherVocab:
         // Each member's columns of the vocabulary, padded to one chunk.
         c.call.op = CommOp::kAllGather;
         c.call.cols = (s.width + g.size() - 1) / g.size();
         c.rows_of.assign(static_cast<size_t>(g.size()), static_cast<int>(c.call.rows));
+        c.call.parts = c.rows_of;
         break;
       default: SEAM_CHECK(false, "a step with no call of its own");
     }
@@ -106,6 +109,7 @@ class Walker {
     for (int j = 0; j < g.size(); ++j) {
       c.to_each.push_back(dispatch ? Routed(g, me, j, s) : Routed(g, j, me, s));
       c.call.rows += c.to_each.back();
+      c.call.parts.push_back(c.to_each.back());
     }
     return c;
   }

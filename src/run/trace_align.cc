@@ -105,6 +105,7 @@ struct Aligner {
   const ParallelConfig& cfg;
   const std::vector<PlannedCollective>& plan;
   const std::vector<TraceEvent>& seen;
+  bool prefix = false;
   int64_t smallest_row = 1;
   bool saw_all_to_all = false;
   RankCheck out;
@@ -174,6 +175,7 @@ struct Aligner {
         return;
       }
     }
+    if (prefix) return;
     while (j < seen.size() && Bookkeeping(seen[j])) Use(kBookkeeping), ++j, ++out.skipped;
     if (j < seen.size()) out.divergence = Extra(j);
   }
@@ -304,8 +306,9 @@ bool TraceCheck::ok() const {
   return std::none_of(ranks.begin(), ranks.end(), [](const RankCheck& r) { return r.divergence.has_value(); });
 }
 
-RankCheck AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace) {
-  Aligner a{cfg, plan, trace.events};
+RankCheck AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace,
+                    bool prefix) {
+  Aligner a{cfg, plan, trace.events, prefix};
   a.out.rank = trace.rank;
   a.Run();
   return std::move(a.out);

@@ -13,8 +13,12 @@ namespace {
 
 // Rows a DP group may be read to hold; more must be given.
 constexpr int kMostInferredRows = 1 << 16;
-// Batches that fit a rank's first collective, tried in full.
+// Batches that fit a rank's first collectives, tried in full.
 constexpr size_t kMostCandidates = 8;
+// The collectives a candidate batch must start a rank's trace with: the
+// first, which holds only the rank's own group's rows (later ones may hold
+// other groups', not yet read).
+constexpr size_t kFirstCalls = 1;
 
 // The configuration's own rank of a trace's rank, and the plan's collectives
 // moved onto the replica that rank is in.
@@ -99,24 +103,20 @@ class Checker {
     return best;
   }
 
-  // The rank's first call that is not the engine's bookkeeping.
-  static const TraceEvent* First(const RankTrace& t, int64_t smallest_row) {
-    for (const TraceEvent& e : t.events) {
-      if (!IsBookkeeping(e, smallest_row) || e.elements == 0) return &e;
-    }
-    return nullptr;
-  }
-
   // Rows of group g at which every traced rank of it starts as its plan does.
   Expected<std::vector<int>> Candidates(int g) const {
     std::vector<int> out;
     bool any = false;
+    // Past the first that fits, others differ only in how rows split over
+    // attention TP (a few rows each way), and the search stops.
+    const int window = 2 * WorldSize(cfg_) + 8;
     for (int rows = 0; rows <= kMostInferredRows && out.size() < kMostCandidates; ++rows) {
+      if (!out.empty() && rows > out.front() + window) break;
       bool fits = true;
       for (const Placed& r : ranks_) {
         if (CoordOf(cfg_, r.local).dp_rank != g) continue;
         any = true;
-        fits = fits && FirstFits(r, g, rows);
+        fits = fits && FirstFits(r, rows);
         if (!fits) break;
       }
       if (!any) return out;
@@ -131,21 +131,14 @@ class Checker {
     return out;
   }
 
-  bool FirstFits(const Placed& r, int g, int rows_g) const {
-    // Every group at the same rows: a rank's first collective is its own group's.
-    (void)g;
+  // Whether the rank's trace starts as its plan's first few collectives
+  // do at `rows_g` rows in every DP group (a rank's first collectives are
+  // its own group's).
+  bool FirstFits(const Placed& r, int rows_g) const {
     const std::vector<int> rows(static_cast<size_t>(cfg_.attn_dp), rows_g);
-    const std::vector<PlannedCollective> plan = PlannedFor(m_, plans_, stages_, rows, r.local, 4);
-    const PlannedCollective* p = nullptr;
-    int64_t smallest = 0;
-    for (const PlannedCollective& c : plan) {
-      if (c.routed) continue;
-      if (p == nullptr) p = &c;
-      smallest = smallest == 0 ? c.event.shape.back() : std::min(smallest, c.event.shape.back());
-    }
-    if (p == nullptr) return true;  // nothing to read the batch from
-    const TraceEvent* e = First(*r.trace, std::max<int64_t>(smallest, 1));
-    return e != nullptr && e->elements == p->event.elements;
+    std::vector<PlannedCollective> plan = PlannedFor(m_, plans_, stages_, rows, r.local, kFirstCalls);
+    Shift(plan, r.offset);
+    return !AlignRank(cfg_, plan, *r.trace, /*prefix=*/true).divergence;
   }
 
   const Model& m_;

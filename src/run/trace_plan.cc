@@ -36,6 +36,7 @@ TraceOp TraceOpOf(CommOp op) {
 TraceEvent EventOf(const CommCall& c, int rank, WireDtype d) {
   TraceEvent e{.op = TraceOpOf(c.op), .group = c.group, .shape = {c.rows, c.cols}, .elements = c.rows * c.cols};
   e.dtype = TorchDtype(d);
+  for (int rows : c.parts) e.splits.push_back(int64_t{rows} * c.cols);
   if (e.op == TraceOp::kAllReduce || e.op == TraceOp::kReduceScatter) e.reduce = "sum";
   if (e.op == TraceOp::kSend || e.op == TraceOp::kRecv) {
     e.peer = c.peer;

@@ -29,7 +29,7 @@ constexpr std::array kOps = {OpName{TraceOp::kAllReduce, "all_reduce"},
 constexpr std::array kDtypes = {"bfloat16", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
                                 "int8",     "uint8",   "int32",   "int64",   "bool"};
 constexpr std::array kReductions = {"sum", "avg", "max", "min", "prod"};
-constexpr std::array kKeys = {"rank", "op", "group", "shape", "dtype", "reduce", "peer", "tag"};
+constexpr std::array kKeys = {"rank", "op", "group", "shape", "dtype", "reduce", "peer", "tag", "splits"};
 constexpr size_t kMaxDims = 8;
 constexpr size_t kMaxTag = 256;
 
@@ -114,6 +114,33 @@ std::vector<int64_t> ShapeOf(const json& j, int64_t& elements) {
   return out;
 }
 
+// Each member's elements, as many as the group has, adding up to what the
+// rank passes in (an all-gather's: its own among them).
+std::vector<int64_t> SplitsOf(const json& j, const TraceEvent& e, int rank) {
+  if (e.op != TraceOp::kAllGather && e.op != TraceOp::kReduceScatter && e.op != TraceOp::kAllToAll) {
+    throw Bad{fmt::format("{} takes no \"splits\"", Name(e.op))};
+  }
+  const json& s = j.at("splits");
+  if (!s.is_array() || s.size() != e.group.size()) {
+    throw Bad{fmt::format("\"splits\" is not a list of {} sizes, one a member of the group", e.group.size())};
+  }
+  std::vector<int64_t> out;
+  int64_t sum = 0;
+  for (const json& x : s) {
+    if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > kMaxTraceElements) {
+      throw Bad{fmt::format("\"splits\" holds a size that is not a whole number from 0 to {}", kMaxTraceElements)};
+    }
+    out.push_back(x.get<int64_t>());
+    sum += out.back();
+  }
+  const size_t me = static_cast<size_t>(std::find(e.group.begin(), e.group.end(), rank) - e.group.begin());
+  if (e.op == TraceOp::kAllGather ? out[me] != e.elements : sum != e.elements) {
+    throw Bad{fmt::format("\"splits\" do not add up to the shape's {} elements{}", e.elements,
+                          e.op == TraceOp::kAllGather ? " (an all-gather's: the rank's own part)" : "")};
+  }
+  return out;
+}
+
 TraceEvent EventOf(const json& j, int& rank) {
   if (!j.is_object()) throw Bad{"is not a JSON object"};
   for (const auto& [key, value] : j.items()) {
@@ -146,6 +173,7 @@ TraceEvent EventOf(const json& j, int& rank) {
     }
   }
   if (j.contains("tag")) e.tag = Printable(Text(j, "tag", kMaxTag));
+  if (j.contains("splits")) e.splits = SplitsOf(j, e, rank);
   return e;
 }
 
@@ -202,6 +230,7 @@ std::string WriteJsonlTrace(std::span<const RankTrace> ranks) {
       if (!e.reduce.empty()) j["reduce"] = e.reduce;
       if (e.peer >= 0) j["peer"] = e.peer;
       if (!e.tag.empty()) j["tag"] = e.tag;
+      if (!e.splits.empty()) j["splits"] = e.splits;
       out += j.dump();
       out += '\n';
     }

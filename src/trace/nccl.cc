@@ -245,8 +245,11 @@ void Reader::PointToPoint(const std::vector<CallAt>& calls, size_t begin, size_t
       e.op = TraceOp::kAllToAll;
       e.peer = -1;
       e.elements = 0;
+      e.splits.assign(n, 0);
       for (size_t s = k; s < k + 2 * n; ++s) {
-        if (calls[s].coll.call == Call::kSend) e.elements += calls[s].coll.count;
+        if (calls[s].coll.call != Call::kSend) continue;
+        e.elements += calls[s].coll.count;
+        e.splits[static_cast<size_t>(calls[s].coll.root)] = calls[s].coll.count;
       }
       if (e.elements > kMaxTraceElements) {
         Refuse(fmt::format("{}: an all-to-all whose sends move over {} elements", Where(calls[k].place),

@@ -35,14 +35,18 @@ Release ReleaseOf(NcclVersion v) {
 
 // FNV-1a over the group's ranks: a group's color and commId, as PyTorch
 // hashes a group's ranks into its split color.
+// The salt is hashed as bytes before the ranks (folded into the start, a
+// salt and a first rank that differ in the same bits would cancel).
 uint64_t Hash(const std::vector<int>& group, uint64_t salt) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ salt;
-  for (int r : group) {
-    for (int b = 0; b < 4; ++b) {
-      h ^= (static_cast<uint64_t>(r) >> (8 * b)) & 0xff;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  const auto mix = [&](uint64_t v, int bytes) {
+    for (int b = 0; b < bytes; ++b) {
+      h ^= (v >> (8 * b)) & 0xff;
       h *= 0x100000001b3ULL;
     }
-  }
+  };
+  mix(salt, 8);
+  for (int r : group) mix(static_cast<uint64_t>(r), 4);
   return h;
 }
 
@@ -81,12 +85,42 @@ std::vector<std::vector<int>> SplitGroups(std::span<const RankTrace> ranks) {
   return groups;
 }
 
+// What each member sends a rank in each all-to-all with splits: the i-th
+// all-to-all of a group on one rank is the i-th on every member.
+std::vector<std::map<size_t, std::vector<int64_t>>> Received(std::span<const RankTrace> ranks) {
+  std::vector<std::map<size_t, std::vector<int64_t>>> out(ranks.size());
+  std::vector<std::map<std::vector<int>, std::vector<const TraceEvent*>>> by_group(ranks.size());
+  for (const RankTrace& r : ranks) {
+    for (const TraceEvent& e : r.events) {
+      if (e.op == TraceOp::kAllToAll) by_group[static_cast<size_t>(r.rank)][e.group].push_back(&e);
+    }
+  }
+  for (const RankTrace& r : ranks) {
+    std::map<std::vector<int>, size_t> seen;
+    for (size_t i = 0; i < r.events.size(); ++i) {
+      const TraceEvent& e = r.events[i];
+      if (e.op != TraceOp::kAllToAll) continue;
+      const size_t k = seen[e.group]++;
+      const size_t me = static_cast<size_t>(RankIn(e.group, r.rank));
+      std::vector<int64_t> from;
+      for (int peer : e.group) {
+        const auto& theirs = by_group[static_cast<size_t>(peer)][e.group];
+        if (k >= theirs.size() || theirs[k]->splits.size() != e.group.size()) break;
+        from.push_back(theirs[k]->splits[me]);
+      }
+      if (from.size() == e.group.size()) out[static_cast<size_t>(r.rank)][i] = std::move(from);
+    }
+  }
+  return out;
+}
+
 class RankLog {
  public:
   RankLog(int rank, int world, NcclVersion v) : rank_(rank), world_(world), v_(v), pid_(1000 + rank) {}
 
   void Inits(const std::vector<std::vector<int>>& splits);
-  void Calls(const std::vector<TraceEvent>& events);
+  // `received[i]`: what each member sends this rank in its event i (an all-to-all).
+  void Calls(const std::vector<TraceEvent>& events, const std::map<size_t, std::vector<int64_t>>& received);
   std::string Text() && { return std::move(out_); }
 
  private:
@@ -183,8 +217,21 @@ void RankLog::Coll(std::string_view function, Comm& comm, int64_t count, int dat
                          comm.nranks, nccl::Pointer(kStreamBase + (static_cast<uint64_t>(rank_) << 28))));
 }
 
-void RankLog::Calls(const std::vector<TraceEvent>& events) {
-  for (const TraceEvent& e : events) {
+// Each member's elements: the event's splits, or even parts of `total`.
+std::vector<int64_t> PartsOf(const TraceEvent& e, int64_t total) {
+  if (!e.splits.empty()) return e.splits;
+  const auto n = static_cast<int64_t>(e.group.size());
+  SEAM_CHECK(total % n == 0, fmt::format("a {}'s elements do not divide among its group", Name(e.op)));
+  return std::vector<int64_t>(e.group.size(), total / n);
+}
+
+bool Even(const std::vector<int64_t>& parts) {
+  return std::all_of(parts.begin(), parts.end(), [&](int64_t p) { return p == parts.front(); });
+}
+
+void RankLog::Calls(const std::vector<TraceEvent>& events, const std::map<size_t, std::vector<int64_t>>& received) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
     const auto found = comm_of_.find(e.group);
     Comm& comm = comms_[found == comm_of_.end() ? 0 : found->second];
     const int n = comm.nranks;
@@ -194,11 +241,27 @@ void RankLog::Calls(const std::vector<TraceEvent>& events) {
     const int root = e.peer >= 0 ? RankIn(e.group, e.peer) : 0;
     switch (e.op) {
       case TraceOp::kAllReduce: Coll("AllReduce", comm, e.elements, dt, op, 0); break;
-      case TraceOp::kAllGather: Coll("AllGather", comm, e.elements, dt, 0, 0); break;
-      case TraceOp::kReduceScatter:
-        SEAM_CHECK(e.elements % n == 0, "a reduce-scatter's input does not divide among its group");
-        Coll("ReduceScatter", comm, e.elements / n, dt, op, 0);
+      case TraceOp::kAllGather: {
+        // Uneven parts as vLLM's and SGLang's pynccl all_gatherv gathers
+        // them: a broadcast from each member in one NCCL group.
+        const std::vector<int64_t> parts = e.splits.empty() ? std::vector<int64_t>{e.elements} : e.splits;
+        if (Even(parts)) {
+          Coll("AllGather", comm, e.elements, dt, 0, 0);
+        } else {
+          for (int k = 0; k < n; ++k) Coll("Broadcast", comm, parts[static_cast<size_t>(k)], dt, 0, k);
+        }
         break;
+      }
+      case TraceOp::kReduceScatter: {
+        // Uneven parts as pynccl's reduce_scatterv: a reduce to each member.
+        const std::vector<int64_t> parts = PartsOf(e, e.elements);
+        if (Even(parts)) {
+          Coll("ReduceScatter", comm, parts.front(), dt, op, 0);
+        } else {
+          for (int k = 0; k < n; ++k) Coll("Reduce", comm, parts[static_cast<size_t>(k)], dt, op, k);
+        }
+        break;
+      }
       case TraceOp::kBroadcast: Coll("Broadcast", comm, e.elements, dt, 0, root); break;
       case TraceOp::kReduce: Coll("Reduce", comm, e.elements, dt, op, root); break;
       case TraceOp::kSend: Coll("Send", comm, e.elements, dt, 0, root); break;
@@ -206,12 +269,16 @@ void RankLog::Calls(const std::vector<TraceEvent>& events) {
       case TraceOp::kAllToAll:
         // PyTorch's all_to_all_single: a send to and a receive from each
         // member, itself included, in one NCCL group.
-        SEAM_CHECK(e.elements % n == 0, "an all-to-all's elements do not divide among its group");
+      {
+        const std::vector<int64_t> sent = PartsOf(e, e.elements);
+        const auto got = received.find(i);
+        const std::vector<int64_t>& from = got == received.end() ? sent : got->second;
         for (int peer = 0; peer < n; ++peer) {
-          Coll("Send", comm, e.elements / n, dt, 0, peer);
-          Coll("Recv", comm, e.elements / n, dt, 0, peer);
+          Coll("Send", comm, sent[static_cast<size_t>(peer)], dt, 0, peer);
+          Coll("Recv", comm, from[static_cast<size_t>(peer)], dt, 0, peer);
         }
         break;
+      }
     }
   }
 }
@@ -227,11 +294,12 @@ std::vector<std::string> WriteNcclLogs(std::span<const RankTrace> ranks, NcclVer
     seen[static_cast<size_t>(r.rank)] = true;
   }
   const std::vector<std::vector<int>> splits = SplitGroups(ranks);
+  const std::vector<std::map<size_t, std::vector<int64_t>>> received = Received(ranks);
   std::vector<std::string> out;
   for (const RankTrace& r : ranks) {
     RankLog log(r.rank, world, version);
     log.Inits(splits);
-    log.Calls(r.events);
+    log.Calls(r.events, received[static_cast<size_t>(r.rank)]);
     out.push_back(std::move(log).Text());
   }
   return out;

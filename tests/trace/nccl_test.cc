@@ -517,12 +517,16 @@ std::vector<RankTrace> EveryOp() {
   return run.ranks();
 }
 
-// What NCCL's log keeps of a trace: the shape as [elements], no tag.
+// What NCCL's log keeps of a trace: the shape as [elements], no tag, and
+// what an all-to-all sends each member (a send each).
 std::vector<RankTrace> AsNcclKeepsIt(std::vector<RankTrace> ranks) {
   for (RankTrace& r : ranks) {
     for (TraceEvent& e : r.events) {
       e.shape = {e.elements};
       e.tag.clear();
+      if (e.op == TraceOp::kAllToAll && e.splits.empty()) {
+        e.splits.assign(e.group.size(), e.elements / static_cast<int64_t>(e.group.size()));
+      }
     }
   }
   return ranks;

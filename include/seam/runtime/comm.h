@@ -59,6 +59,9 @@ struct CommCall {
   int peer = -1;           // send, recv: the other end
   int64_t rows = 0;
   int64_t cols = 0;
+  // Each member's rows: a gather's parts, a reduce-scatter's parts of the
+  // sum, what an all-to-all sends each; empty for the rest.
+  std::vector<int> parts;
   bool operator==(const CommCall&) const = default;
 };
 

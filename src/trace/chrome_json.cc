@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/strict_json.h"
+#include "seam/printable.h"
 
 namespace seam {
 namespace {
@@ -37,7 +38,11 @@ class Filter {
   }
   bool end_array() { return Close(); }
   bool key(json::string_t& k) {
-    if (!keys_.back().insert(k).second) return Refuse(fmt::format("key \"{}\" appears twice in one object", k));
+    if (!keys_.back().insert(k).second) {
+      // The key as text safe to print, and no longer than a name.
+      return Refuse(
+          fmt::format("key \"{}\" appears twice in one object", Printable(std::string_view(k).substr(0, 64))));
+    }
     key_ = std::move(k);
     return true;
   }

@@ -639,6 +639,10 @@ TEST(TorchTrace, HostileTracesAreRefusedWithoutHarm) {
       {OneEvent(With(ar, "Process Group Ranks", "[" + std::string(10000000, ' ') + "99999999999999999999]")),
        e1 + "\"Process Group Ranks\" is not a list of ranks from 0 to 65535"},
       {OneEvent(With(ar, "Group size", 1e308)), e1 + "\"Group size\" is not a whole number from 1 to 65536"},
+      {R"({"traceEvents": [], "a\u001b": 1, "a\u001b": 2})",
+       "profiler trace 1: key \"a\\x1b\" appears twice in one object"},
+      {"{\"" + std::string(100000, 'k') + "\": 1, \"" + std::string(100000, 'k') + "\": 2}",
+       "profiler trace 1: key \"" + std::string(64, 'k') + "\" appears twice in one object"},
       {OneEvent(With(ar, "Rank", -1)), e1 + "\"Rank\" is not a whole number from 0 to 1"},
   };
   for (const auto& [text, message] : cases) {

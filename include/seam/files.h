@@ -1,8 +1,12 @@
-// seam/files.h — reading a whole file, with an error that names it.
+// seam/files.h — reading a whole file, and writing a new directory of
+// them, with errors that name the path.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "seam/error.h"
 
@@ -17,5 +21,13 @@ inline constexpr size_t kMaxPlanBytes = size_t{64} << 20;    // a plan (JSON or 
 // error names the path and why it could not be read (no such file, a loop of
 // links, a directory, a FIFO or device, too large). Never blocks on a FIFO.
 Expected<std::string> ReadFileAtMost(const std::string& path, size_t max_bytes);
+
+// Refused (naming `flag`) unless nothing is at `dir` yet: a directory a
+// command creates never mixes with what was there.
+Status CheckNewDirectory(const std::string& dir, std::string_view flag);
+// Creates `dir` holding `files` (name, bytes). They are written into a
+// private directory beside it (mode 0700) and that is renamed into place,
+// so `dir` holds every file or does not exist.
+Status WriteNewDirectory(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace seam

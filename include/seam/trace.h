@@ -51,7 +51,7 @@ struct TraceEvent {
   // all-gather's parts, a reduce-scatter's parts of the sum, what an
   // all-to-all sends each member. Empty: even parts (or unknown).
   std::vector<int64_t> splits;
-  int line = 0;          // where the trace said it (1-based)
+  int line = 0;  // where the trace said it (1-based)
   bool operator==(const TraceEvent&) const = default;
 };
 

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 namespace seam {
 namespace {
@@ -54,6 +56,60 @@ Expected<std::string> ReadFileAtMost(const std::string& path, size_t max_bytes) 
     out.append(buffer, static_cast<size_t>(n));
   }
   return out;
+}
+
+Status CheckNewDirectory(const std::string& dir, std::string_view flag) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) == 0) {
+    return InvalidArgument(fmt::format("{} {}: something is there already; give a new directory", flag, dir));
+  }
+  if (errno != ENOENT) return InvalidArgument(fmt::format("{} {}: {}", flag, dir, std::strerror(errno)));
+  return Status::Ok();
+}
+
+namespace {
+
+Status WriteInto(const std::string& tmp, const std::vector<std::pair<std::string, std::string>>& files) {
+  for (const auto& [name, bytes] : files) {
+    const std::string path = fmt::format("{}/{}", tmp, name);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return InvalidArgument(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t n = write(fd, bytes.data() + at, bytes.size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = errno;
+        close(fd);
+        return InvalidArgument(fmt::format("cannot write {}: {}", path, std::strerror(err)));
+      }
+      at += static_cast<size_t>(n);
+    }
+    if (close(fd) != 0) return InvalidArgument(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteNewDirectory(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  const std::filesystem::path target(dir);
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::absolute(target, ec).parent_path();
+  if (ec) return InvalidArgument(fmt::format("cannot place {}: {}", dir, ec.message()));
+  std::string tmp = (parent / (".seam-" + target.filename().string() + "-XXXXXX")).string();
+  if (mkdtemp(tmp.data()) == nullptr) {
+    return InvalidArgument(fmt::format("cannot create a directory beside {}: {}", dir, std::strerror(errno)));
+  }
+  Status written = WriteInto(tmp, files);
+  if (written.ok() && rename(tmp.c_str(), dir.c_str()) != 0) {
+    written = InvalidArgument(fmt::format("cannot move the files into {}: {}", dir, std::strerror(errno)));
+  }
+  if (!written.ok()) {
+    std::filesystem::remove_all(tmp, ec);
+    return Error{written.error().code, fmt::format("{}; nothing was written to {}", written.error().message, dir)};
+  }
+  return Status::Ok();
 }
 
 }  // namespace seam

@@ -87,7 +87,7 @@ bool SameGroup(const PlannedCollective& p, const TraceEvent& o) {
   return p.event.op == TraceOp::kAllReduce ? SameMembers(p.event.group, o.group) : p.event.group == o.group;
 }
 
-bool Fits(const PlannedCollective& p, const TraceEvent& o) {
+bool RowWidthFits(const PlannedCollective& p, const TraceEvent& o) {
   const int64_t cols = Cols(p);
   if (cols > 0 && o.elements % cols == 0) return true;
   return p.kind == StepKind::kDispatch && cols > 1 && o.elements % (cols - 1) == 0;
@@ -98,7 +98,7 @@ bool Matches(const PlannedCollective& p, const TraceEvent& o) {
   if (p.event.op != o.op || p.event.dtype != o.dtype) return false;
   if (IsPointToPoint(o.op)) return o.peer == p.event.peer && o.elements == p.event.elements;
   if (!SameGroup(p, o)) return false;
-  return p.routed ? Fits(p, o) : o.elements == p.event.elements;
+  return p.routed ? RowWidthFits(p, o) : o.elements == p.event.elements;
 }
 
 struct Aligner {
@@ -130,20 +130,26 @@ struct Aligner {
     return n;
   }
 
-  // The calls an allowed form of the plan's call takes, or 0.
-  size_t Allowed(const PlannedCollective& p, size_t j) {
+  // An allowed form of the plan's call at the trace's call j: how many
+  // calls it takes (0: none fits) and the allowance.
+  std::pair<size_t, std::string_view> Allowed(const PlannedCollective& p, size_t j) const {
     const TraceEvent& o = seen[j];
     if (p.event.op == TraceOp::kAllGather) {
-      if (const size_t n = PerMember(p, j, TraceOp::kBroadcast)) return Use(kGatherAsBroadcasts), n;
+      if (const size_t n = PerMember(p, j, TraceOp::kBroadcast)) return {n, kGatherAsBroadcasts};
     }
     if (p.event.op == TraceOp::kReduceScatter) {
-      if (const size_t n = PerMember(p, j, TraceOp::kReduce)) return Use(kScatterAsReduces), n;
+      if (const size_t n = PerMember(p, j, TraceOp::kReduce)) return {n, kScatterAsReduces};
       if (o.op == TraceOp::kAllReduce && o.dtype == p.event.dtype && SameMembers(o.group, p.event.group) &&
           o.elements == p.event.elements) {
-        return Use(kScatterAsAllReduce), 1;
+        return {1, kScatterAsAllReduce};
       }
     }
-    return 0;
+    return {0, {}};
+  }
+
+  // The trace's call j is the plan's call, as it is or in an allowed form.
+  bool Fits(const PlannedCollective& p, size_t j) const {
+    return j < seen.size() && (Matches(p, seen[j]) || Allowed(p, j).first > 0);
   }
 
   bool Bookkeeping(const TraceEvent& o) const { return IsBookkeeping(o, smallest_row); }
@@ -164,8 +170,9 @@ struct Aligner {
       } else if (p.routed && !saw_all_to_all) {
         Use(kUnseenAllToAll);
         ++i;
-      } else if (j < seen.size() && Allowed(p, j) > 0) {
-        j += Allowed(p, j);
+      } else if (const auto [n, allowance] = j < seen.size() ? Allowed(p, j) : std::pair{size_t{0}, ""}; n > 0) {
+        Use(allowance);
+        j += n;
         ++i, ++out.matched;
       } else if (j < seen.size() && Bookkeeping(seen[j])) {
         Use(kBookkeeping);
@@ -251,8 +258,8 @@ std::string Aligner::Defect(size_t i, size_t j) const {
     return "a collective missing (the trace ends)";
   }
   const TraceEvent& o = seen[j];
-  const bool seen_extra = j + 1 < seen.size() && Matches(p, seen[j + 1]);
-  const bool plan_skipped = i + 1 < plan.size() && Matches(plan[i + 1], o);
+  const bool seen_extra = Fits(p, j + 1);
+  const bool plan_skipped = i + 1 < plan.size() && Fits(plan[i + 1], j);
   if (seen_extra && Reduces(o.op)) return "a sum completed twice";
   if (plan_skipped && Spec(p.kind).completes) {
     return plan[i + 1].kind == StepKind::kSend ? "a partial sent across a handoff"

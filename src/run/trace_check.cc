@@ -1,5 +1,7 @@
 // A trace checked against the plan: the batch read from the trace's sizes
 // where not given, then every rank aligned (run/trace_align.cc).
+#include "seam/runtime/trace_check.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

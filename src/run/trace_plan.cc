@@ -107,6 +107,7 @@ std::vector<PlannedCollective> PlannedFor(const Model& m, const Pipeline& plans,
     PlannedCollective p{.event = EventOf(c.call, rank, s.kind == StepKind::kDispatch ? wire.dispatch : wire.act),
                         .kind = s.kind,
                         .group = s.group,
+                        .operand = s.operand,
                         .owed_before = s.owed_before,
                         .where = WhereOf(plan, *plan.line(variant), c.where),
                         .routed = c.call.op == CommOp::kAllToAll};

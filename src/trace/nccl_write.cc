@@ -269,16 +269,16 @@ void RankLog::Calls(const std::vector<TraceEvent>& events, const std::map<size_t
       case TraceOp::kAllToAll:
         // PyTorch's all_to_all_single: a send to and a receive from each
         // member, itself included, in one NCCL group.
-      {
-        const std::vector<int64_t> sent = PartsOf(e, e.elements);
-        const auto got = received.find(i);
-        const std::vector<int64_t>& from = got == received.end() ? sent : got->second;
-        for (int peer = 0; peer < n; ++peer) {
-          Coll("Send", comm, sent[static_cast<size_t>(peer)], dt, 0, peer);
-          Coll("Recv", comm, from[static_cast<size_t>(peer)], dt, 0, peer);
+        {
+          const std::vector<int64_t> sent = PartsOf(e, e.elements);
+          const auto got = received.find(i);
+          const std::vector<int64_t>& from = got == received.end() ? sent : got->second;
+          for (int peer = 0; peer < n; ++peer) {
+            Coll("Send", comm, sent[static_cast<size_t>(peer)], dt, 0, peer);
+            Coll("Recv", comm, from[static_cast<size_t>(peer)], dt, 0, peer);
+          }
+          break;
         }
-        break;
-      }
     }
   }
 }

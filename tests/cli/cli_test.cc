@@ -864,7 +864,7 @@ TEST_F(Cli, EngineFlagsThatContradictOrStrayExitTwo) {
        "1); attn_tp must divide 32: 1, 2, 4, 8, 16, 32"},
       {{"run", "--engine", "vllm", "--", config, "-tp", "2", "--bogus"},
        "vLLM refuses this at start-up: unrecognized arguments: --bogus"},
-      {{"sweep", "--", "--tp-size", "2"}, "only plan, run and compare read an engine's flags after --"},
+      {{"sweep", "--", "--tp-size", "2"}, "only plan, run, compare and check read an engine's flags after --"},
   };
   ExpectRefused(cases);
 }

@@ -27,12 +27,19 @@ Expected<std::vector<RankTrace>> ViaNccl(const std::vector<RankTrace>& t, NcclVe
   return ReadNcclLogs(logs);
 }
 
+Expected<std::vector<RankTrace>> ViaTorch(const std::vector<RankTrace>& t) {
+  std::vector<std::string> files;
+  for (const RankTrace& r : t) files.push_back(WriteTorchTrace(r, static_cast<int>(t.size())));
+  return ReadTorchTraces(files);
+}
+
 const std::vector<Format>& Formats() {
   static const std::vector<Format> formats = {
       {"seam.trace", [](const std::vector<RankTrace>& t) { return ReadJsonlTrace(WriteJsonlTrace(t)); }},
       {"NCCL 2.18", [](const std::vector<RankTrace>& t) { return ViaNccl(t, NcclVersion::k2_18); }},
       {"NCCL 2.21", [](const std::vector<RankTrace>& t) { return ViaNccl(t, NcclVersion::k2_21); }},
       {"NCCL 2.25", [](const std::vector<RankTrace>& t) { return ViaNccl(t, NcclVersion::k2_25); }},
+      {"PyTorch profiler", ViaTorch},
   };
   return formats;
 }
@@ -99,17 +106,155 @@ TEST(TraceCheck, EveryFamilysOwnRunMatchesItsPlanInEveryTraceFormatWithTheBatchR
   }
 }
 
-TEST(TraceCheck, DumpDefects) {
-  for (const DefectCase& d : {testing::Defect1(), testing::Defect2(), testing::Defect3(), testing::Defect4(),
-                              testing::Defect5()}) {
-    const Expected<Batch> b = RandomBatch(11, 2, d.model.dims->vocab, 5);
-    const std::vector<int> rows = LayoutOf(*b, d.cfg.attn_dp).group_rows;
-    auto fixed = PlannedTraces(d.model, d.fixed, rows);
-    ASSERT_TRUE(fixed.ok()) << fixed.error().message;
-    std::cout << d.name << "\n";
-    for (size_t r = 0; r < fixed->size(); ++r) {
-      for (const PlannedCollective& p : (*fixed)[r]) {
-        std::cout << "  rank " << r << " " << p.where << " " << Name(p.kind) << " " << p.event.elements << "\n";
+// A plan's collectives as the trace an engine running it would leave.
+std::vector<RankTrace> TraceOfPlan(const Model& m, const Pipeline& plans, const std::vector<int>& rows) {
+  const Expected<std::vector<std::vector<PlannedCollective>>> planned = PlannedTraces(m, plans, rows);
+  if (!planned) throw std::runtime_error(planned.error().message);
+  std::vector<RankTrace> out;
+  for (size_t r = 0; r < planned->size(); ++r) {
+    RankTrace& t = out.emplace_back();
+    t.rank = static_cast<int>(r);
+    for (const PlannedCollective& p : (*planned)[r]) {
+      t.events.push_back(p.event);
+      t.events.back().line = static_cast<int>(t.events.size());
+    }
+  }
+  return out;
+}
+
+// The rows of `rows` an attention-TP member keeps when they are sliced over
+// attention TP once more.
+int64_t SlicedAgain(int64_t rows, int attn_tp, int member) {
+  return EvenSpans(static_cast<int>(rows), attn_tp)[static_cast<size_t>(member)].rows();
+}
+
+// The first planned collective of `rank` at `where` (and of `kind`).
+size_t IndexAt(const std::vector<PlannedCollective>& plan, const std::string& where, StepKind kind) {
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (plan[i].where == where && plan[i].kind == kind) return i;
+  }
+  throw std::runtime_error("no " + std::string(Name(kind)) + " at " + where);
+}
+
+struct Seen {
+  int rank;
+  std::string where;
+  std::string defect;
+};
+
+// Each defect as the engine's trace shows it, and what the check says of it:
+// on which ranks, where and what it looks like.
+struct DefectTrace {
+  DefectCase c;
+  std::vector<RankTrace> trace;
+  std::vector<Seen> expect;
+};
+
+DefectTrace Written(const DefectCase& d, std::vector<int>& rows) {
+  const Expected<Batch> b = RandomBatch(11, 2, d.model.dims->vocab, 5);
+  rows = LayoutOf(*b, d.cfg.attn_dp).group_rows;
+  return {d, TraceOfPlan(d.model, d.fixed, rows), {}};
+}
+
+// (1) The residual sliced twice shows where it is next gathered, at the end
+// of the stack: each rank gathers the rows of its slice's slice.
+DefectTrace Defect1Trace(std::vector<int>& rows) {
+  DefectTrace t = Written(testing::Defect1(), rows);
+  const std::string where = "layer 5 exit (sparse-ffn -> the final norm)";
+  const auto planned = PlannedTraces(t.c.model, t.c.fixed, rows).value();
+  for (int r : {0, 1}) {
+    TraceEvent& e =
+        t.trace[static_cast<size_t>(r)].events[IndexAt(planned[static_cast<size_t>(r)], where, StepKind::kAllGather)];
+    e.shape = {SlicedAgain(e.shape[0], 2, r), e.shape[1]};
+    e.elements = e.shape[0] * e.shape[1];
+    e.splits.clear();
+    t.expect.push_back({r, where, "rows sliced twice"});
+  }
+  return t;
+}
+
+// (2) The stack's last attention after an a2a MoE: the MoE's exit leaves the
+// residual on the slice, its gather missing (the old plan as it ran).
+DefectTrace Defect2Trace(std::vector<int>& rows) {
+  DefectTrace t = Written(testing::Defect2(), rows);
+  t.trace = TraceOfPlan(t.c.model, t.c.old, rows);
+  for (int r : {0, 1}) t.expect.push_back({r, "layer 1 exit (sparse-ffn -> attention)", "a gather missing"});
+  return t;
+}
+
+// (3) The later rank re-declares the received sum and completes it again:
+// an all-reduce over TP of what it received, before its first stage.
+DefectTrace Defect3Trace(std::vector<int>& rows) {
+  DefectTrace t = Written(testing::Defect3(), rows);
+  const auto planned = PlannedTraces(t.c.model, t.c.fixed, rows).value();
+  for (int r : {2, 3}) {
+    std::vector<TraceEvent>& events = t.trace[static_cast<size_t>(r)].events;
+    const std::vector<PlannedCollective>& plan = planned[static_cast<size_t>(r)];
+    size_t after = 0;
+    while (after < plan.size() && plan[after].where == "the handoff from pipeline rank 0") ++after;
+    const TraceEvent twice{.op = TraceOp::kAllReduce,
+                           .group = {2, 3},
+                           .shape = {11, 64},
+                           .elements = 11 * 64,
+                           .dtype = "bfloat16",
+                           .reduce = "sum"};
+    events.insert(events.begin() + static_cast<std::ptrdiff_t>(after), twice);
+    for (size_t i = 0; i < events.size(); ++i) events[i].line = static_cast<int>(i + 1);
+    t.expect.push_back({r, plan[after].where, "a sum completed twice"});
+  }
+  return t;
+}
+
+// (4) The FFN before the handoff slices a residual already on the slice:
+// the handoff sends the slice's slice.
+DefectTrace Defect4Trace(std::vector<int>& rows) {
+  DefectTrace t = Written(testing::Defect4(), rows);
+  const std::string where = "the handoff to pipeline rank 1";
+  const auto planned = PlannedTraces(t.c.model, t.c.fixed, rows).value();
+  for (int r : {0, 1}) {
+    TraceEvent& e =
+        t.trace[static_cast<size_t>(r)].events[IndexAt(planned[static_cast<size_t>(r)], where, StepKind::kSend)];
+    e.shape = {SlicedAgain(e.shape[0], 2, r), e.shape[1]};
+    e.elements = e.shape[0] * e.shape[1];
+    t.expect.push_back({r, where, "rows sliced twice"});
+  }
+  return t;
+}
+
+// (5) to_pp sends the mixer's declared sum unreduced: no reduce-scatter
+// before the sends.
+DefectTrace Defect5Trace(std::vector<int>& rows) {
+  DefectTrace t = Written(testing::Defect5(), rows);
+  const std::string where = "the handoff to pipeline rank 1";
+  const auto planned = PlannedTraces(t.c.model, t.c.fixed, rows).value();
+  for (int r : {0, 1}) {
+    std::vector<TraceEvent>& events = t.trace[static_cast<size_t>(r)].events;
+    events.erase(events.begin() + static_cast<std::ptrdiff_t>(
+                                      IndexAt(planned[static_cast<size_t>(r)], where, StepKind::kReduceScatter)));
+    t.expect.push_back({r, where, "a partial sent across a handoff"});
+  }
+  return t;
+}
+
+TEST(TraceCheck, EachOfTheSeedPrsDefectsInAnEnginesTraceIsNamedAtItsLayerAndBoundary) {
+  for (const auto& make : {Defect1Trace, Defect2Trace, Defect3Trace, Defect4Trace, Defect5Trace}) {
+    std::vector<int> rows;
+    const DefectTrace t = make(rows);
+    for (const Format& f : Formats()) {
+      const Expected<std::vector<RankTrace>> read = f.round_trip(t.trace);
+      ASSERT_TRUE(read.ok()) << t.c.name << " " << f.name << ": " << read.error().message;
+      const Expected<TraceCheck> c = CheckTraces(t.c.model, t.c.fixed, *read, {});
+      ASSERT_TRUE(c.ok()) << t.c.name << " " << f.name << ": " << c.error().message;
+      EXPECT_FALSE(c->ok()) << t.c.name << " " << f.name;
+      std::vector<Seen> seen;
+      for (const RankCheck& r : c->ranks) {
+        if (r.divergence) seen.push_back({r.rank, r.divergence->where, r.divergence->defect});
+      }
+      ASSERT_EQ(seen.size(), t.expect.size()) << t.c.name << " " << f.name << ":\n" << Report(*c);
+      for (size_t i = 0; i < seen.size(); ++i) {
+        EXPECT_EQ(seen[i].rank, t.expect[i].rank) << t.c.name << " " << f.name;
+        EXPECT_EQ(seen[i].where, t.expect[i].where) << t.c.name << " " << f.name << ":\n" << Report(*c);
+        EXPECT_EQ(seen[i].defect, t.expect[i].defect) << t.c.name << " " << f.name << ":\n" << Report(*c);
       }
     }
   }
@@ -117,19 +262,3 @@ TEST(TraceCheck, DumpDefects) {
 
 }  // namespace
 }  // namespace seam
-namespace seam {
-TEST(TraceCheck, DumpNccl) {
-  const Model m = Catalogue()[0].make();
-  const ParallelConfig cfg = testing::Cut({.tp = 4, .attn_dp = 2}, {1, 3});
-  Expected<Pipeline> plans = BindPipelineChecked(m, cfg);
-  const Expected<Batch> b = RandomBatch(23, 3, m.dims->vocab, 5);
-  const Expected<RunOutput> out = RunPlans(m, *plans, testing::MustWeights(m, Dtype::kF32), *b, {.log_calls = true});
-  const std::vector<RankTrace> traces = TraceOfRun(*out, *plans);
-  auto logs = WriteNcclLogs(traces, NcclVersion::k2_18);
-  for (int r : {5, 6}) {
-    std::istringstream in(logs[r]);
-    std::string line;
-    while (std::getline(in, line)) if (line.find("Init") != std::string::npos) std::cout << line << "\n";
-  }
-}
-}

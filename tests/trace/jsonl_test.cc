@@ -74,7 +74,8 @@ TEST(JsonlTrace, EveryMalformedLineIsRefusedNamingItsLineAndWhy) {
       {"{", "seam.trace line 1: is not JSON"},
       {"[1, 2]", "seam.trace line 1: is not a JSON object"},
       {R"({"rank": 0, "op": "all_reduce", "group": [0], "shape": [4], "dtype": "bfloat16", "reduce": "sum", "when": 1})",
-       "seam.trace line 1: unknown key \"when\"; the keys are rank, op, group, shape, dtype, reduce, peer, tag, splits"},
+       "seam.trace line 1: unknown key \"when\"; the keys are rank, op, group, shape, dtype, reduce, peer, tag, "
+       "splits"},
       {R"({"op": "all_reduce", "group": [0], "shape": [4], "dtype": "bfloat16"})",
        "seam.trace line 1: has no \"rank\""},
       {R"({"rank": -1, "op": "all_reduce", "group": [0], "shape": [4], "dtype": "bfloat16", "reduce": "sum"})",

@@ -170,6 +170,11 @@ struct FileArgs {
   bool json = false;  // diff: --format json
 };
 
+// The formats `seam check --trace` reads and `seam run --write-trace` writes (seam/trace.h).
+enum class TraceFormat { kJsonl, kNccl, kTorch };
+std::string_view Name(TraceFormat f);  // "seam", "nccl", "torch"
+Expected<TraceFormat> ParseTraceFormat(std::string_view text);
+
 struct RunArgs {
   std::string model;
   std::string hf_config;
@@ -194,6 +199,8 @@ struct RunArgs {
   double max_seconds = 600;               // the attention a run may compute, in estimated seconds
   bool json = false;                      // --format json
   std::vector<std::string> command_line;  // as typed: --backend mpi hands it to seam-mpi
+  std::string write_trace;                // a new directory for every rank's calls, in `trace_format`
+  TraceFormat trace_format = TraceFormat::kJsonl;
 };
 
 // A run made ready on this process: the model and weights, the plans, the batch.
@@ -250,6 +257,23 @@ struct SweepArgs {
   double max_seconds = 600;  // the estimated time a sweep may take
   bool json = false;         // --format json
 };
+
+// --tokens: the batch's rows, one count, or one for each DP group ("12,11").
+Expected<std::vector<int>> ParseTokens(std::string_view text);
+
+struct CheckArgs {
+  std::string model;
+  std::string hf_config;
+  ParallelFlags flags;
+  WireFlags wire;
+  EngineFlags engine;
+  int layers = 0;
+  std::vector<std::string> traces;
+  std::optional<TraceFormat> format;  // none: told from each file
+  std::vector<int> tokens;            // empty: read from the trace
+  bool json = false;
+};
+int RunTraceCheck(const CheckArgs& a);
 
 int RunModels(bool json);
 int RunSweep(const SweepArgs& a);

@@ -42,6 +42,9 @@ const std::map<std::string, std::string>& ValueNames() {
       {"--weights", "DIR"},
       {"--max-stages", "N"},
       {"--max-pp", "N"},
+      {"--write-trace", "DIR"},
+      {"--trace-format", "seam|nccl|torch"},
+      {"--tokens", "N|N,N,..."},
   };
   return names;
 }
@@ -60,7 +63,13 @@ const std::map<std::string, std::string>& Examples() {
       {"run",
        "seam run qwen3-moe --tp 4 --attn-dp 2 --moe a2a --pp 2 --dtype bf16\n"
        "seam run --hf-config configs/llama-3.1-8b.json --layers 1 --tp 8 --backend record\n"
-       "seam run deepseek-v2-lite --matrix"},
+       "seam run deepseek-v2-lite --matrix\n"
+       "seam run deepseek-v2-lite --tp 4 --attn-dp 2 --moe a2a --write-trace run-trace --trace-format nccl"},
+      {"check",
+       "seam check deepseek-v2-lite --tp 4 --attn-dp 2 --moe a2a --trace run-trace/*\n"
+       "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL NCCL_DEBUG_FILE=nccl.%h.%p ...  # then:\n"
+       "seam check --engine sglang --trace nccl.* -- --model-path configs/deepseek-v3.json --tp-size 8 "
+       "--dp-size 8 --enable-dp-attention"},
       {"sweep", "seam sweep --max-stages 3 --max-pp 2"},
       {"diff",
        "seam plan llama --tp 2 --format json > a.json && seam plan llama --tp 2 --input-scattered --format json "

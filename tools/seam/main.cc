@@ -102,6 +102,14 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--force", run.force, "with --dump: replace an earlier dump's files in DIR")->needs(dump);
   CLI::Option* weights =
       AddPath(*run_cmd, "--weights", run.weights, "run the Hugging Face checkpoint in DIR instead of a model name");
+  CLI::Option* write_trace =
+      AddPath(*run_cmd, "--write-trace", run.write_trace,
+              "write every rank's collectives into the new directory DIR, as an engine's run would leave them");
+  CLI::Option* run_trace_format =
+      AddParsed(*run_cmd, "--trace-format", run.trace_format, ParseTraceFormat,
+                "with --write-trace: seam (seam.trace's JSON lines, the default), nccl (NCCL 2.25's INFO log) or "
+                "torch (a PyTorch profiler trace a rank)")
+          ->needs(write_trace);
   CLI::Option* matrix =
       run_cmd->add_flag("--matrix", run.matrix, "run the model across a grid of configurations, one line each");
   CLI::Option* full =
@@ -110,7 +118,9 @@ int main(int argc, char** argv) {
   // A flag the command would ignore is refused, naming both.
   full->needs(matrix);
   for (CLI::Option* knob : run.flags.options) matrix->excludes(knob);
-  for (CLI::Option* o : {dump, backend, mpi_mode, fault, timeout, unfused, max_memory}) matrix->excludes(o);
+  for (CLI::Option* o : {dump, backend, mpi_mode, fault, timeout, unfused, max_memory, write_trace, run_trace_format}) {
+    matrix->excludes(o);
+  }
   for (CLI::Option* o : {layers, dtype, run_config}) weights->excludes(o);
   AddReportFormatFlag(*run_cmd, run.json);
 
@@ -181,6 +191,37 @@ int main(int argc, char** argv) {
               "also the engine's launch lines of each configuration printed, or why it has none")
       ->excludes(compare_cmd->get_option("--layers"));
 
+  CheckArgs check;
+  CLI::App* check_cmd = app.add_subcommand(
+      "check",
+      "check what an engine's ranks ran (their NCCL log, profiler trace or seam.trace lines) against the plan");
+  check_cmd->add_option("model", check.model, "a catalogue name (see `seam models`)");
+  AddPath(*check_cmd, "--hf-config", check.hf_config, "the model a Hugging Face config.json describes");
+  AddParallelFlags(*check_cmd, check.flags);
+  AddWireFlags(*check_cmd, check.wire);
+  CLI::Option* check_engine = AddEngineFlag(*check_cmd, check.engine);
+  for (const char* flag : {"model", "--hf-config", "--act-dtype"}) check_engine->excludes(check_cmd->get_option(flag));
+  for (CLI::Option* knob : check.flags.options) check_engine->excludes(knob);
+  AddCount(*check_cmd, "--layers", check.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
+  check_cmd
+      ->add_option_function<std::vector<std::string>>(
+          "--trace",
+          [&check](const std::vector<std::string>& paths) {
+            for (const std::string& p : paths) {
+              seam::Expected<std::string> path = ParsePath(p);
+              if (!path) throw CLI::ValidationError("--trace", path.error().message);
+              check.traces.push_back(*path);
+            }
+          },
+          "the run's traces: every process's NCCL log, every rank's profiler trace, or seam.trace's files")
+      ->type_name("FILE...")
+      ->expected(1, static_cast<int>(kMaxRanks));
+  AddParsed(*check_cmd, "--trace-format", check.format, ParseTraceFormat,
+            "seam (seam.trace's JSON lines), nccl or torch (default: told from each file)");
+  AddParsed(*check_cmd, "--tokens", check.tokens, ParseTokens,
+            "the batch's rows, or each DP group's (12,11) (default: read from the trace's sizes)");
+  AddReportFormatFlag(*check_cmd, check.json);
+
   FileArgs diff;
   CLI::App* diff_cmd = app.add_subcommand("diff", "compare two plans (JSON or text); exit 1 when they differ");
   AddPath(*diff_cmd, "first", diff.first, "a plan (JSON or text)");
@@ -194,10 +235,10 @@ int main(int argc, char** argv) {
   // A first word that names no command is refused by name (CLI11 would
   // report a missing subcommand).
   const std::string first = argc > 1 ? argv[1] : "";
-  const std::vector<std::string> commands = {"models", "plan", "show", "run", "sweep", "diff", "compare"};
+  const std::vector<std::string> commands = {"models", "plan", "show", "run", "sweep", "diff", "compare", "check"};
   if (!first.empty() && first[0] != '-' && std::find(commands.begin(), commands.end(), first) == commands.end()) {
     std::cerr << "seam: unknown command '" << argv[1]
-              << "'; the commands are models, plan, show, run, sweep, diff, compare\n";
+              << "'; the commands are models, plan, show, run, sweep, diff, compare, check\n";
     return kBadInput;
   }
   try {
@@ -217,10 +258,12 @@ int main(int argc, char** argv) {
     return kBadInput;
   }
   run.command_line = command_line;
-  plan.engine.args = run.engine.args = compare.engine.args = engine_args.args;
-  plan.engine.separated = run.engine.separated = compare.engine.separated = engine_args.separated;
-  if (engine_args.separated && !plan_cmd->parsed() && !run_cmd->parsed() && !compare_cmd->parsed()) {
-    std::cerr << "seam: only plan, run and compare read an engine's flags after --\n";
+  plan.engine.args = run.engine.args = compare.engine.args = check.engine.args = engine_args.args;
+  plan.engine.separated = run.engine.separated = compare.engine.separated = check.engine.separated =
+      engine_args.separated;
+  if (engine_args.separated && !plan_cmd->parsed() && !run_cmd->parsed() && !compare_cmd->parsed() &&
+      !check_cmd->parsed()) {
+    std::cerr << "seam: only plan, run, compare and check read an engine's flags after --\n";
     return kBadInput;
   }
   const auto command = [&] {
@@ -229,6 +272,7 @@ int main(int argc, char** argv) {
     if (show_cmd->parsed()) return RunShow(show);
     if (sweep_cmd->parsed()) return RunSweep(sweep);
     if (run_cmd->parsed()) return RunRun(run);
+    if (check_cmd->parsed()) return RunTraceCheck(check);
     if (compare_cmd->parsed()) {
       compare.nodes_given = compare_cmd->get_option("--nodes")->count() > 0;
       compare.weight_given = compare_cmd->get_option("--weight-dtype")->count() > 0;

@@ -13,6 +13,7 @@
 #include "seam/runtime/exec.h"
 #include "seam/runtime/hf_checkpoint.h"
 #include "seam/runtime/matrix.h"
+#include "seam/runtime/trace_check.h"
 
 namespace seam::cli {
 namespace {
@@ -212,12 +213,46 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
 
 namespace {
 
+// Every rank's calls written into `dir` as the engine's tools would write
+// them: a new directory, filled beside it and moved into place whole.
+Status WriteTraceFiles(const std::string& dir, TraceFormat format, const std::vector<RankTrace>& traces) {
+  std::vector<std::pair<std::string, std::string>> files;  // name, text
+  switch (format) {
+    case TraceFormat::kJsonl:
+      for (const RankTrace& r : traces) {
+        files.emplace_back(fmt::format("seam-trace.{}.jsonl", r.rank), WriteJsonlTrace(std::span(&r, 1)));
+      }
+      break;
+    case TraceFormat::kNccl: {
+      std::vector<std::string> logs = WriteNcclLogs(traces, NcclVersion::k2_25);
+      for (size_t r = 0; r < logs.size(); ++r) files.emplace_back(fmt::format("nccl.{}.log", r), std::move(logs[r]));
+      break;
+    }
+    case TraceFormat::kTorch:
+      for (const RankTrace& r : traces) {
+        files.emplace_back(fmt::format("trace.{}.json", r.rank), WriteTorchTrace(r, static_cast<int>(traces.size())));
+      }
+      break;
+  }
+  return WriteNewDirectory(dir, files);
+}
+
 int RunOnce(const RunArgs& a, const ParallelConfig& cfg, Backend backend) {
+  if (!a.write_trace.empty()) {
+    if (Status s = CheckNewDirectory(a.write_trace, "--write-trace"); !s.ok()) return Fail(s.error());
+  }
   Expected<PreparedRun> p = PrepareRun(a, cfg);
   if (!p) return Fail(p.error());
-  Expected<RunOutput> out = RunPlans(p->loaded.model, p->plans, p->loaded.weights, p->batch,
-                                     {.dtype = p->dtype, .backend = backend, .timeout_seconds = a.timeout});
+  Expected<RunOutput> out = RunPlans(
+      p->loaded.model, p->plans, p->loaded.weights, p->batch,
+      {.dtype = p->dtype, .backend = backend, .timeout_seconds = a.timeout, .log_calls = !a.write_trace.empty()});
   if (!out) return Fail(out.error());
+  if (!a.write_trace.empty()) {
+    if (Status s = WriteTraceFiles(a.write_trace, a.trace_format, TraceOfRun(*out, p->plans)); !s.ok()) {
+      return Fail(s.error());
+    }
+    std::cerr << fmt::format("seam: every rank's calls written to {} ({})\n", a.write_trace, Name(a.trace_format));
+  }
   return ReportRun(a, cfg, *p, *out, {.backend = std::string(Name(backend)), .data = backend != Backend::kRecord});
 }
 
@@ -348,6 +383,9 @@ int RunRun(const RunArgs& given) {
     cfg = e->config;
   }
   if (!cfg) return Fail(cfg.error());
+  if (a.backend == RunBackend::kMpi && !a.write_trace.empty()) {
+    return Fail(InvalidArgument("--write-trace writes the threads' or the record backend's calls, not MPI's"));
+  }
   if (a.backend == RunBackend::kMpi) return RunOnMpi(a, *cfg);
   if (a.fault || a.mpi_mode) return Fail(InvalidArgument("--fault and --mpi-mode go with --backend mpi"));
   if (a.backend == RunBackend::kRecord && !a.dump.empty()) {

@@ -29,7 +29,8 @@ namespace seam {
 struct PlannedCollective {
   TraceEvent event;  // op, group, shape {rows, row width}, elements, dtype, reduce, peer
   StepKind kind = StepKind::kAllReduce;
-  std::optional<Group> group;  // the plan's name for the group (none: send, recv)
+  std::optional<Group> group;         // the plan's name for the group (none: send, recv)
+  Operand operand = Operand::kValue;  // the buffer it moves
   Owed owed_before = Owed::kNothing;
   std::string where;    // "layer 12 exit (sparse-ffn -> attention)"
   bool routed = false;  // an all-to-all: its rows follow the router, not the batch

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <functional>
+#include <iterator>
 
 #include "defect_plans.h"
 #include "exec_testing.h"
@@ -257,6 +259,23 @@ TEST(TraceCheck, EachOfTheSeedPrsDefectsInAnEnginesTraceIsNamedAtItsLayerAndBoun
         EXPECT_EQ(seen[i].defect, t.expect[i].defect) << t.c.name << " " << f.name << ":\n" << Report(*c);
       }
     }
+  }
+}
+
+// The docs' table of allowances is the code's: each row's name and source.
+TEST(TraceCheck, EveryAllowanceIsInTheDocsTableWithItsSource) {
+  std::ifstream in(fmt::format("{}/traces.md", SEAM_DOCS));
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(doc.empty());
+  ASSERT_GE(Allowances().size(), 9U);
+  for (const Allowance& a : Allowances()) {
+    const size_t row = doc.find(fmt::format("\n| {} | ", a.name));
+    ASSERT_NE(row, std::string::npos) << a.name;
+    const std::string line = doc.substr(row + 1, doc.find('\n', row + 1) - row - 1);
+    // The source as the code gives it (markdown escapes a bar).
+    std::string source;
+    for (char ch : a.source) source += ch == '|' ? std::string("\\|") : std::string(1, ch);
+    EXPECT_TRUE(line.ends_with(fmt::format(" | {} |", source))) << a.name << ": " << line;
   }
 }
 

@@ -43,7 +43,7 @@ OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", 
 DTYPES = ("bfloat16", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "uint8", "int32",
           "int64", "bool")
 REDUCTIONS = ("sum", "avg", "max", "min", "prod")
-KEYS = ("rank", "op", "group", "shape", "dtype", "reduce", "peer", "tag")
+KEYS = ("rank", "op", "group", "shape", "dtype", "reduce", "peer", "tag", "splits")
 
 
 def _rank_ok(v: object) -> bool:

@@ -147,11 +147,6 @@ struct Aligner {
     return {0, {}};
   }
 
-  // The trace's call j is the plan's call, as it is or in an allowed form.
-  bool Fits(const PlannedCollective& p, size_t j) const {
-    return j < seen.size() && (Matches(p, seen[j]) || Allowed(p, j).first > 0);
-  }
-
   bool Bookkeeping(const TraceEvent& o) const { return IsBookkeeping(o, smallest_row); }
 
   void Run() {
@@ -193,6 +188,11 @@ struct Aligner {
     if (IsPointToPoint(o.op) && o.group != p.event.group) Use(kPointToPoint);
   }
 
+  struct Follow {
+    size_t matched = 0;
+    bool complete = false;
+  };
+  Follow Follows(size_t i, size_t j) const;
   TraceDivergence Diverged(size_t i, size_t j) const;
   TraceDivergence Extra(size_t j) const;
   std::string Defect(size_t i, size_t j) const;
@@ -250,6 +250,25 @@ std::string SeenText(const TraceEvent& o) {
                      o.tag.empty() ? "" : fmt::format(", tagged '{}'", o.tag));
 }
 
+// How far the plan from i and the trace from j go on together, call for
+// call, and whether they end together.
+Aligner::Follow Aligner::Follows(size_t i, size_t j) const {
+  Follow f;
+  while (i < plan.size() && j < seen.size()) {
+    if (Matches(plan[i], seen[j])) {
+      ++j;
+    } else if (const size_t n = Allowed(plan[i], j).first; n > 0) {
+      j += n;
+    } else {
+      return f;
+    }
+    ++i, ++f.matched;
+  }
+  while (j < seen.size() && Bookkeeping(seen[j])) ++j;
+  f.complete = i == plan.size() && j == seen.size();
+  return f;
+}
+
 std::string Aligner::Defect(size_t i, size_t j) const {
   const PlannedCollective& p = plan[i];
   if (j >= seen.size()) {
@@ -258,16 +277,24 @@ std::string Aligner::Defect(size_t i, size_t j) const {
     return "a collective missing (the trace ends)";
   }
   const TraceEvent& o = seen[j];
-  const bool seen_extra = Fits(p, j + 1);
-  const bool plan_skipped = i + 1 < plan.size() && Fits(plan[i + 1], j);
-  if (seen_extra && Reduces(o.op)) return "a sum completed twice";
-  if (plan_skipped && Spec(p.kind).completes) {
-    return plan[i + 1].kind == StepKind::kSend ? "a partial sent across a handoff"
-                                               : "a sum left owed (its reduction missing)";
+  // Which story the rest of the trace tells: the engine's call took the
+  // plan's place, came in addition to it, or the plan's call is missing.
+  // The one the trace follows furthest wins (the first, where even).
+  enum class Story { kInstead, kExtra, kMissing } story = Story::kInstead;
+  Follow best = Follows(i + 1, j + 1);
+  for (const auto& [s, f] :
+       {std::pair{Story::kExtra, Follows(i, j + 1)}, std::pair{Story::kMissing, Follows(i + 1, j)}}) {
+    if (std::pair{f.complete, f.matched} > std::pair{best.complete, best.matched}) story = s, best = f;
   }
-  if (plan_skipped && (p.kind == StepKind::kAllGather || p.kind == StepKind::kGatherVocab)) return "a gather missing";
-  if (seen_extra) return "a collective the plan does not have";
-  if (plan_skipped) return "a collective missing";
+  if (story == Story::kExtra) return Reduces(o.op) ? "a sum completed twice" : "a collective the plan does not have";
+  if (story == Story::kMissing) {
+    if (Spec(p.kind).completes) {
+      return i + 1 < plan.size() && plan[i + 1].kind == StepKind::kSend ? "a partial sent across a handoff"
+                                                                        : "a sum left owed (its reduction missing)";
+    }
+    if (p.kind == StepKind::kAllGather || p.kind == StepKind::kGatherVocab) return "a gather missing";
+    return "a collective missing";
+  }
   if (Reduces(o.op) && Reduces(p.event.op) && o.group.size() > p.event.group.size()) {
     return "a sum over ranks that hold other rows (the wrong group)";
   }

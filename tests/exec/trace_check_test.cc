@@ -262,6 +262,160 @@ TEST(TraceCheck, EachOfTheSeedPrsDefectsInAnEnginesTraceIsNamedAtItsLayerAndBoun
   }
 }
 
+// A run's own trace at a configuration, and its plans.
+struct OwnTrace {
+  Model model;
+  Pipeline plans;
+  std::vector<RankTrace> trace;
+};
+
+OwnTrace Own(const std::string& family, const ParallelConfig& cfg, int tokens = 23) {
+  OwnTrace o{CatalogueModel(family).value(), {}, {}};
+  o.plans = BindPipelineChecked(o.model, cfg).value();
+  const Expected<Batch> b = RandomBatch(tokens, 3, o.model.dims->vocab, 5);
+  const Expected<RunOutput> out =
+      RunPlans(o.model, o.plans, testing::MustWeights(o.model, Dtype::kF32), *b, {.log_calls = true});
+  o.trace = TraceOfRun(*out, o.plans);
+  return o;
+}
+
+// The one divergence of rank `rank` (and that the others match).
+TraceDivergence OnlyDivergence(const OwnTrace& o, const std::vector<RankTrace>& trace, int rank) {
+  const Expected<TraceCheck> c = CheckTraces(o.model, o.plans, trace, {});
+  if (!c) throw std::runtime_error(c.error().message);
+  for (const RankCheck& r : c->ranks) {
+    if (r.rank != rank && r.divergence) throw std::runtime_error("rank " + std::to_string(r.rank) + " diverges too");
+  }
+  const RankCheck& mine = c->ranks[static_cast<size_t>(rank)];
+  if (!mine.divergence) throw std::runtime_error("no divergence on rank " + std::to_string(rank));
+  return *mine.divergence;
+}
+
+TEST(TraceCheck, EachKindOfDifferenceIsNamed) {
+  const OwnTrace o = Own("llama", {.tp = 4});
+  const auto edited = [&](const std::function<void(std::vector<TraceEvent>&)>& edit) {
+    std::vector<RankTrace> t = o.trace;
+    edit(t[1].events);
+    return OnlyDivergence(o, t, 1);
+  };
+  // Each all-reduce here is the whole batch over TP: 23 x 64.
+  EXPECT_EQ(edited([](auto& e) { e[2].dtype = "float16"; }).defect, "another dtype on the wire");
+  EXPECT_EQ(edited([](auto& e) { e[2].group = {1, 0, 3, 5}; }).defect, "the wrong group");
+  EXPECT_EQ(edited([](auto& e) { e[2].group = {0, 1, 2, 3, 4, 5, 6, 7}; }).defect,
+            "a sum over ranks that hold other rows (the wrong group)");
+  EXPECT_EQ(edited([](auto& e) { e[2].elements = 10 * 64; }).defect, "fewer rows than the plan");
+  EXPECT_EQ(edited([](auto& e) { e[2].elements = 30 * 64; }).defect,
+            "more rows than the plan (a slice missing, or rows gathered twice)");
+  EXPECT_EQ(edited([](auto& e) { e.insert(e.begin() + 2, e[2]); }).defect, "a sum completed twice");
+  EXPECT_EQ(edited([](auto& e) { e.erase(e.begin() + 2); }).defect, "a sum left owed (its reduction missing)");
+  const TraceDivergence ends = edited([](auto& e) { e.resize(3); });
+  EXPECT_EQ(ends.observed, "the engine's trace ends");
+  EXPECT_EQ(ends.trace_line, 0);
+  const TraceDivergence extra = edited([](auto& e) { e.push_back(e.front()); });
+  EXPECT_EQ(extra.defect, "a collective the plan does not have");
+  EXPECT_EQ(extra.where, "after the plan's last collective");
+  const TraceDivergence send = edited([](auto& e) {
+    e[2] = {.op = TraceOp::kSend,
+            .group = {1, 2},
+            .shape = {1472},
+            .elements = 1472,
+            .dtype = "bfloat16",
+            .peer = 2,
+            .line = 3};
+  });
+  EXPECT_EQ(send.defect, "another collective");
+  EXPECT_EQ(send.trace_line, 3);
+  EXPECT_EQ(send.where, "layer 1 entry (dense-ffn -> attention)");
+  EXPECT_EQ(send.expected,
+            "the plan completes the sum with an all-reduce over tp (4 ranks: 0,1,2,3; 23 x 64 bfloat16, 2.88 KiB)");
+  EXPECT_EQ(send.observed, "the engine ran a send to rank 2 (1472 elements of bfloat16, 2.88 KiB) at trace line 3");
+}
+
+TEST(TraceCheck, AnEnginesBookkeepingIsPassedOverAndCounted) {
+  const OwnTrace o = Own("llama", {.tp = 2});
+  std::vector<RankTrace> t = o.trace;
+  for (RankTrace& r : t) {
+    // SGLang's DP token counts, pynccl's one-element warm-up.
+    r.events.insert(r.events.begin(),
+                    {.op = TraceOp::kAllGather, .group = {0, 1}, .shape = {1}, .elements = 1, .dtype = "int32"});
+    r.events.insert(
+        r.events.begin() + 3,
+        {.op = TraceOp::kAllReduce, .group = {0, 1}, .shape = {1}, .elements = 1, .dtype = "float32", .reduce = "sum"});
+  }
+  const Expected<TraceCheck> c = CheckTraces(o.model, o.plans, t, {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->ok()) << Report(*c);
+  for (const RankCheck& r : c->ranks) {
+    EXPECT_EQ(r.skipped, 2);
+    EXPECT_EQ(r.matched, r.planned);
+    EXPECT_NE(std::find(r.allowances.begin(), r.allowances.end(), "engine bookkeeping"), r.allowances.end());
+  }
+}
+
+TEST(TraceCheck, AReduceScatterRunAsAnAllReduceAndAnAllToAllOutsideNcclAreAllowedAndSaid) {
+  const OwnTrace o = Own("deepseek-v2-lite", {.tp = 4, .attn_dp = 2, .moe = MoeMode::kA2a});
+  std::vector<RankTrace> t = o.trace;
+  for (RankTrace& r : t) {
+    std::vector<TraceEvent> kept;
+    for (TraceEvent e : r.events) {
+      if (e.op == TraceOp::kAllToAll) continue;  // DeepEP's: not in NCCL's log
+      if (e.op == TraceOp::kReduceScatter) {
+        e.op = TraceOp::kAllReduce;
+        e.splits.clear();
+      }
+      kept.push_back(e);
+    }
+    r.events = kept;
+  }
+  const Expected<TraceCheck> c = CheckTraces(o.model, o.plans, t, {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->ok()) << Report(*c);
+  for (const RankCheck& r : c->ranks) {
+    for (const char* name : {"reduce-scatter as all-reduce and slice", "all-to-all outside NCCL"}) {
+      EXPECT_NE(std::find(r.allowances.begin(), r.allowances.end(), name), r.allowances.end()) << name;
+    }
+    EXPECT_LT(r.matched, r.planned);  // the exchanges were not checked
+  }
+  // One all-to-all left in a rank's trace: the others are missing, not allowed.
+  std::vector<RankTrace> one = t;
+  one[0].events.push_back(o.trace[0].events.back());
+  for (const TraceEvent& e : o.trace[0].events) {
+    if (e.op == TraceOp::kAllToAll) {
+      one[0].events.insert(one[0].events.begin() + 3, e);
+      break;
+    }
+  }
+  const Expected<TraceCheck> c1 = CheckTraces(o.model, o.plans, one, {.group_rows = c->group_rows});
+  ASSERT_TRUE(c1.ok());
+  EXPECT_TRUE(c1->ranks[0].divergence.has_value());
+}
+
+TEST(TraceCheck, ReplicasSideBySideAreEachCheckedOnTheirOwnRanks) {
+  const OwnTrace o = Own("llama", {.tp = 2});
+  std::vector<RankTrace> t = o.trace;
+  for (const RankTrace& r : o.trace) {
+    RankTrace copy = r;
+    copy.rank += 2;
+    for (TraceEvent& e : copy.events) {
+      for (int& g : e.group) g += 2;
+      if (e.peer >= 0) e.peer += 2;
+    }
+    t.push_back(copy);
+  }
+  const Expected<TraceCheck> c = CheckTraces(o.model, o.plans, t, {.replicas = 2});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->ok()) << Report(*c);
+  EXPECT_EQ(c->ranks.size(), 4U);
+  // The second replica's first rank calling over the first replica's ranks.
+  t[2] = o.trace[0];
+  t[2].rank = 2;
+  const Expected<TraceCheck> wrong = CheckTraces(o.model, o.plans, t, {.group_rows = {23}, .replicas = 2});
+  ASSERT_TRUE(wrong.ok()) << wrong.error().message;
+  ASSERT_TRUE(wrong->ranks[2].divergence.has_value());
+  EXPECT_EQ(wrong->ranks[2].divergence->defect, "the wrong group");
+  EXPECT_FALSE(wrong->ranks[0].divergence.has_value());
+}
+
 // The docs' table of allowances is the code's: each row's name and source.
 TEST(TraceCheck, EveryAllowanceIsInTheDocsTableWithItsSource) {
   std::ifstream in(fmt::format("{}/traces.md", SEAM_DOCS));

@@ -13,21 +13,23 @@ the step kinds), and that the definitions the schemas share are the same.
 
     check_schemas.py --seam build/seam --root . --work DIR [--mpirun PATH] CHECK...
 
-CHECK: plan models diff run sweep compare enums (default: all).
+CHECK: plan models diff run sweep compare check enums (default: all).
 """
 import argparse
 import copy
 import json
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
 import jsonschema
 
 VERSION_KEYS = {"plan": ("seam_pipeline", 2), "models": ("seam_models", 1), "diff": ("seam_diff", 1),
-                "run": ("seam_run", 1), "sweep": ("seam_sweep", 1), "compare": ("seam_compare", 1)}
-CHECKS = ["plan", "models", "diff", "run", "sweep", "compare", "enums"]
+                "run": ("seam_run", 1), "sweep": ("seam_sweep", 1), "compare": ("seam_compare", 1),
+                "check": ("seam_check", 1)}
+CHECKS = ["plan", "models", "diff", "run", "sweep", "compare", "check", "enums"]
 
 
 class Failure(Exception):
@@ -261,6 +263,25 @@ class Checker:
         self.document("compare", ["compare", "--hf-config", str(self.configs / "deepseek-v2-lite.json"), "--gpus", "16",
                                   "--nodes", "2", "--hardware", "h200", "--weight-dtype", "fp8", "--dispatch-dtype",
                                   "fp8", "--top", "1000", "--format", "json"])
+
+    def check_check(self):
+        deepseek = ["deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--moe", "a2a"]
+        traces = self.work / "check-trace"
+        if traces.exists():
+            shutil.rmtree(traces)
+        self.run(["run"] + deepseek + ["--write-trace", str(traces), "--trace-format", "nccl"])
+        files = sorted(str(p) for p in traces.iterdir())
+        clean = self.document("check", ["check"] + deepseek + ["--trace"] + files + ["--format", "json"])
+        expect(clean["ok"] and clean["allowances"] and all(r["divergence"] is None for r in clean["ranks"]),
+               "a run's own trace checks clean, with the allowances it used")
+        # Rank 0 completes a sum twice: the last all-reduce of its log said again.
+        log = pathlib.Path(files[0])
+        lines = log.read_text().splitlines(keepends=True)
+        last = max(i for i, l in enumerate(lines) if "NCCL INFO AllReduce:" in l)
+        log.write_text("".join(lines[:last + 1] + [lines[last]] + lines[last + 1:]))
+        bad = self.document("check", ["check"] + deepseek + ["--trace"] + files + ["--format", "json"], code=1)
+        expect(not bad["ok"] and bad["ranks"][0]["divergence"]["defect"] == "a sum completed twice",
+               "a sum completed twice is named")
 
     def check_enums(self):
         """The schemas' name lists are the sources' names; shared definitions agree."""

@@ -170,7 +170,8 @@ void PrintJsonReport(const Subject& s, const TraceCheck& c) {
     const Allowance& a = AllowanceNamed(name);
     allowed.push_back({{"name", a.name}, {"what", a.what}, {"source", a.source}});
   }
-  PrintJson({{"model", s.model.name},
+  PrintJson({{"seam_check", 1},
+             {"model", s.model.name},
              {"config", Describe(s.plans.front().config())},
              {"replicas", c.replicas},
              {"group_rows", c.group_rows},

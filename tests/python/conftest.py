@@ -12,6 +12,23 @@ ROOT = pathlib.Path(os.environ.get("SEAM_ROOT", pathlib.Path(__file__).resolve()
 CONFIGS = ROOT / "configs"
 
 
+def require_torch(what: str) -> None:
+    """Called at a test module's top: skips the module when torch with gloo
+    is missing, saying "WHAT need torch" (ctest matches that as a skip); with
+    SEAM_REQUIRE_TORCH=1 (CI) fails it instead."""
+    try:
+        import torch.distributed as dist
+
+        missing = None if dist.is_available() and dist.is_gloo_available() else "torch has no gloo torch.distributed"
+    except ImportError as e:
+        missing = f"torch does not import ({e})"
+    if not missing:
+        return
+    if os.environ.get("SEAM_REQUIRE_TORCH") == "1":
+        pytest.fail(f"SEAM_REQUIRE_TORCH=1 but {missing}: apt-get install python3-torch", pytrace=False)
+    pytest.skip(f"{what} need torch: {missing} (Debian: apt-get install python3-torch)", allow_module_level=True)
+
+
 def cli_path() -> str:
     path = os.environ.get("SEAM_CLI")
     if not path:

@@ -19,20 +19,13 @@ import types
 
 import pytest
 
-try:
-    import torch
-    import torch.distributed as dist
+from conftest import require_torch  # noqa: E402
 
-    _MISSING = None if dist.is_available() and dist.is_gloo_available() else "torch has no gloo torch.distributed"
-except ImportError as e:
-    _MISSING = f"torch does not import ({e})"
-if _MISSING:
-    if os.environ.get("SEAM_REQUIRE_TORCH") == "1":
-        pytest.fail(f"SEAM_REQUIRE_TORCH=1 but {_MISSING}: apt-get install python3-torch", pytrace=False)
-    pytest.skip(f"seam.trace's tests need torch: {_MISSING} (Debian: apt-get install python3-torch)",
-                allow_module_level=True)
+require_torch("seam.trace's tests")
 
-import seam  # noqa: E402 - after torch is known to be there
+import torch  # noqa: E402 - after torch is known to be there
+import torch.distributed as dist  # noqa: E402
+import seam  # noqa: E402
 import seam.trace as trace  # noqa: E402
 
 WORKER = pathlib.Path(__file__).with_name("trace_worker.py")

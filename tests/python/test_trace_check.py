@@ -15,17 +15,9 @@ import sys
 
 import pytest
 
-try:
-    import torch.distributed as dist
+from conftest import require_torch  # noqa: E402
 
-    _MISSING = None if dist.is_available() and dist.is_gloo_available() else "torch has no gloo torch.distributed"
-except ImportError as e:
-    _MISSING = f"torch does not import ({e})"
-if _MISSING:
-    if os.environ.get("SEAM_REQUIRE_TORCH") == "1":
-        pytest.fail(f"SEAM_REQUIRE_TORCH=1 but {_MISSING}: apt-get install python3-torch", pytrace=False)
-    pytest.skip(f"seam check's torch tests need torch: {_MISSING} (Debian: apt-get install python3-torch)",
-                allow_module_level=True)
+require_torch("seam check's torch tests")
 
 REPLAY = pathlib.Path(__file__).with_name("trace_replay.py")
 LLAMA = ["llama", "--tp", "2", "--pp", "2"]

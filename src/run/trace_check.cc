@@ -17,10 +17,9 @@ namespace {
 constexpr int kMostInferredRows = 1 << 16;
 // Batches that fit a rank's first collectives, tried in full.
 constexpr size_t kMostCandidates = 8;
-// The collectives a candidate batch must start a rank's trace with: the
-// first, which holds only the rank's own group's rows (later ones may hold
-// other groups', not yet read).
-constexpr size_t kFirstCalls = 1;
+// The planned collectives looked at for a candidate batch's first (an
+// all-to-all's rows are routed: the first that is not one).
+constexpr size_t kFirstCalls = 4;
 
 // The configuration's own rank of a trace's rank, and the plan's collectives
 // moved onto the replica that rank is in.
@@ -133,14 +132,44 @@ class Checker {
     return out;
   }
 
-  // Whether the rank's trace starts as its plan's first few collectives
-  // do at `rows_g` rows in every DP group (a rank's first collectives are
-  // its own group's).
+  // The rank's first call that is not the engine's bookkeeping (a call of
+  // no elements is kept: a DP group may hold no rows).
+  static size_t First(const RankTrace& t, int64_t smallest_row) {
+    size_t j = 0;
+    while (j < t.events.size() && IsBookkeeping(t.events[j], smallest_row) && t.events[j].elements != 0) ++j;
+    return j;
+  }
+
+  // Whether the rank's trace starts with its plan's first collective at
+  // `rows_g` rows in every DP group, comparing only what the rank's own rows
+  // decide: an all-gather's own part (or the broadcast from this rank), a
+  // sum's whole input. (A rank's first collective may hold other groups'
+  // rows too, which are not read yet.)
   bool FirstFits(const Placed& r, int rows_g) const {
     const std::vector<int> rows(static_cast<size_t>(cfg_.attn_dp), rows_g);
-    std::vector<PlannedCollective> plan = PlannedFor(m_, plans_, stages_, rows, r.local, kFirstCalls);
-    Shift(plan, r.offset);
-    return !AlignRank(cfg_, plan, *r.trace, /*prefix=*/true).divergence;
+    const std::vector<PlannedCollective> plan = PlannedFor(m_, plans_, stages_, rows, r.local, kFirstCalls);
+    const auto p = std::find_if(plan.begin(), plan.end(), [](const PlannedCollective& c) { return !c.routed; });
+    if (p == plan.end()) return true;  // nothing to read the batch from
+    const std::vector<TraceEvent>& seen = r.trace->events;
+    const size_t j = First(*r.trace, std::max<int64_t>(p->event.shape.back(), 1));
+    if (j >= seen.size()) return false;
+    const TraceEvent& o = seen[j];
+    const int64_t want = p->event.elements;
+    const size_t n = p->event.group.size();
+    if (o.op == p->event.op || (p->event.op == TraceOp::kReduceScatter && o.op == TraceOp::kAllReduce)) {
+      return o.elements == want;
+    }
+    if (p->event.op == TraceOp::kAllGather && o.op == TraceOp::kBroadcast) {
+      for (size_t k = j; k < std::min(seen.size(), j + n); ++k) {
+        if (seen[k].op == TraceOp::kBroadcast && seen[k].peer == r.trace->rank) return seen[k].elements == want;
+      }
+    }
+    if (p->event.op == TraceOp::kReduceScatter && o.op == TraceOp::kReduce && j + n <= seen.size()) {
+      int64_t sum = 0;
+      for (size_t k = j; k < j + n; ++k) sum += seen[k].elements;
+      return sum == want;
+    }
+    return false;
   }
 
   const Model& m_;

@@ -130,10 +130,15 @@ TEST_F(CheckCli, TheEnginesLaunchLineNamesTheConfigurationChecked) {
   const Result r = Run(args);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("rank 1: matches its plan"), std::string::npos) << r.out;
-  // Another TP size on the same trace: its ranks are not the configuration's.
+  // Checked as TP 4: the engine's sums are over two ranks, and two ranks
+  // ran nothing.
   args.back() = "4";
   const Result other = Run(args);
-  EXPECT_EQ(other.code, 2) << other.out << other.err;
+  EXPECT_EQ(other.code, 1) << other.out << other.err;
+  EXPECT_NE(other.out.find("  engine:      the engine ran all_reduce over 2 ranks (0,1)"), std::string::npos)
+      << other.out;
+  EXPECT_NE(other.out.find("  looks like:  the wrong group\n"), std::string::npos) << other.out;
+  EXPECT_NE(other.out.find("not in the trace: ranks 2-3\n"), std::string::npos) << other.out;
 }
 
 }  // namespace

@@ -105,7 +105,6 @@ struct Aligner {
   const ParallelConfig& cfg;
   const std::vector<PlannedCollective>& plan;
   const std::vector<TraceEvent>& seen;
-  bool prefix = false;
   int64_t smallest_row = 1;
   bool saw_all_to_all = false;
   RankCheck out;
@@ -177,7 +176,6 @@ struct Aligner {
         return;
       }
     }
-    if (prefix) return;
     while (j < seen.size() && Bookkeeping(seen[j])) Use(kBookkeeping), ++j, ++out.skipped;
     if (j < seen.size()) out.divergence = Extra(j);
   }
@@ -340,9 +338,8 @@ bool TraceCheck::ok() const {
   return std::none_of(ranks.begin(), ranks.end(), [](const RankCheck& r) { return r.divergence.has_value(); });
 }
 
-RankCheck AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace,
-                    bool prefix) {
-  Aligner a{cfg, plan, trace.events, prefix};
+RankCheck AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace) {
+  Aligner a{cfg, plan, trace.events};
   a.out.rank = trace.rank;
   a.Run();
   return std::move(a.out);

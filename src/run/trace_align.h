@@ -13,10 +13,8 @@ namespace seam {
 std::vector<PlannedCollective> PlannedFor(const Model& m, const Pipeline& plans, const std::vector<StageRef>& stages,
                                           std::span<const int> group_rows, int rank, size_t most = SIZE_MAX);
 
-// The rank's trace aligned with its planned collectives; with `prefix`,
-// only the plan's calls (what the trace holds after them is not looked at).
-RankCheck AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace,
-                    bool prefix = false);
+// The rank's trace aligned with its planned collectives.
+RankCheck AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace);
 
 // Whether the aligner passes the call over as the engine's own bookkeeping
 // (an integer dtype, or a float call smaller than one of `smallest_row`'s rows).

@@ -307,26 +307,58 @@ std::vector<int64_t> ShapeOf(const json& args, int64_t elements) {
   return shape;
 }
 
+// A split-size list as c10d writes it: a JSON list, or a string "[a, b]"
+// that past 30 members is cut short at "..." (then: none known).
+std::optional<std::vector<int64_t>> SizesOf(const json& v, size_t most) {
+  const Bad bad{fmt::format("\"In split size\" is not a list of sizes from 0 to {}", kMaxTraceElements)};
+  std::vector<int64_t> out;
+  const auto add = [&](std::optional<int64_t> x) {
+    if (!x || *x < 0 || *x > kMaxTraceElements || out.size() >= most) throw bad;
+    out.push_back(*x);
+  };
+  if (v.is_array()) {
+    for (const json& x : v) add(Whole(x));
+    return out;
+  }
+  if (!v.is_string()) throw bad;
+  std::string_view text = Trim(v.get_ref<const std::string&>());
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') throw bad;
+  text = Trim(text.substr(1, text.size() - 2));
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view token = Trim(text.substr(0, comma));
+    if (token == "...") return std::nullopt;
+    int64_t x = 0;
+    const auto [at, ec] = std::from_chars(token.data(), token.data() + token.size(), x);
+    add(ec == std::errc() && at == token.data() + token.size() ? std::optional<int64_t>(x) : std::nullopt);
+    if (comma == std::string_view::npos) break;
+    text = text.substr(comma + 1);
+  }
+  return out;
+}
+
 // An all-to-all's "In split size": the rows it sends each member (c10d's
 // input_split_sizes, along the first dimension), as elements. Empty where
 // the parts are even ("[]") or the list is cut short.
 std::vector<int64_t> SplitsOf(const json& args, int64_t elements, int size) {
   const auto at = args.find("In split size");
   if (at == args.end()) return {};
-  const RankList rows = RanksOf(*at, "\"In split size\"");
-  // Past 30 members c10d cuts the list short ("[2, 2, ..., 2]"): unknown.
-  if ((rows.head.empty() && !rows.cut) || rows.cut) return {};
-  if (static_cast<int>(rows.head.size()) != size) {
+  const std::optional<std::vector<int64_t>> rows = SizesOf(*at, static_cast<size_t>(size) + 1);
+  if (!rows || rows->empty()) return {};
+  if (static_cast<int>(rows->size()) != size) {
     throw Bad{fmt::format("\"In split size\" does not give one size for each of the group's {} members", size)};
   }
   int64_t total = 0;
-  for (int r : rows.head) total += r;
+  for (int64_t r : *rows) {
+    total += r;
+    if (total > kMaxTraceElements) throw Bad{"\"In split size\" adds up to more rows than a trace holds"};
+  }
   if (total == 0 ? elements != 0 : elements % total != 0) {
     throw Bad{fmt::format("\"In split size\" adds up to {} rows, which {} elements are not a whole number of", total,
                           elements)};
   }
   std::vector<int64_t> out;
-  for (int r : rows.head) out.push_back(total == 0 ? 0 : r * (elements / total));
+  for (int64_t r : *rows) out.push_back(total == 0 ? 0 : r * (elements / total));
   return out;
 }
 

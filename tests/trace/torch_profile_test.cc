@@ -303,6 +303,47 @@ TEST(TorchTrace, EveryOpWrittenReadsBackToItsEvents) {
   }
 }
 
+// What an all-to-all sends each member comes back from its "In split size"
+// (rows, as c10d records input_split_sizes), past 65535 rows too.
+TEST(TorchTrace, AnAllToAllsSplitSizesReadBackAsEachMembersElements) {
+  RankTrace r;
+  r.rank = 1;
+  r.events = {{.op = TraceOp::kAllToAll,
+               .group = {0, 1, 2, 3},
+               .shape = {70004, 8},
+               .elements = 70004 * 8,
+               .dtype = "bfloat16",
+               .splits = {3 * 8, 0, 70000 * 8, 1 * 8}}};
+  const std::string text = WriteTorchTrace(r, 4);
+  EXPECT_NE(text.find(R"("In split size":"[3, 0, 70000, 1]")"), std::string::npos) << text;
+  const std::vector<std::string> texts = {text};
+  const Expected<std::vector<RankTrace>> back = ReadTorchTraces(texts);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ((*back)[0].events[0].splits, r.events[0].splits);
+  // A list c10d cut short says nothing of the parts; one that does not
+  // divide the elements is refused.
+  for (const auto& [list, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"("[3, 0, ..., 1]")", ""},
+           {R"("[3, 0, 7]")", "\"In split size\" does not give one size for each of the group's 4 members"},
+           {R"("[3, 0, 70000, 2]")",
+            "\"In split size\" adds up to 70005 rows, which 560032 elements are not a whole number of"}}) {
+    std::string edited = text;
+    const std::string from = R"("[3, 0, 70000, 1]")";
+    for (size_t at = edited.find(from); at != std::string::npos; at = edited.find(from, at)) {
+      edited.replace(at, from.size(), list);
+    }
+    const std::vector<std::string> one = {edited};
+    const Expected<std::vector<RankTrace>> t = ReadTorchTraces(one);
+    if (message.empty()) {
+      ASSERT_TRUE(t.ok()) << t.error().message;
+      EXPECT_TRUE((*t)[0].events[0].splits.empty());
+    } else {
+      ASSERT_FALSE(t.ok()) << list;
+      EXPECT_NE(t.error().message.find(message), std::string::npos) << t.error().message;
+    }
+  }
+}
+
 TEST(TorchTrace, TheWrittenTraceIsTorchProfilersFormAndTheSameEveryTime) {
   const RankTrace r = EveryOp();
   const std::string text = WriteTorchTrace(r, 48);

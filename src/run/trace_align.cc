@@ -108,6 +108,7 @@ struct Aligner {
   int64_t smallest_row = 1;
   bool saw_all_to_all = false;
   RankCheck out;
+  size_t consumed = 0;
 
   void Use(std::string_view name) {
     if (std::find(out.allowances.begin(), out.allowances.end(), name) == out.allowances.end()) {
@@ -177,7 +178,7 @@ struct Aligner {
       }
     }
     while (j < seen.size() && Bookkeeping(seen[j])) Use(kBookkeeping), ++j, ++out.skipped;
-    if (j < seen.size()) out.divergence = Extra(j);
+    consumed = j;  // what is left may be another pass
   }
 
   void Noted(const PlannedCollective& p, const TraceEvent& o) {
@@ -192,7 +193,6 @@ struct Aligner {
   };
   Follow Follows(size_t i, size_t j) const;
   TraceDivergence Diverged(size_t i, size_t j) const;
-  TraceDivergence Extra(size_t j) const;
   std::string Defect(size_t i, size_t j) const;
 };
 
@@ -319,15 +319,6 @@ TraceDivergence Aligner::Diverged(size_t i, size_t j) const {
           .defect = Defect(i, j)};
 }
 
-TraceDivergence Aligner::Extra(size_t j) const {
-  return {.plan_index = static_cast<int>(plan.size()),
-          .trace_line = seen[j].line,
-          .where = "after the plan's last collective",
-          .expected = "the plan has no more collectives (trace one forward pass)",
-          .observed = SeenText(seen[j]),
-          .defect = "a collective the plan does not have"};
-}
-
 }  // namespace
 
 std::span<const Allowance> Allowances() { return kAllowances; }
@@ -338,11 +329,21 @@ bool TraceCheck::ok() const {
   return std::none_of(ranks.begin(), ranks.end(), [](const RankCheck& r) { return r.divergence.has_value(); });
 }
 
-RankCheck AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace) {
+Aligned AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace) {
   Aligner a{cfg, plan, trace.events};
   a.out.rank = trace.rank;
   a.Run();
-  return std::move(a.out);
+  const size_t consumed = a.out.divergence ? 0 : a.consumed;
+  return {std::move(a.out), consumed};
+}
+
+TraceDivergence PastThePlan(const TraceEvent& e, int planned) {
+  return {.plan_index = planned,
+          .trace_line = e.line,
+          .where = "after the plan's last collective",
+          .expected = "the plan has no more collectives, and no batch starts another pass here",
+          .observed = SeenText(e),
+          .defect = "a collective the plan does not have"};
 }
 
 }  // namespace seam

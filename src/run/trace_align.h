@@ -13,8 +13,17 @@ namespace seam {
 std::vector<PlannedCollective> PlannedFor(const Model& m, const Pipeline& plans, const std::vector<StageRef>& stages,
                                           std::span<const int> group_rows, int rank, size_t most = SIZE_MAX);
 
-// The rank's trace aligned with its planned collectives.
-RankCheck AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace);
+// The rank's trace aligned with one pass of its planned collectives, and
+// how many of the trace's events the pass took (the rest: later passes).
+struct Aligned {
+  RankCheck check;
+  size_t consumed = 0;
+};
+Aligned AlignRank(const ParallelConfig& cfg, const std::vector<PlannedCollective>& plan, const RankTrace& trace);
+
+// The divergence of a call past the plan's last collective that no later
+// pass explains.
+TraceDivergence PastThePlan(const TraceEvent& e, int planned);
 
 // Whether the aligner passes the call over as the engine's own bookkeeping
 // (an integer dtype, or a float call smaller than one of `smallest_row`'s rows).

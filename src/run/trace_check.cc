@@ -17,6 +17,8 @@ namespace {
 constexpr int kMostInferredRows = 1 << 16;
 // Batches that fit a rank's first collectives, tried in full.
 constexpr size_t kMostCandidates = 8;
+// Forward passes a trace is read as, at most.
+constexpr int kMostPasses = 100000;
 // The planned collectives looked at for a candidate batch's first (an
 // all-to-all's rows are routed: the first that is not one).
 constexpr size_t kFirstCalls = 4;
@@ -46,7 +48,7 @@ class Checker {
         stages_(StagesOf(m, 0, m.num_layers)),
         ranks_(std::move(ranks)) {}
 
-  RankCheck Check(const Placed& r, const std::vector<int>& rows) const {
+  Aligned Check(const Placed& r, const std::vector<int>& rows) const {
     std::vector<PlannedCollective> plan = PlannedFor(m_, plans_, stages_, rows, r.local);
     Shift(plan, r.offset);
     return AlignRank(cfg_, plan, *r.trace);
@@ -86,7 +88,7 @@ class Checker {
     bool all = true;
     for (const Placed& r : ranks_) {
       if (CoordOf(cfg_, r.local).dp_rank != g) continue;
-      const RankCheck c = Check(r, rows);
+      const RankCheck c = Check(r, rows).check;
       matched += c.matched;
       all = all && !c.divergence;
     }
@@ -179,6 +181,66 @@ class Checker {
   std::vector<Placed> ranks_;
 };
 
+// What is left of each rank's trace after a pass, and whether any rank has
+// more than bookkeeping left.
+bool Leftover(std::vector<RankTrace>& rest, const std::vector<size_t>& consumed) {
+  bool more = false;
+  for (size_t r = 0; r < rest.size(); ++r) {
+    std::vector<TraceEvent>& e = rest[r].events;
+    e.erase(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(consumed[r]));
+    more = more || !e.empty();
+  }
+  return more;
+}
+
+// Each pass in turn, at its own batch, until one diverges or every rank's
+// trace is read: a pass's rank checks are added into `out`.
+Status CheckPasses(const Model& m, const Pipeline& plans, const std::vector<Placed>& placed,
+                   const TraceCheckOptions& options, TraceCheck& out) {
+  std::vector<RankTrace> rest;
+  for (const Placed& p : placed) rest.push_back(*p.trace);
+  for (const Placed& p : placed) out.ranks.push_back({.rank = p.trace->rank});
+  for (int pass = 1; pass <= kMostPasses; ++pass) {
+    std::vector<Placed> now = placed;
+    for (size_t r = 0; r < now.size(); ++r) now[r].trace = &rest[r];
+    const Checker checker(m, plans, now);
+    Expected<std::vector<int>> rows = options.group_rows.empty() ? checker.Infer() : options.group_rows;
+    if (!rows) {
+      if (pass == 1) return rows.error();
+      // Calls past the last pass that no batch starts a pass with.
+      for (size_t r = 0; r < rest.size(); ++r) {
+        if (!rest[r].events.empty()) out.ranks[r].divergence = PastThePlan(rest[r].events.front(), 0);
+        if (out.ranks[r].divergence) out.ranks[r].divergence->pass = pass;
+      }
+      break;
+    }
+    out.pass_rows.push_back(*rows);
+    std::vector<size_t> consumed;
+    bool diverged = false;
+    for (size_t r = 0; r < now.size(); ++r) {
+      Aligned a = checker.Check(now[r], *rows);
+      RankCheck& total = out.ranks[r];
+      total.planned += a.check.planned;
+      total.matched += a.check.matched;
+      total.skipped += a.check.skipped;
+      for (const std::string& name : a.check.allowances) {
+        if (std::find(total.allowances.begin(), total.allowances.end(), name) == total.allowances.end()) {
+          total.allowances.push_back(name);
+        }
+      }
+      if (a.check.divergence) {
+        total.divergence = std::move(a.check.divergence);
+        total.divergence->pass = pass;
+        diverged = true;
+      }
+      consumed.push_back(a.consumed);
+    }
+    if (diverged || !Leftover(rest, consumed)) break;
+  }
+  out.group_rows = out.pass_rows.front();
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<TraceCheck> CheckTraces(const Model& m, const Pipeline& plans, std::span<const RankTrace> traces,
@@ -200,16 +262,12 @@ Expected<TraceCheck> CheckTraces(const Model& m, const Pipeline& plans, std::spa
   }
   if (ranks.empty()) return InvalidArgument("the trace holds no rank");
   std::sort(ranks.begin(), ranks.end(), [](const Placed& a, const Placed& b) { return a.trace->rank < b.trace->rank; });
-  TraceCheck out{.group_rows = options.group_rows, .replicas = options.replicas};
-  const Checker checker(m, plans, ranks);
-  if (out.group_rows.empty()) {
-    SEAM_ASSIGN_OR_RETURN(out.group_rows, checker.Infer());
-    out.inferred = true;
-  } else if (static_cast<int>(out.group_rows.size()) != cfg.attn_dp) {
+  if (!options.group_rows.empty() && static_cast<int>(options.group_rows.size()) != cfg.attn_dp) {
     return InvalidArgument(fmt::format("the batch gives {} DP groups' rows; the configuration has {} (attention DP)",
-                                       out.group_rows.size(), cfg.attn_dp));
+                                       options.group_rows.size(), cfg.attn_dp));
   }
-  for (const Placed& r : ranks) out.ranks.push_back(checker.Check(r, out.group_rows));
+  TraceCheck out{.inferred = options.group_rows.empty(), .replicas = options.replicas};
+  SEAM_RETURN_IF_ERROR(CheckPasses(m, plans, ranks, options, out));
   for (int r = 0; r < all; ++r) {
     if (!seen.contains(r)) out.missing.push_back(r);
   }

@@ -267,15 +267,17 @@ struct OwnTrace {
   Model model;
   Pipeline plans;
   std::vector<RankTrace> trace;
+  std::vector<int> rows;  // each DP group's
 };
 
 OwnTrace Own(const std::string& family, const ParallelConfig& cfg, int tokens = 23) {
-  OwnTrace o{CatalogueModel(family).value(), {}, {}};
+  OwnTrace o{CatalogueModel(family).value(), {}, {}, {}};
   o.plans = BindPipelineChecked(o.model, cfg).value();
   const Expected<Batch> b = RandomBatch(tokens, 3, o.model.dims->vocab, 5);
   const Expected<RunOutput> out =
       RunPlans(o.model, o.plans, testing::MustWeights(o.model, Dtype::kF32), *b, {.log_calls = true});
   o.trace = TraceOfRun(*out, o.plans);
+  o.rows = LayoutOf(*b, cfg.attn_dp).group_rows;
   return o;
 }
 
@@ -414,6 +416,53 @@ TEST(TraceCheck, ReplicasSideBySideAreEachCheckedOnTheirOwnRanks) {
   ASSERT_TRUE(wrong->ranks[2].divergence.has_value());
   EXPECT_EQ(wrong->ranks[2].divergence->defect, "the wrong group");
   EXPECT_FALSE(wrong->ranks[0].divergence.has_value());
+}
+
+// An engine's log holds many forward passes (a profile run, a CUDA graph's
+// capture at each size, prefills), each at its own batch: read one after
+// another, and a defect in a later pass named with its pass.
+TEST(TraceCheck, ATraceOfSeveralPassesIsReadPassByPassEachAtItsOwnBatch) {
+  const ParallelConfig cfg{.tp = 4, .attn_dp = 2};
+  const OwnTrace first = Own("qwen3", cfg, 23);
+  const OwnTrace second = Own("qwen3", cfg, 9);
+  std::vector<RankTrace> both = first.trace;
+  for (size_t r = 0; r < both.size(); ++r) {
+    for (const TraceEvent& e : second.trace[r].events) both[r].events.push_back(e);
+    for (size_t i = 0; i < both[r].events.size(); ++i) both[r].events[i].line = static_cast<int>(i + 1);
+  }
+  for (const Format& f : Formats()) {
+    const Expected<std::vector<RankTrace>> read = f.round_trip(both);
+    ASSERT_TRUE(read.ok()) << f.name << ": " << read.error().message;
+    const Expected<TraceCheck> c = CheckTraces(first.model, first.plans, *read, {});
+    ASSERT_TRUE(c.ok()) << f.name << ": " << c.error().message;
+    EXPECT_TRUE(c->ok()) << f.name << ":\n" << Report(*c);
+    ASSERT_EQ(c->pass_rows.size(), 2U) << f.name;
+    EXPECT_EQ(c->pass_rows[0], first.rows) << f.name;
+    EXPECT_EQ(c->pass_rows[1], second.rows) << f.name;
+    EXPECT_NE(first.rows, second.rows);
+    EXPECT_EQ(c->group_rows, c->pass_rows[0]);
+  }
+  // The second pass completes its first sum twice on rank 2.
+  std::vector<RankTrace> twice = both;
+  std::vector<TraceEvent>& e = twice[2].events;
+  size_t at = first.trace[2].events.size();
+  while (e[at].op != TraceOp::kAllReduce) ++at;
+  e.insert(e.begin() + static_cast<std::ptrdiff_t>(at), e[at]);
+  const Expected<TraceCheck> c = CheckTraces(first.model, first.plans, twice, {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c->ranks[2].divergence.has_value()) << Report(*c);
+  EXPECT_EQ(c->ranks[2].divergence->pass, 2);
+  EXPECT_EQ(c->ranks[2].divergence->plan_index, static_cast<int>(at - first.trace[2].events.size()) + 1);
+  EXPECT_EQ(c->ranks[2].divergence->defect, "a sum completed twice");
+  // Calls past the last pass that start no pass of their own.
+  std::vector<RankTrace> tail = both;
+  tail[1].events.push_back(tail[1].events.front());
+  const Expected<TraceCheck> t = CheckTraces(first.model, first.plans, tail, {});
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_TRUE(t->ranks[1].divergence.has_value());
+  EXPECT_EQ(t->ranks[1].divergence->pass, 3);
+  EXPECT_EQ(t->ranks[1].divergence->defect, "a collective the plan does not have");
+  EXPECT_FALSE(t->ranks[0].divergence.has_value());
 }
 
 // The docs' table of allowances is the code's: each row's name and source.

@@ -127,6 +127,11 @@ void PrintText(const Subject& s, const TraceCheck& c) {
              c.replicas > 1 ? fmt::format(", {} replicas", c.replicas) : "");
   fmt::print("batch: {} rows per DP group{}\n", fmt::join(c.group_rows, ", "),
              c.inferred ? " (read from the trace's sizes; --tokens sets them)" : "");
+  if (c.pass_rows.size() > 1) {
+    std::vector<std::string> batches;
+    for (const std::vector<int>& rows : c.pass_rows) batches.push_back(fmt::format("{}", fmt::join(rows, "+")));
+    fmt::print("passes: {}, at {} rows\n", c.pass_rows.size(), fmt::join(batches, ", "));
+  }
   std::set<std::string> used;
   for (const RankCheck& r : c.ranks) {
     for (const std::string& name : r.allowances) used.insert(name);
@@ -136,7 +141,11 @@ void PrintText(const Subject& s, const TraceCheck& c) {
       continue;
     }
     const TraceDivergence& d = *r.divergence;
-    fmt::print("rank {}: diverges at collective {} of {}\n", r.rank, d.plan_index + 1, r.planned);
+    if (c.pass_rows.size() > 1) {
+      fmt::print("rank {}: diverges in pass {}, at its collective {}\n", r.rank, d.pass, d.plan_index + 1);
+    } else {
+      fmt::print("rank {}: diverges at collective {} of {}\n", r.rank, d.plan_index + 1, r.planned);
+    }
     fmt::print("  where:       {}\n  plan:        {}\n  engine:      {}\n  looks like:  {}\n", d.where, d.expected,
                d.observed, d.defect);
   }
@@ -153,9 +162,13 @@ void PrintJsonReport(const Subject& s, const TraceCheck& c) {
   for (const RankCheck& r : c.ranks) {
     Json d = nullptr;
     if (r.divergence) {
-      d = {{"plan_index", r.divergence->plan_index}, {"trace_line", r.divergence->trace_line},
-           {"where", r.divergence->where},           {"expected", r.divergence->expected},
-           {"observed", r.divergence->observed},     {"defect", r.divergence->defect}};
+      d = {{"pass", r.divergence->pass},
+           {"plan_index", r.divergence->plan_index},
+           {"trace_line", r.divergence->trace_line},
+           {"where", r.divergence->where},
+           {"expected", r.divergence->expected},
+           {"observed", r.divergence->observed},
+           {"defect", r.divergence->defect}};
     }
     for (const std::string& name : r.allowances) used.insert(name);
     ranks.push_back({{"rank", r.rank},
@@ -175,6 +188,7 @@ void PrintJsonReport(const Subject& s, const TraceCheck& c) {
              {"config", Describe(s.plans.front().config())},
              {"replicas", c.replicas},
              {"group_rows", c.group_rows},
+             {"pass_rows", c.pass_rows},
              {"rows_inferred", c.inferred},
              {"ok", c.ok()},
              {"ranks", ranks},

@@ -57,7 +57,8 @@ struct Allowance {
 std::span<const Allowance> Allowances();
 
 struct TraceDivergence {
-  int plan_index = 0;  // the planned collective, in the rank's order (== its count: past the plan's end)
+  int pass = 1;        // the forward pass it met, from 1
+  int plan_index = 0;  // the planned collective, in the pass's order (== its count: past the plan's end)
   int trace_line = 0;  // the line (or event) of the trace it met; 0: the trace had ended
   std::string where;
   std::string expected;  // "the plan completes the sum with a reduce-scatter over attn_tp (...)"
@@ -67,16 +68,20 @@ struct TraceDivergence {
 
 struct RankCheck {
   int rank = 0;
-  int planned = 0;                      // collectives the plan makes on the rank
+  int planned = 0;                      // collectives the plan makes on the rank, in every pass checked
   int matched = 0;                      // of them, matched before any divergence
   int skipped = 0;                      // the trace's bookkeeping calls passed over
   std::vector<std::string> allowances;  // the names of those used, each once
   std::optional<TraceDivergence> divergence;
 };
 
+// A trace may hold several forward passes (a profile run, a CUDA graph's
+// capture at each batch size, prefills): each is checked in turn, at its own
+// batch, until one diverges or the traces end.
 struct TraceCheck {
-  std::vector<int> group_rows;  // the batch checked: rows per DP group
-  bool inferred = false;        // read from the trace's sizes
+  std::vector<int> group_rows;              // the first pass's batch: rows per DP group
+  std::vector<std::vector<int>> pass_rows;  // every pass's, in order
+  bool inferred = false;                    // read from the trace's sizes
   int replicas = 1;
   std::vector<RankCheck> ranks;  // those the trace holds, in rank order
   std::vector<int> missing;      // ranks of the configuration the trace does not hold
@@ -89,8 +94,9 @@ struct TraceCheckOptions {
 };
 
 // Refused (bad input): a rank beyond the configuration's ranks, a batch
-// given for another number of DP groups, a batch that cannot be read from
-// the trace's sizes.
+// given for another number of DP groups, a first pass whose batch cannot be
+// read from the trace's sizes. Past the first pass, calls no batch fits are
+// a divergence: collectives the plan does not have.
 Expected<TraceCheck> CheckTraces(const Model& m, const Pipeline& plans, std::span<const RankTrace> traces,
                                  const TraceCheckOptions& options);
 

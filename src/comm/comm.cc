@@ -134,6 +134,33 @@ Tensor Comm::Recv(int peer, int rows, int cols) {
   return RecvFrom(peer, {rows, cols});
 }
 
+void Comm::Tally(const CommCall& c) {
+  SEAM_CHECK(!moves_data(), "a tally on a backend that moves data");
+  const RankGroup g{c.group};
+  const auto others = [&](std::span<const int> rows) {
+    const int me = g.IndexOf(rank_);
+    int64_t n = 0;
+    for (size_t j = 0; j < rows.size(); ++j) n += static_cast<int>(j) == me ? 0 : int64_t{rows[j]} * c.cols;
+    return n;
+  };
+  switch (c.op) {
+    case CommOp::kAllReduce: {  // a reduce-scatter over even spans, then an all-gather of each span
+      std::vector<int> spans;
+      for (const RowSpan& s : EvenSpans(static_cast<int>(c.rows), g.size())) spans.push_back(s.rows());
+      Count(CommOp::kReduceScatter, others(spans));
+      Count(CommOp::kAllGather, int64_t{g.size() - 1} * spans[static_cast<size_t>(g.IndexOf(rank_))] * c.cols);
+      break;
+    }
+    case CommOp::kAllGather: Count(c.op, int64_t{g.size() - 1} * c.rows * c.cols); break;
+    case CommOp::kReduceScatter:
+    case CommOp::kAllToAll: Count(c.op, others(c.parts)); break;
+    case CommOp::kSend: Count(c.op, c.rows * c.cols); break;
+    case CommOp::kRecv: ++stats_.ops[CommOp::kRecv].calls; break;
+    case CommOp::kBarrier: ++stats_.ops[CommOp::kBarrier].calls; break;
+  }
+  Log(c);
+}
+
 void Comm::Barrier(const RankGroup& g) {
   std::vector<Tensor> empty(static_cast<size_t>(g.size()));
   ++stats_.ops[CommOp::kBarrier].calls;

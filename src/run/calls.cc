@@ -66,20 +66,17 @@ class Walker {
       case StepKind::kReduceScatter:
       case StepKind::kReduceScatterV:
         c.call.op = CommOp::kReduceScatter;
-        c.spans = place_.ScatterSpans(g, s.rows_in, s.rows_out);
-        for (const RowSpan& sp : c.spans) c.call.parts.push_back(sp.rows());
+        for (const RowSpan& sp : place_.ScatterSpans(g, s.rows_in, s.rows_out)) c.call.parts.push_back(sp.rows());
         break;
       case StepKind::kAllGather:
         c.call.op = CommOp::kAllGather;
-        c.rows_of = place_.MemberRows(g, s.rows_in);
-        c.call.parts = c.rows_of;
+        c.call.parts = place_.MemberRows(g, s.rows_in);
         break;
       case StepKind::kGatherVocab:
         // Each member's columns of the vocabulary, padded to one chunk.
         c.call.op = CommOp::kAllGather;
         c.call.cols = (s.width + g.size() - 1) / g.size();
-        c.rows_of.assign(static_cast<size_t>(g.size()), static_cast<int>(c.call.rows));
-        c.call.parts = c.rows_of;
+        c.call.parts.assign(static_cast<size_t>(g.size()), static_cast<int>(c.call.rows));
         break;
       default: SEAM_CHECK(false, "a step with no call of its own");
     }
@@ -107,9 +104,8 @@ class Walker {
     const int me = g.IndexOf(rank_);
     PlannedCall c{.call = {CommOp::kAllToAll, g.ranks, -1, 0, ctx_.model.hidden + (dispatch ? 1 : 0)}};
     for (int j = 0; j < g.size(); ++j) {
-      c.to_each.push_back(dispatch ? Routed(g, me, j, s) : Routed(g, j, me, s));
-      c.call.rows += c.to_each.back();
-      c.call.parts.push_back(c.to_each.back());
+      c.call.parts.push_back(dispatch ? Routed(g, me, j, s) : Routed(g, j, me, s));
+      c.call.rows += c.call.parts.back();
     }
     return c;
   }
@@ -128,25 +124,6 @@ std::vector<PlannedCall> PlannedCalls(const RunContext& ctx, const Plan& plan, i
   const LinePlan* line = plan.line(ctx.variant);
   SEAM_CHECK(line != nullptr, "the plan has no line for this batch variant");
   return Walker(ctx, plan, rank, most).Run(*line);
-}
-
-void Issue(const PlannedCall& c, Comm& comm) {
-  const RankGroup g{c.call.group};
-  const auto rows = static_cast<int>(c.call.rows), cols = static_cast<int>(c.call.cols);
-  switch (c.call.op) {
-    case CommOp::kAllReduce: comm.AllReduce(g, Tensor(rows, cols)); return;
-    case CommOp::kReduceScatter: comm.ReduceScatter(g, Tensor(rows, cols), c.spans); return;
-    case CommOp::kAllGather: comm.AllGather(g, Tensor(rows, cols), c.rows_of); return;
-    case CommOp::kAllToAll: {
-      std::vector<Tensor> to_each;
-      for (int r : c.to_each) to_each.emplace_back(r, cols);
-      comm.AllToAll(g, std::move(to_each));
-      return;
-    }
-    case CommOp::kSend: comm.Send(c.call.peer, Tensor(rows, cols)); return;
-    case CommOp::kRecv: comm.Recv(c.call.peer, rows, cols); return;
-    case CommOp::kBarrier: comm.Barrier(g); return;
-  }
 }
 
 }  // namespace seam::exec

@@ -1,7 +1,8 @@
 // The calls a rank's plan makes on its Comm at a batch, one for each
 // collective step, with the shapes the interpreter passes. The record
-// backend makes them on a Comm that moves nothing; a trace check compares
-// them with what an engine's ranks called.
+// backend tallies them on a Comm that moves nothing (no tensor is made, so
+// a plan is counted at any size); a trace check compares them with what an
+// engine's ranks called.
 //
 // Only the all-to-all's sizes depend on values (which experts each token
 // takes); here each token takes experts spread evenly: the t-th row of the
@@ -27,17 +28,12 @@ struct StepPlace {
 struct PlannedCall {
   const Step* step = nullptr;  // the plan's step it implements
   StepPlace where;
-  CommCall call;               // what the rank passes in, as a trace records it
-  std::vector<int> rows_of;    // an all-gather: each member's rows
-  std::vector<RowSpan> spans;  // a reduce-scatter: each member's rows of the sum
-  std::vector<int> to_each;    // an all-to-all: the rows to each member
+  CommCall call;  // what the rank passes in, as a trace records it (its parts: each member's rows)
   bool operator==(const PlannedCall&) const = default;
 };
 
 // Every call of `plan`'s line for the batch's variant, in order, on the
 // rank; only the first `most` of them where fewer are wanted.
 std::vector<PlannedCall> PlannedCalls(const RunContext& ctx, const Plan& plan, int rank, size_t most = SIZE_MAX);
-// Makes the call on `comm` with tensors of its shapes (no data).
-void Issue(const PlannedCall& c, Comm& comm);
 
 }  // namespace seam::exec

@@ -5,7 +5,7 @@
 namespace seam::exec {
 
 void RecordRank(const RunContext& ctx, const Plan& plan, Comm& comm) {
-  for (const PlannedCall& c : PlannedCalls(ctx, plan, comm.rank())) Issue(c, comm);
+  for (const PlannedCall& c : PlannedCalls(ctx, plan, comm.rank())) comm.Tally(c.call);
 }
 
 }  // namespace seam::exec

@@ -50,7 +50,9 @@ RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, co
 RunOutput AssembleRun(const Model& m, const ParallelConfig& cfg, const Batch& b, std::vector<RankOutput> ranks) {
   const BatchLayout layout = LayoutOf(b, cfg.attn_dp);
   RunOutput out;
-  out.hidden = Tensor(b.tokens(), m.hidden);
+  // A backend that moves no data returns no rows: nothing to assemble.
+  const bool any = std::any_of(ranks.begin(), ranks.end(), [](const RankOutput& r) { return r.rows.has_value(); });
+  if (any) out.hidden = Tensor(b.tokens(), m.hidden);
   const bool logits = std::any_of(ranks.begin(), ranks.end(), [](const RankOutput& r) { return r.logits.has_value(); });
   if (logits) out.logits = Tensor(b.tokens(), m.dims->vocab);
   // Each DP group's rows, from attention-TP rank 0 of it, into batch order.

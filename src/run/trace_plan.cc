@@ -111,8 +111,9 @@ std::vector<PlannedCollective> PlannedFor(const Model& m, const Pipeline& plans,
                         .owed_before = s.owed_before,
                         .where = WhereOf(plan, *plan.line(variant), c.where),
                         .routed = c.call.op == CommOp::kAllToAll};
-    for (int rows : c.rows_of) p.member_elements.push_back(int64_t{rows} * c.call.cols);
-    for (const RowSpan& sp : c.spans) p.member_elements.push_back(int64_t{sp.rows()} * c.call.cols);
+    if (c.call.op == CommOp::kAllGather || c.call.op == CommOp::kReduceScatter) {
+      for (int rows : c.call.parts) p.member_elements.push_back(int64_t{rows} * c.call.cols);
+    }
     out.push_back(std::move(p));
   }
   return out;

@@ -94,6 +94,10 @@ class Comm {
   void Send(int peer, const Tensor& t);
   Tensor Recv(int peer, int rows, int cols);
   void Barrier(const RankGroup& g);
+  // On a backend that moves no data: the call counted and logged from its
+  // shapes alone (what the collective of those shapes counts), with no
+  // tensor made, so a plan is counted at any size in little memory.
+  void Tally(const CommCall& c);
 
  protected:
   explicit Comm(int rank) : rank_(rank) {}

@@ -113,7 +113,7 @@ class Checker {
     // Past the first that fits, others differ only in how rows split over
     // attention TP (a few rows each way), and the search stops.
     const int window = 2 * WorldSize(cfg_) + 8;
-    for (int rows = 0; rows <= kMostInferredRows && out.size() < kMostCandidates; ++rows) {
+    for (int rows = Least(g); rows <= kMostInferredRows && out.size() < kMostCandidates; ++rows) {
       if (!out.empty() && rows > out.front() + window) break;
       bool fits = true;
       for (const Placed& r : ranks_) {
@@ -132,6 +132,26 @@ class Checker {
           kMostInferredRows, g));
     }
     return out;
+  }
+
+  // Rows of group g below which no traced rank of it can start as it does:
+  // a rank's first collective holds at most every DP group's rows (each
+  // group at the same count while the batch is read), so a call of E
+  // elements on rows W wide needs E / W / attn_dp rows a group or more.
+  int Least(int g) const {
+    int least = kMostInferredRows;
+    const std::vector<int> one(static_cast<size_t>(cfg_.attn_dp), 1);
+    for (const Placed& r : ranks_) {
+      if (CoordOf(cfg_, r.local).dp_rank != g) continue;
+      const std::vector<PlannedCollective> plan = PlannedFor(m_, plans_, stages_, one, r.local, kFirstCalls);
+      const auto p = std::find_if(plan.begin(), plan.end(), [](const PlannedCollective& c) { return !c.routed; });
+      const int64_t width = p == plan.end() ? 0 : p->event.shape.back();
+      const size_t j = First(*r.trace, std::max<int64_t>(width, 1));
+      if (width <= 0 || j >= r.trace->events.size() || r.trace->events[j].op != p->event.op) return 0;
+      least = static_cast<int>(
+          std::min<int64_t>(least, std::max<int64_t>(0, r.trace->events[j].elements / width / cfg_.attn_dp - 1)));
+    }
+    return least == kMostInferredRows ? 0 : least;
   }
 
   // The rank's first call that is not the engine's bookkeeping (a call of

@@ -127,54 +127,57 @@ std::string_view Trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
-// A list of ranks as PyTorch writes one: a JSON list, or a string "[0, 1, 2]";
-// past 30 ranks the string leaves ranks out at "...": "[0, 1, ..., 29, ...]",
-// or in newer releases "[0, 1, ..., 28, ..., 63]".
-struct RankList {
-  std::vector<int> head;  // the ranks before "...", or all of them
-  std::vector<int> tail;  // the ranks after "..."
+// A list of numbers as PyTorch writes one (ranks, split sizes): a JSON
+// list, or a string "[0, 1, 2]"; past 30 entries the string leaves some
+// out at "...": "[0, 1, ..., 29, ...]", or in newer releases
+// "[0, 1, ..., 28, ..., 63]". Each number from 0 to `hi`, at most `most`.
+struct NumberList {
+  std::vector<int64_t> head;  // the numbers before "...", or all of them
+  std::vector<int64_t> tail;  // the numbers after "..."
   bool cut = false;
 };
 
-int RankToken(std::string_view token, const Bad& bad) {
-  int x = 0;
-  const char* end = token.data() + token.size();
-  const auto [at, ec] = std::from_chars(token.data(), end, x);
-  if (ec != std::errc() || at != end || x < 0 || x >= kMaxRanks) throw bad;
-  return x;
-}
-
-RankList RanksOf(const json& v, std::string_view what) {
-  const Bad bad{fmt::format("{} is not a list of ranks from 0 to {}", what, kMaxRanks - 1)};
-  RankList out;
+NumberList ListOf(const json& v, const Bad& bad, int64_t hi, size_t most) {
+  NumberList out;
+  const auto add = [&](std::optional<int64_t> x) {
+    if (!x || *x < 0 || *x > hi || out.head.size() + out.tail.size() >= most) throw bad;
+    (out.cut ? out.tail : out.head).push_back(*x);
+  };
   if (v.is_array()) {
-    if (v.size() > static_cast<size_t>(kMaxRanks)) throw bad;
-    for (const json& r : v) {
-      const std::optional<int64_t> x = Whole(r);
-      if (!x || *x < 0 || *x >= kMaxRanks) throw bad;
-      out.head.push_back(static_cast<int>(*x));
-    }
+    for (const json& x : v) add(Whole(x));
     return out;
   }
   if (!v.is_string()) throw bad;
   std::string_view s = Trim(v.get_ref<const std::string&>());
   if (s.size() < 2 || s.front() != '[' || s.back() != ']') throw bad;
-  s = s.substr(1, s.size() - 2);
-  if (Trim(s).empty()) return out;
-  for (size_t count = 1;; ++count) {
-    if (count > static_cast<size_t>(kMaxRanks) + 1) throw bad;
+  s = Trim(s.substr(1, s.size() - 2));
+  while (!s.empty()) {
     const size_t comma = s.find(',');
     const std::string_view token = Trim(s.substr(0, comma));
     if (token == "...") {
       if (out.cut) throw bad;
       out.cut = true;
     } else {
-      (out.cut ? out.tail : out.head).push_back(RankToken(token, bad));
+      int64_t x = 0;
+      const auto [at, ec] = std::from_chars(token.data(), token.data() + token.size(), x);
+      add(ec == std::errc() && at == token.data() + token.size() ? std::optional<int64_t>(x) : std::nullopt);
     }
     if (comma == std::string_view::npos) break;
     s = s.substr(comma + 1);
   }
   return out;
+}
+
+struct RankList {
+  std::vector<int> head;  // the ranks before "...", or all of them
+  std::vector<int> tail;  // the ranks after "..."
+  bool cut = false;
+};
+
+RankList RanksOf(const json& v, std::string_view what) {
+  const Bad bad{fmt::format("{} is not a list of ranks from 0 to {}", what, kMaxRanks - 1)};
+  const NumberList n = ListOf(v, bad, kMaxRanks - 1, static_cast<size_t>(kMaxRanks));
+  return {{n.head.begin(), n.head.end()}, {n.tail.begin(), n.tail.end()}, n.cut};
 }
 
 // A rank the list holds twice, if any.
@@ -307,34 +310,12 @@ std::vector<int64_t> ShapeOf(const json& args, int64_t elements) {
   return shape;
 }
 
-// A split-size list as c10d writes it: a JSON list, or a string "[a, b]"
-// that past 30 members is cut short at "..." (then: none known).
+// A split-size list as c10d writes it (none known where it is cut short).
 std::optional<std::vector<int64_t>> SizesOf(const json& v, size_t most) {
   const Bad bad{fmt::format("\"In split size\" is not a list of sizes from 0 to {}", kMaxTraceElements)};
-  std::vector<int64_t> out;
-  const auto add = [&](std::optional<int64_t> x) {
-    if (!x || *x < 0 || *x > kMaxTraceElements || out.size() >= most) throw bad;
-    out.push_back(*x);
-  };
-  if (v.is_array()) {
-    for (const json& x : v) add(Whole(x));
-    return out;
-  }
-  if (!v.is_string()) throw bad;
-  std::string_view text = Trim(v.get_ref<const std::string&>());
-  if (text.size() < 2 || text.front() != '[' || text.back() != ']') throw bad;
-  text = Trim(text.substr(1, text.size() - 2));
-  while (!text.empty()) {
-    const size_t comma = text.find(',');
-    const std::string_view token = Trim(text.substr(0, comma));
-    if (token == "...") return std::nullopt;
-    int64_t x = 0;
-    const auto [at, ec] = std::from_chars(token.data(), token.data() + token.size(), x);
-    add(ec == std::errc() && at == token.data() + token.size() ? std::optional<int64_t>(x) : std::nullopt);
-    if (comma == std::string_view::npos) break;
-    text = text.substr(comma + 1);
-  }
-  return out;
+  NumberList n = ListOf(v, bad, kMaxTraceElements, most);
+  if (n.cut) return std::nullopt;
+  return std::move(n.head);
 }
 
 // An all-to-all's "In split size": the rows it sends each member (c10d's

@@ -40,6 +40,11 @@ Expected<Batch> RandomBatch(int tokens, int requests, int vocab, uint64_t seed) 
   return b;
 }
 
+RequestPlace Batch::PlaceOf(size_t request, int attn_dp) const {
+  if (!places.empty()) return places[request];
+  return {static_cast<int>(request), 0, static_cast<int>(request % static_cast<size_t>(attn_dp))};
+}
+
 BatchLayout LayoutOf(const Batch& b, int attn_dp) {
   BatchLayout l;
   l.tokens = b.tokens();
@@ -51,11 +56,14 @@ BatchLayout LayoutOf(const Batch& b, int attn_dp) {
   }
   for (int d = 0; d < attn_dp; ++d) {
     l.group_offset.push_back(static_cast<int>(l.token_ids.size()));
-    for (size_t i = static_cast<size_t>(d); i < b.requests.size(); i += static_cast<size_t>(attn_dp)) {
+    for (size_t i = 0; i < b.requests.size(); ++i) {
+      const RequestPlace place = b.PlaceOf(i, attn_dp);
+      if (place.group != d) continue;
       const int start = static_cast<int>(l.token_ids.size());
       for (size_t p = 0; p < b.requests[i].size(); ++p) {
         l.token_ids.push_back(b.requests[i][p]);
-        l.positions.push_back(static_cast<int>(p));
+        l.positions.push_back(place.position + static_cast<int>(p));
+        l.request_id.push_back(place.id);
         l.request_start.push_back(start);
         l.batch_index.push_back(batch_start[i] + static_cast<int>(p));
       }

@@ -46,15 +46,14 @@ Tensor MixerKernel::Output(const Tensor& g) const {
   return TreeSum(GemmBlocks(g, p_.out_proj, blocks / count));
 }
 
-Tensor MixerKernel::Run(const Tensor& x, std::span<const int> request_start) const {
+Tensor MixerKernel::Run(const Tensor& x, std::span<const Part> parts) const {
   Tensor g(x.rows(), p_.out_proj.cols());
-  for (int r = 0; r < x.rows();) {
-    int end = r + 1;
-    while (end < x.rows() && request_start[static_cast<size_t>(end)] == request_start[static_cast<size_t>(r)]) ++end;
-    State state = NewState();
-    const Tensor part = Scan(x.RowRange(r, end), state);
-    for (int i = r; i < end; ++i) std::copy(part.row(i - r), part.row(i - r) + part.cols(), g.row(i));
-    r = end;
+  for (const Part& part : parts) {
+    if (part.first == part.last) continue;
+    const Tensor scanned = Scan(x.RowRange(part.first, part.last), *part.state);
+    for (int i = part.first; i < part.last; ++i) {
+      std::copy(scanned.row(i - part.first), scanned.row(i - part.first) + scanned.cols(), g.row(i));
+    }
   }
   return Output(g);
 }

@@ -53,8 +53,15 @@ class MixerKernel {
   virtual Tensor Scan(const Tensor& x, State& state) const = 0;
   // out_proj: the tree sum of this rank's K-blocks.
   Tensor Output(const Tensor& g) const;
-  // Rows holding whole requests: a fresh state at each request's first row.
-  Tensor Run(const Tensor& x, std::span<const int> request_start) const;
+  // Rows [first, last) of a batch: one request's tokens, in order,
+  // continuing its state (a fresh one at its first token).
+  struct Part {
+    int first = 0;
+    int last = 0;
+    State* state = nullptr;
+  };
+  // Each part scanned on from its state, then out_proj over every row.
+  Tensor Run(const Tensor& x, std::span<const Part> parts) const;
 
   // The causal depthwise conv of rows `in` (one request's, in order,
   // continuing `state`), then SiLU, rounded. Channel c of a row is

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "numerics/mixer.h"
+#include "numerics/request_cache.h"
 #include "numerics/stages.h"
 #include "numerics/streams.h"
 #include "seam/runtime/gemm.h"
@@ -51,12 +52,9 @@ class ReferenceStage {
   const StageRef& ref() const { return ref_; }
   const StreamKernel* streams() const { return streams_.get(); }
 
-  // A new request of `length` tokens starts.
-  void Reset(int length) {
-    if (attention_) {
-      keys_ = Tensor(length, attention_->kv_width());
-      values_ = Tensor(length, attention_->v_width());
-    }
+  // A new request starts.
+  void Reset() {
+    if (attention_) cache_ = exec::CacheRows(attention_->cache_width());
     if (mixer_) state_ = mixer_->NewState();
   }
 
@@ -68,11 +66,9 @@ class ReferenceStage {
       case StageKind::kAttention: {
         const int pos[] = {position};
         const AttentionKernel::Projected p = attention_->Project(attention_->Prepare(x), pos);
-        std::copy(p.k.row(0), p.k.row(0) + p.k.cols(), keys_.row(position));
-        std::copy(p.v.row(0), p.v.row(0) + p.v.cols(), values_.row(position));
-        const int begin[] = {attention_->FirstKey(position, 0)};
-        const int end[] = {position + 1};
-        out = attention_->Output(attention_->Attend(p, keys_, values_, begin, end), p.gate);
+        Tensor o(1, attention_->out_width());
+        exec::AttendRequest(*attention_, p, 0, 1, pos, cache_, o);
+        out = attention_->Output(o, p.gate);
         break;
       }
       case StageKind::kMixer: out = mixer_->Output(mixer_->Scan(x, state_)); break;
@@ -112,7 +108,7 @@ class ReferenceStage {
   std::unique_ptr<MoeKernel> moe_;
   std::unique_ptr<LinearKernel> linear_;
   std::unique_ptr<StreamKernel> streams_;
-  Tensor keys_, values_;
+  exec::CacheRows cache_{0};
   MixerKernel::State state_;
 };
 
@@ -144,7 +140,7 @@ Expected<Tensor> RunReference(const Model& m, const Weights& w, const Batch& b, 
   Tensor hidden(b.tokens(), m.hidden);
   int row = 0;
   for (const std::vector<int>& request : b.requests) {
-    for (ReferenceStage& s : stages) s.Reset(static_cast<int>(request.size()));
+    for (ReferenceStage& s : stages) s.Reset();
     for (size_t t = 0; t < request.size(); ++t) {
       const Tensor x = table.Rows(request[t], request[t] + 1).Copy();
       Tensor residual = hyper ? StreamKernel::Expand(x, m.residual_streams, n.dtype) : x;

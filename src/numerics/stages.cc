@@ -126,21 +126,25 @@ Tensor AttentionKernel::Prepare(const Tensor& x) const {
 void AttentionKernel::ProjectGqa(const Tensor& x, std::span<const int> positions, Projected& p) const {
   const int hd = d_.head_dim;
   p.q = Gemm(x, q_);
-  p.k = Gemm(x, k_);
-  p.v = Gemm(x, v_);
+  Tensor k = Gemm(x, k_), v = Gemm(x, v_);
   AddRowBias(p.q, q_bias_);
-  AddRowBias(p.k, k_bias_);
-  AddRowBias(p.v, v_bias_);
-  for (Tensor* t : {&p.q, &p.k, &p.v}) RoundToStorage(*t, n_.dtype);
+  AddRowBias(k, k_bias_);
+  AddRowBias(v, v_bias_);
+  for (Tensor* t : {&p.q, &k, &v}) RoundToStorage(*t, n_.dtype);
   const float eps = static_cast<float>(d_.rms_eps);
   if (d_.qk_norm) {
     NormHeads(p.q, hd, q_norm_, eps, n_.dtype);
-    NormHeads(p.k, hd, k_norm_, eps, n_.dtype);
+    NormHeads(k, hd, k_norm_, eps, n_.dtype);
   }
   if (d_.rope) {
     const int rotary = static_cast<int>(hd * d_.rope_fraction) / 2 * 2;
     ApplyRope(p.q, heads_, hd, rotary, positions, rope_, n_.dtype);
-    ApplyRope(p.k, kv_heads_, hd, rotary, positions, rope_, n_.dtype);
+    ApplyRope(k, kv_heads_, hd, rotary, positions, rope_, n_.dtype);
+  }
+  p.entries = Tensor(x.rows(), cache_width());
+  for (int r = 0; r < x.rows(); ++r) {
+    std::copy(k.row(r), k.row(r) + k.cols(), p.entries.row(r));
+    std::copy(v.row(r), v.row(r) + v.cols(), p.entries.row(r) + k.cols());
   }
   if (d_.attention_gate) p.gate = Linear(x, gate_, n_.dtype);
 }
@@ -161,22 +165,50 @@ void AttentionKernel::ProjectMla(const Tensor& prepared, std::span<const int> po
     kv_a = Linear(prepared, kv_a_, n_.dtype);
   }
   const Tensor latent = RmsNorm(kv_a.ColRange(0, a.kv_lora), kv_a_norm_.span(), eps, n_.dtype);
-  const Tensor kv = Linear(latent, kv_b_, n_.dtype);  // per head: [nope | v]
   // The rotary part: each query head's last qk_rope dims, and one key part shared by every head.
   Tensor q_rope = HeadColumns(p.q, heads_, qk_dim_, a.qk_nope, qk_dim_);
   Tensor k_rope = kv_a.ColRange(a.kv_lora, kv_a.cols());
   ApplyRope(q_rope, heads_, a.qk_rope, a.qk_rope, positions, rope_, n_.dtype);
   ApplyRope(k_rope, 1, a.qk_rope, a.qk_rope, positions, rope_, n_.dtype);
-  p.k = Tensor(prepared.rows(), heads_ * qk_dim_);
-  p.v = HeadColumns(kv, heads_, a.qk_nope + a.v, a.qk_nope, a.qk_nope + a.v);
+  p.entries = Tensor(prepared.rows(), cache_width());
   for (int r = 0; r < prepared.rows(); ++r) {
     for (int h = 0; h < heads_; ++h) {
-      float* q = p.q.row(r) + h * qk_dim_;
-      std::copy(q_rope.row(r) + h * a.qk_rope, q_rope.row(r) + (h + 1) * a.qk_rope, q + a.qk_nope);
-      float* k = p.k.row(r) + h * qk_dim_;
-      const float* nope = kv.row(r) + h * (a.qk_nope + a.v);
-      std::copy(nope, nope + a.qk_nope, k);
-      std::copy(k_rope.row(r), k_rope.row(r) + a.qk_rope, k + a.qk_nope);
+      std::copy(q_rope.row(r) + h * a.qk_rope, q_rope.row(r) + (h + 1) * a.qk_rope,
+                p.q.row(r) + h * qk_dim_ + a.qk_nope);
+    }
+    std::copy(latent.row(r), latent.row(r) + a.kv_lora, p.entries.row(r));
+    std::copy(k_rope.row(r), k_rope.row(r) + a.qk_rope, p.entries.row(r) + a.kv_lora);
+  }
+}
+
+void AttentionKernel::KeyValues(const float* cache, int lo, int hi, Tensor& k, Tensor& v) const {
+  const int width = cache_width(), count = hi - lo;
+  if (!mla_) {
+    k = Tensor(count, kv_width());
+    v = Tensor(count, v_width());
+    for (int j = 0; j < count; ++j) {
+      const float* e = cache + static_cast<size_t>(lo + j) * static_cast<size_t>(width);
+      std::copy(e, e + kv_width(), k.row(j));
+      std::copy(e + kv_width(), e + width, v.row(j));
+    }
+    return;
+  }
+  const MlaDims& a = d_.mla;
+  Tensor latent(count, a.kv_lora);
+  for (int j = 0; j < count; ++j) {
+    const float* e = cache + static_cast<size_t>(lo + j) * static_cast<size_t>(width);
+    std::copy(e, e + a.kv_lora, latent.row(j));
+  }
+  const Tensor kv = Linear(latent, kv_b_, n_.dtype);  // per head: [nope | v]
+  k = Tensor(count, heads_ * qk_dim_);
+  v = HeadColumns(kv, heads_, a.qk_nope + a.v, a.qk_nope, a.qk_nope + a.v);
+  for (int j = 0; j < count; ++j) {
+    const float* rope = cache + static_cast<size_t>(lo + j) * static_cast<size_t>(width) + a.kv_lora;
+    for (int h = 0; h < heads_; ++h) {
+      float* key = k.row(j) + h * qk_dim_;
+      const float* nope = kv.row(j) + h * (a.qk_nope + a.v);
+      std::copy(nope, nope + a.qk_nope, key);
+      std::copy(rope, rope + a.qk_rope, key + a.qk_nope);
     }
   }
 }
@@ -191,26 +223,42 @@ AttentionKernel::Projected AttentionKernel::Project(const Tensor& prepared, std:
   return p;
 }
 
-Tensor AttentionKernel::Attend(const Projected& p, const Tensor& k, const Tensor& v, std::span<const int> begin,
-                               std::span<const int> end) const {
-  Tensor out(p.q.rows(), heads_ * v_dim_);
-  std::vector<const float*> keys, values;
-  for (int r = 0; r < p.q.rows(); ++r) {
+void AttentionKernel::AttendCached(const Projected& p, int first, int last, std::span<const int> positions,
+                                   const float* cache, int cached, Tensor& out) const {
+  if (first == last) return;
+  const int lo = FirstKey(positions[static_cast<size_t>(first)]), hi = positions[static_cast<size_t>(last - 1)] + 1;
+  SEAM_CHECK(hi <= cached, "a query past its request's cache");
+  // Keys and values of positions [lo, hi) for this rank's heads: GQA's in
+  // the cache rows themselves, MLA's made from the latents.
+  const size_t width = static_cast<size_t>(cache_width());
+  Tensor mla_k, mla_v;
+  const float* keys = cache + static_cast<size_t>(lo) * width;
+  const float* values = keys + kv_width();
+  size_t k_stride = width, v_stride = width;
+  if (mla_) {
+    KeyValues(cache, lo, hi, mla_k, mla_v);
+    keys = mla_k.data();
+    values = mla_v.data();
+    k_stride = static_cast<size_t>(mla_k.cols());
+    v_stride = static_cast<size_t>(mla_v.cols());
+  }
+  std::vector<const float*> k, v;
+  for (int r = first; r < last; ++r) {
+    const int t = positions[static_cast<size_t>(r)];
     for (int h = 0; h < heads_; ++h) {
       const int kv = mla_ ? h : (shard_.index * heads_ + h) / group_ - kv_first_;
-      keys.clear();
-      values.clear();
-      for (int j = begin[static_cast<size_t>(r)]; j < end[static_cast<size_t>(r)]; ++j) {
-        keys.push_back(k.row(j) + kv * qk_dim_);
-        values.push_back(v.row(j) + kv * v_dim_);
+      k.clear();
+      v.clear();
+      for (int j = FirstKey(t); j <= t; ++j) {
+        k.push_back(keys + static_cast<size_t>(j - lo) * k_stride + static_cast<size_t>(kv * qk_dim_));
+        v.push_back(values + static_cast<size_t>(j - lo) * v_stride + static_cast<size_t>(kv * v_dim_));
       }
       const float* sink = sinks_.empty() ? nullptr : sinks_.row(0) + h;
-      AttendRow(p.q.row(r) + h * qk_dim_, keys.data(), values.data(), static_cast<int>(keys.size()), qk_dim_, v_dim_,
-                scale_, sink, out.row(r) + h * v_dim_);
+      AttendRow(p.q.row(r) + h * qk_dim_, k.data(), v.data(), static_cast<int>(k.size()), qk_dim_, v_dim_, scale_, sink,
+                out.row(r) + h * v_dim_);
     }
+    RoundToStorage(std::span<float>(out.row(r), static_cast<size_t>(out.cols())), n_.dtype);
   }
-  RoundToStorage(out, n_.dtype);
-  return out;
 }
 
 Tensor AttentionKernel::Output(const Tensor& o, const Tensor& gate) const {
@@ -224,17 +272,6 @@ Tensor AttentionKernel::Output(const Tensor& o, const Tensor& gate) const {
   std::vector<Tensor> blocks = GemmBlocks(gate.empty() ? o : gated, o_, n_.k_blocks / shard_.count);
   if (!o_bias_.empty() && !blocks.empty()) AddRowBias(blocks.front(), o_bias_);
   return TreeSum(blocks);
-}
-
-Tensor AttentionKernel::Run(const Tensor& prepared, std::span<const int> positions,
-                            std::span<const int> request_start) const {
-  const Projected p = Project(prepared, positions);
-  std::vector<int> begin(static_cast<size_t>(prepared.rows())), end(static_cast<size_t>(prepared.rows()));
-  for (int r = 0; r < prepared.rows(); ++r) {
-    begin[static_cast<size_t>(r)] = FirstKey(r, request_start[static_cast<size_t>(r)]);
-    end[static_cast<size_t>(r)] = r + 1;
-  }
-  return Output(Attend(p, p.k, p.v, begin, end), p.gate);
 }
 
 // ---- linear ----

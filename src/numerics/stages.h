@@ -44,23 +44,40 @@ class AttentionKernel {
   int v_width() const { return kv_heads_ * v_dim_; }
 
   struct Projected {
-    Tensor q, k, v;  // per head: q and k of qk_dim, v of v_dim; rounded, rotary applied
+    Tensor q;        // per head, qk_dim wide; rounded, rotary applied
+    Tensor entries;  // what each row leaves in its request's cache, cache_width() wide
     Tensor gate;     // the output gate's input, when the family has one
   };
   Projected Project(const Tensor& prepared, std::span<const int> positions) const;
-  // Row i of q attends over rows [begin[i], end[i]) of k and v; rounded.
-  Tensor Attend(const Projected& p, const Tensor& k, const Tensor& v, std::span<const int> begin,
-                std::span<const int> end) const;
+
+  // What a token leaves in its request's cache, one row a position: GQA its
+  // keys and values for the key/value heads this rank holds; MLA its normed
+  // latent and its rotated key part, whole on every rank (each rank makes
+  // its heads' keys and values from them, as engines keep one latent cache).
+  int cache_width() const { return mla_ ? d_.mla.kv_lora + d_.mla.qk_rope : kv_heads_ * (qk_dim_ + v_dim_); }
+
+  // Rows [first, last) of `p`, one request's tokens at `positions` (row r
+  // at positions[r]), attend over that request's cache: `cache` holds its
+  // entries by position from 0, up to at least the last row's. A query at
+  // position t reads the keys at positions FirstKey(t) .. t, in that order,
+  // whichever step or chunk wrote them. Written, rounded, into the same
+  // rows of `out` ([rows, heads x v_dim]).
+  void AttendCached(const Projected& p, int first, int last, std::span<const int> positions, const float* cache,
+                    int cached, Tensor& out) const;
+  int out_width() const { return heads_ * v_dim_; }
+  // The keys (qk_dim a key/value head) and values (v_dim) of cache entries
+  // [lo, hi) for the heads this rank holds: GQA's are in the entries, MLA
+  // makes each head's [nope | rope] key and its value from the latent.
+  void KeyValues(const float* cache, int lo, int hi, Tensor& k, Tensor& v) const;
   // The output projection (after the gate): the tree sum of this rank's K-blocks.
   Tensor Output(const Tensor& o, const Tensor& gate) const;
-  // The first key row a query at `row` of a request starting at `start` sees.
-  int FirstKey(int row, int start) const { return window_ > 0 ? std::max(start, row - window_ + 1) : start; }
-  // All of it for rows holding whole requests, from prepared rows.
-  Tensor Run(const Tensor& prepared, std::span<const int> positions, std::span<const int> request_start) const;
+  // The first position a query at `position` sees.
+  int FirstKey(int position) const { return window_ > 0 ? std::max(0, position - window_ + 1) : 0; }
 
  private:
   void ProjectGqa(const Tensor& x, std::span<const int> positions, Projected& p) const;
   void ProjectMla(const Tensor& prepared, std::span<const int> positions, Projected& p) const;
+
   float SoftmaxScale() const;  // of q.k, once qk_dim_ is known
 
   const ModelDims& d_;

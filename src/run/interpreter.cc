@@ -289,13 +289,23 @@ class RankRunner {
 
   // ---- compute ----
 
-  // Positions and request starts of rows on the attention rows, relative to them.
-  void RowsMeta(Rows rows, std::vector<int>& positions, std::vector<int>& starts) const {
+  // The requests among rows `rows`, each a run of consecutive rows
+  // [first, last) relative to them, and every row's position.
+  struct RequestRows {
+    int first = 0, last = 0, id = 0;
+  };
+  std::vector<RequestRows> RequestsIn(Rows rows, std::vector<int>& positions) const {
     const RowSpan sp = Span(rows);
     positions.assign(ctx_.layout.positions.begin() + sp.begin, ctx_.layout.positions.begin() + sp.end);
-    starts.clear();
-    for (int r = sp.begin; r < sp.end; ++r)
-      starts.push_back(ctx_.layout.request_start[static_cast<size_t>(r)] - sp.begin);
+    std::vector<RequestRows> out;
+    for (int r = sp.begin; r < sp.end; ++r) {
+      const int id = ctx_.layout.request_id[static_cast<size_t>(r)];
+      if (out.empty() || out.back().id != id || ctx_.layout.request_start[static_cast<size_t>(r)] == r) {
+        out.push_back({r - sp.begin, r - sp.begin, id});
+      }
+      out.back().last = r - sp.begin + 1;
+    }
+    return out;
   }
 
   // A stage's compute section. A gather there is the stage gathering its own
@@ -342,17 +352,9 @@ class RankRunner {
 
   // The stage's output on this rank: a partial sum where its weights are sharded.
   Tensor Partial(const Step& step, const StageRef& s, bool prepared) {
-    std::vector<int> pos, starts;
     switch (s.decl.kind) {
-      case StageKind::kAttention: {
-        RowsMeta(step.rows_in, pos, starts);
-        const AttentionKernel& k = kernels_.Attention(s.index);
-        Tensor x = Take(Operand::kInput);
-        return k.Run(prepared ? x : k.Prepare(x), pos, starts);
-      }
-      case StageKind::kMixer:
-        RowsMeta(step.rows_in, pos, starts);
-        return kernels_.Mixer(s.index).Run(Take(Operand::kInput), starts);
+      case StageKind::kAttention: return Attention(step, s, prepared);
+      case StageKind::kMixer: return Mixer(step, s);
       case StageKind::kDenseFfn: return kernels_.Ffn(s.index).Partial(Take(Operand::kInput));
       case StageKind::kSparseFfn: return kernels_.Moe(s.index).TpPartial(Take(Operand::kInput));
       case StageKind::kLinear:
@@ -360,6 +362,33 @@ class RankRunner {
     }
     SEAM_CHECK(false, "a stage without a partial output");
     return Tensor();
+  }
+
+  // Each request's rows extend its cache on this rank and attend over it.
+  Tensor Attention(const Step& step, const StageRef& s, bool prepared) {
+    std::vector<int> pos;
+    const std::vector<RequestRows> requests = RequestsIn(step.rows_in, pos);
+    const AttentionKernel& k = kernels_.Attention(s.index);
+    Tensor x = Take(Operand::kInput);
+    const AttentionKernel::Projected p = k.Project(prepared ? x : k.Prepare(x), pos);
+    Tensor o(x.rows(), k.out_width());
+    for (const RequestRows& r : requests) {
+      AttendRequest(k, p, r.first, r.last, pos, ctx_.cache.Attention(s.index, r.id, k.cache_width()), o);
+    }
+    return k.Output(o, p.gate);
+  }
+
+  // Each request's rows continue its state on this rank.
+  Tensor Mixer(const Step& step, const StageRef& s) {
+    std::vector<int> pos;
+    const MixerKernel& k = kernels_.Mixer(s.index);
+    std::vector<MixerKernel::Part> parts;
+    for (const RequestRows& r : RequestsIn(step.rows_in, pos)) {
+      MixerKernel::State& state =
+          ctx_.cache.Mixer(s.index, r.id, k, pos[static_cast<size_t>(r.first)], r.last - r.first);
+      parts.push_back({r.first, r.last, &state});
+    }
+    return k.Run(Take(Operand::kInput), parts);
   }
 
   // ---- a2a MoE: dispatch, experts, combine ----

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "numerics/stages.h"
+#include "run/rank_cache.h"
 #include "seam/plan.h"
 #include "seam/runtime/batch.h"
 #include "seam/runtime/comm.h"
@@ -18,6 +19,7 @@ struct RunContext {
   Numerics numerics;
   Variant variant = Variant::kOrdinary;
   std::vector<StageRef> stages;  // every stage of the model, by index
+  RankCache& cache;              // what the rank keeps of each request between steps
 };
 
 // What attention-TP rank 0 of each DP group returns on the last pipeline

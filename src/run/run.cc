@@ -31,12 +31,14 @@ Status CheckRun(const Model& m, const Pipeline& plans, const Weights& w, const R
 RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b, const RunOptions& options,
                      int rank, Comm& comm) {
   const ParallelConfig& cfg = plans.front().config();
+  exec::RankCache cache;  // one step: the batch's requests start here and end with it
   const exec::RunContext ctx{m,
                              w,
                              LayoutOf(b, cfg.attn_dp),
                              NumericsOf(cfg, options.dtype),
                              cfg.input_scattered ? Variant::kInputScattered : Variant::kOrdinary,
-                             StagesOf(m, 0, m.num_layers)};
+                             StagesOf(m, 0, m.num_layers),
+                             cache};
   const Plan& plan = plans[static_cast<size_t>(CoordOf(cfg, rank).pp_rank)];
   if (!comm.moves_data()) {
     exec::RecordRank(ctx, plan, comm);

@@ -98,7 +98,8 @@ std::vector<PlannedCollective> PlannedFor(const Model& m, const Pipeline& plans,
   const Weights none;
   const BatchLayout layout = LayoutOfRows(group_rows);
   const Variant variant = cfg.input_scattered ? Variant::kInputScattered : Variant::kOrdinary;
-  const exec::RunContext ctx{m, none, layout, NumericsOf(cfg, Dtype::kF32), variant, stages};
+  exec::RankCache cache;  // no kernels run: it stays empty
+  const exec::RunContext ctx{m, none, layout, NumericsOf(cfg, Dtype::kF32), variant, stages, cache};
   const Plan& plan = plans[static_cast<size_t>(CoordOf(cfg, rank).pp_rank)];
   const WireDtypes& wire = plan.header().wire;
   std::vector<PlannedCollective> out;

@@ -19,6 +19,7 @@
 #include "numerics/gated_deltanet.h"
 #include "numerics/mamba2.h"
 #include "numerics/mixer.h"
+#include "numerics/request_cache.h"
 #include "numerics/stages.h"
 #include "numerics/streams.h"
 #include "seam/weight_specs.h"
@@ -107,17 +108,19 @@ TEST(Bf16RoundingPoints, AttentionHandsOnItsProjectionsAndItsOutputInBf16) {
     if (s.model.dims->mla.kv_lora > 0) ++mla;
     const Tensor prepared = k.Prepare(Input(kRows, s.model.hidden));
     EXPECT_EQ(NotBf16(prepared), "") << Where(s, ref, "the prepared input");
-    std::vector<int> positions(kRows), begin(kRows), end(kRows);
-    for (int r = 0; r < kRows; ++r) {
-      positions[static_cast<size_t>(r)] = r;
-      begin[static_cast<size_t>(r)] = k.FirstKey(r, 0);
-      end[static_cast<size_t>(r)] = r + 1;
-    }
+    std::vector<int> positions(kRows);
+    for (int r = 0; r < kRows; ++r) positions[static_cast<size_t>(r)] = r;
     const AttentionKernel::Projected p = k.Project(prepared, positions);
     EXPECT_EQ(NotBf16(p.q), "") << Where(s, ref, "q");
-    EXPECT_EQ(NotBf16(p.k), "") << Where(s, ref, "k");
-    EXPECT_EQ(NotBf16(p.v), "") << Where(s, ref, "v");
-    EXPECT_EQ(NotBf16(k.Attend(p, p.k, p.v, begin, end)), "") << Where(s, ref, "the attention's output");
+    EXPECT_EQ(NotBf16(p.entries), "") << Where(s, ref, "the cache entries");
+    Tensor keys, values;
+    k.KeyValues(p.entries.data(), 0, kRows, keys, values);
+    EXPECT_EQ(NotBf16(keys), "") << Where(s, ref, "k");
+    EXPECT_EQ(NotBf16(values), "") << Where(s, ref, "v");
+    CacheRows cache(k.cache_width());
+    Tensor out(kRows, k.out_width());
+    AttendRequest(k, p, 0, kRows, positions, cache, out);
+    EXPECT_EQ(NotBf16(out), "") << Where(s, ref, "the attention's output");
   });
   EXPECT_GT(stages, 0);
   EXPECT_GT(mla, 0);  // multi-head latent attention among them

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "numerics/request_cache.h"
 #include "numerics/stages.h"
 #include "seam/model.h"
 #include "seam/runtime/kernels.h"
@@ -147,9 +148,11 @@ TEST(ClosedForm, MlaRotatesTheQueryAndTheSharedKeyRopePartByTheirPosition) {
   const Tensor x(2, 4, {3, 4, 1, 2, 1, -2, 0.5f, -3});
   const std::vector<int> positions = {2, 7};
   const AttentionKernel::Projected p = k.Project(k.Prepare(x), positions);
+  Tensor keys, values;
+  k.KeyValues(p.entries.data(), 0, 2, keys, values);
   ASSERT_EQ(p.q.cols(), 4);
-  ASSERT_EQ(p.k.cols(), 4);
-  ASSERT_EQ(p.v.cols(), 2);
+  ASSERT_EQ(keys.cols(), 4);
+  ASSERT_EQ(values.cols(), 2);
   for (int r = 0; r < 2; ++r) {
     const double x0 = x.at(r, 0), x1 = x.at(r, 1), x2 = x.at(r, 2), x3 = x.at(r, 3);
     const double a = positions[static_cast<size_t>(r)];
@@ -162,9 +165,9 @@ TEST(ClosedForm, MlaRotatesTheQueryAndTheSharedKeyRopePartByTheirPosition) {
     // up to 6: a few units of 2^-21.
     for (int c = 0; c < 4; ++c) {
       EXPECT_NEAR(p.q.at(r, c), q[c], 1e-5) << "query row " << r << " col " << c;
-      EXPECT_NEAR(p.k.at(r, c), key[c], 1e-5) << "key row " << r << " col " << c;
+      EXPECT_NEAR(keys.at(r, c), key[c], 1e-5) << "key row " << r << " col " << c;
     }
-    for (int c = 0; c < 2; ++c) EXPECT_NEAR(p.v.at(r, c), v[c], 1e-5) << "value row " << r << " col " << c;
+    for (int c = 0; c < 2; ++c) EXPECT_NEAR(values.at(r, c), v[c], 1e-5) << "value row " << r << " col " << c;
   }
 }
 
@@ -214,10 +217,12 @@ TEST(ClosedForm, MlaRotatesItsRopeDimsInAdjacentPairsAsDeepseekDoes) {
   const MlaRopeFixture f(RopePairing::kInterleaved);
   const AttentionKernel k(f.stage, f.model, f.weights, Shard{}, RunNumerics{});
   const AttentionKernel::Projected p = k.Project(k.Prepare(x), positions);
+  Tensor keys, values;
+  k.KeyValues(p.entries.data(), 0, 1, keys, values);
   // Values up to 4 through an fp32 rotation: a few units of 2^-21.
   for (int c = 0; c < 4; ++c) {
     EXPECT_NEAR(p.q.at(0, 2 + c), want[c], 1e-5) << "query rope dim " << c;
-    EXPECT_NEAR(p.k.at(0, 2 + c), want[c], 1e-5) << "key rope dim " << c;  // shared by every head
+    EXPECT_NEAR(keys.at(0, 2 + c), want[c], 1e-5) << "key rope dim " << c;  // shared by every head
   }
   EXPECT_EQ(p.q.at(0, 0), 0.5f);  // the nope part is not rotated
   // The same rope dims paired by halves: dim 0 turns with dim 2, far from the above.
@@ -236,19 +241,22 @@ TEST(ClosedForm, YarnMscaleIsOneTenthMTimesLnFactorPlusOneAboveFactorOne) {
 
 TEST(ClosedForm, MlaUnderYarnScalesItsSoftmaxByMscaleAllDimSquared) {
   // DeepSeek's attention: softmax(q.k / sqrt(qk_dim) * mscale(factor, mscale_all_dim)^2).
-  // One query over two keys with q.k = 1 and 3 (qk_dim 6), values 10 and 20.
+  // One query at position 1 over two cached latents [1, 0] and [3, 0] (no
+  // rope part): kv_b makes each the key's nope part and the value, so
+  // q.k = 1 and 3 (qk_dim 6) and the values are 1 and 3.
   const YarnScaling yarn{.factor = 40, .original_positions = 4096, .mscale = 0.707, .mscale_all_dim = 0.707};
   const MlaRopeFixture f(RopePairing::kInterleaved, yarn);
   const AttentionKernel k(f.stage, f.model, f.weights, Shard{}, RunNumerics{});
   AttentionKernel::Projected p;
   p.q = Tensor(1, 6, {1, 0, 0, 0, 0, 0});
-  const Tensor keys(2, 6, {1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0});
-  const Tensor values(2, 2, {10, 0, 20, 0});
-  const std::vector<int> begin = {0}, end = {2};
+  const Tensor cache(2, 6, {1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0});
+  const std::vector<int> positions = {1};
   const double m = 0.1 * 0.707 * std::log(40.0) + 1;
   const double scale = m * m / std::sqrt(6.0);
   const double w1 = 1 / (1 + std::exp(-(3 - 1) * scale));  // the second key's softmax weight
-  ExpectRel(k.Attend(p, keys, values, begin, end).at(0, 0), 10 * (1 - w1) + 20 * w1, "with mscale^2");
+  Tensor out(1, k.out_width());
+  k.AttendCached(p, 0, 1, positions, cache.data(), 2, out);
+  ExpectRel(out.at(0, 0), 1 * (1 - w1) + 3 * w1, "with mscale^2");
 }
 
 // The inverse frequency of pair i of an 8-dim rotary part under YaRN, as
@@ -339,8 +347,13 @@ void ExpectSees(int window, const std::vector<std::vector<int>>& sees) {
   const AttentionKernel k(f.stage, f.model, f.weights, Shard{}, RunNumerics{});
   const Tensor x = PowersOfTwoRows(8);
   const std::vector<int> positions = {0, 1, 2, 3, 4, 0, 1, 2};
-  const std::vector<int> start = {0, 0, 0, 0, 0, 5, 5, 5};
-  const Tensor out = k.Run(k.Prepare(x), positions, start);
+  const AttentionKernel::Projected p = k.Project(k.Prepare(x), positions);
+  Tensor out(8, k.out_width());
+  for (const auto& [first, last] : {std::pair{0, 5}, std::pair{5, 8}}) {
+    CacheRows cache(k.cache_width());
+    AttendRequest(k, p, first, last, positions, cache, out);
+  }
+  out = k.Output(out, p.gate);
   for (int r = 0; r < 8; ++r) {
     const std::vector<int>& rows = sees[static_cast<size_t>(r)];
     for (int c = 0; c < 8; ++c) {
@@ -361,17 +374,16 @@ TEST(ClosedForm, ASlidingWindowOfWSeesTheRowAndTheWMinusOneBeforeItWithinItsRequ
   ExpectSees(0, {{0}, {0, 1}, {0, 1, 2}, {0, 1, 2, 3}, {0, 1, 2, 3, 4}, {5}, {5, 6}, {5, 6, 7}});
 }
 
-TEST(ClosedForm, FirstKeyOfAWindowOfWIsWMinusOneRowsBackClippedAtTheRequestStart) {
+TEST(ClosedForm, FirstKeyOfAWindowOfWIsWMinusOnePositionsBackClippedAtTheRequestStart) {
   const WindowFixture f(3);
   const AttentionKernel k(f.stage, f.model, f.weights, Shard{}, RunNumerics{});
-  EXPECT_EQ(k.FirstKey(4, 0), 2);
-  EXPECT_EQ(k.FirstKey(2, 0), 0);
-  EXPECT_EQ(k.FirstKey(1, 0), 0);
-  EXPECT_EQ(k.FirstKey(6, 5), 5);
-  EXPECT_EQ(k.FirstKey(9, 5), 7);
+  EXPECT_EQ(k.FirstKey(4), 2);
+  EXPECT_EQ(k.FirstKey(2), 0);
+  EXPECT_EQ(k.FirstKey(1), 0);
+  EXPECT_EQ(k.FirstKey(0), 0);
   const WindowFixture full(0);
   const AttentionKernel all(full.stage, full.model, full.weights, Shard{}, RunNumerics{});
-  EXPECT_EQ(all.FirstKey(9, 5), 5);
+  EXPECT_EQ(all.FirstKey(9), 0);
 }
 
 // ---- routing ----

@@ -110,9 +110,10 @@ TEST(Mamba2, EachRequestOfARunStartsWithAFreshConvAndState) {
   const Fixture f;
   const Mamba2Kernel k = f.Kernel();
   const Tensor x = Filled(5, kHidden, 10, 2.0);
-  const std::vector<int> starts = {0, 0, 0, 3, 3}, alone = {0, 0};
-  const Tensor both = k.Run(x, starts);
-  EXPECT_TRUE(both.RowRange(3, 5) == k.Run(x.RowRange(3, 5), alone));
+  MixerKernel::State first = k.NewState(), second = k.NewState(), alone = k.NewState();
+  const MixerKernel::Part both[] = {{0, 3, &first}, {3, 5, &second}};
+  const MixerKernel::Part one[] = {{0, 2, &alone}};
+  EXPECT_TRUE(k.Run(x, both).RowRange(3, 5) == k.Run(x.RowRange(3, 5), one));
 }
 
 // ---- the time step ----

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
+#include <tuple>
 
 #include "seam/bind.h"
 #include "seam/checked.h"
@@ -65,6 +68,57 @@ struct Reference {
   std::map<std::pair<MoeSumOrder, int>, Tensor> hidden;  // per MoE sum order and canonical K-block count
 };
 
+// What a case ran and what it must equal.
+struct Outcome {
+  Tensor hidden, logits;
+  std::vector<CommStats> ranks;
+  double seconds = 0;
+};
+
+// The batch's requests, each generating `generate` tokens, in an order and
+// with arrivals of their own for case `index`.
+std::vector<Request> Shuffled(const Batch& b, int generate, size_t index, std::vector<size_t>& order) {
+  order.resize(b.requests.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937_64 rng(index);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<Request> out;
+  for (size_t i = 0; i < order.size(); ++i) {
+    out.push_back({b.requests[order[i]], generate, static_cast<int>(rng() % 3)});
+  }
+  return out;
+}
+
+// A case's generation, its rows back in the batch's request order.
+Expected<Outcome> GenerateCase(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b, Dtype d,
+                               const MatrixOptions& o, size_t index, std::vector<std::vector<int>>& tokens) {
+  std::vector<size_t> order;
+  const std::vector<Request> requests = Shuffled(b, o.generate, index, order);
+  Expected<Generation> g = Generate(m, plans, w, requests, o.serve, {.dtype = d});
+  if (!g) return g.error();
+  tokens.assign(order.size(), {});
+  std::vector<int> first(order.size());  // each shuffled request's first row in the generation
+  for (size_t i = 0, at = 0; i < order.size(); ++i) {
+    first[i] = static_cast<int>(at);
+    at += requests[i].prompt.size() + static_cast<size_t>(o.generate) - 1;
+    tokens[order[i]] = g->tokens[i];
+  }
+  std::vector<size_t> where(order.size());
+  for (size_t i = 0; i < order.size(); ++i) where[order[i]] = i;
+  Outcome out{Tensor(g->hidden.rows(), g->hidden.cols()), Tensor(g->logits.rows(), g->logits.cols()), g->ranks,
+              g->seconds};
+  int row = 0;
+  for (size_t q = 0; q < order.size(); ++q) {
+    const size_t i = where[q];
+    const int rows = static_cast<int>(requests[i].prompt.size()) + o.generate - 1;
+    for (int r = 0; r < rows; ++r, ++row) {
+      std::copy(g->hidden.row(first[i] + r), g->hidden.row(first[i] + r) + out.hidden.cols(), out.hidden.row(row));
+      std::copy(g->logits.row(first[i] + r), g->logits.row(first[i] + r) + out.logits.cols(), out.logits.row(row));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<MatrixCase> MatrixCases(const Model& m, bool full) {
@@ -95,6 +149,8 @@ Expected<std::vector<MatrixRow>> RunMatrix(const Model& m, const std::vector<Mat
   Expected<Batch> batch = RandomBatch(options.tokens, options.requests, m.dims->vocab, options.seed);
   if (!batch) return batch.error();
   std::map<Dtype, Reference> refs;
+  // Generation: the reference of each set of generated tokens, per numerics.
+  std::map<std::tuple<Dtype, MoeSumOrder, int, std::vector<std::vector<int>>>, Tensor> generated_refs;
   std::vector<MatrixRow> rows;
   for (const MatrixCase& c : cases) {
     if (options.progress) options.progress(rows.size(), cases.size());
@@ -117,24 +173,45 @@ Expected<std::vector<MatrixRow>> RunMatrix(const Model& m, const std::vector<Mat
       ref.weights = *std::move(w);
     }
     const RunNumerics numerics = NumericsOf(c.cfg, c.dtype);
-    const std::pair key{numerics.moe_order, numerics.k_blocks};
-    if (!ref.hidden.count(key)) {
-      Expected<Tensor> h = RunReference(m, ref.weights, *batch, numerics);
-      if (!h) return h.error();
-      ref.hidden[key] = *std::move(h);
+    Outcome ran;
+    const Tensor* expected = nullptr;
+    if (options.generate > 0) {
+      std::vector<std::vector<int>> tokens;
+      Expected<Outcome> g = GenerateCase(m, *plans, ref.weights, *batch, c.dtype, options, rows.size(), tokens);
+      if (!g) return Error{g.error().code, c.name + ": " + g.error().message};
+      ran = *std::move(g);
+      const auto key = std::tuple{c.dtype, numerics.moe_order, numerics.k_blocks, tokens};
+      if (!generated_refs.count(key)) {
+        Generation fed;
+        fed.tokens = tokens;
+        std::vector<Request> requests;
+        for (const auto& prompt : batch->requests) requests.push_back({prompt, options.generate, 0});
+        Expected<Tensor> h = RunReference(m, ref.weights, TeacherForced(requests, fed), numerics);
+        if (!h) return h.error();
+        generated_refs[key] = *std::move(h);
+      }
+      expected = &generated_refs[key];
+    } else {
+      Expected<RunOutput> run = RunPlans(m, *plans, ref.weights, *batch, {.dtype = c.dtype});
+      if (!run) return Error{run.error().code, c.name + ": " + run.error().message};
+      ran = {std::move(run->hidden), std::move(run->logits), std::move(run->ranks), run->seconds};
+      const std::pair key{numerics.moe_order, numerics.k_blocks};
+      if (!ref.hidden.count(key)) {
+        Expected<Tensor> h = RunReference(m, ref.weights, *batch, numerics);
+        if (!h) return h.error();
+        ref.hidden[key] = *std::move(h);
+      }
+      expected = &ref.hidden[key];
     }
-    Expected<RunOutput> run = RunPlans(m, *plans, ref.weights, *batch, {.dtype = c.dtype});
-    if (!run) return Error{run.error().code, c.name + ": " + run.error().message};
-    const Tensor& expected = ref.hidden[key];
-    const Tensor logits = ReferenceLogits(expected, ref.weights, c.dtype);
-    out.max_diff = std::max(MaxAbsDiff(run->hidden, expected), MaxAbsDiff(run->logits, logits));
+    const Tensor logits = ReferenceLogits(*expected, ref.weights, c.dtype);
+    out.max_diff = std::max(MaxAbsDiff(ran.hidden, *expected), MaxAbsDiff(ran.logits, logits));
     // A run that computed NaN or infinity matches nothing, even the same bits.
-    const bool finite = FirstNonFinite(run->hidden).empty() && FirstNonFinite(expected).empty() &&
-                        FirstNonFinite(run->logits).empty() && FirstNonFinite(logits).empty();
-    const bool same = run->hidden == expected && run->logits == logits;
+    const bool finite = FirstNonFinite(ran.hidden).empty() && FirstNonFinite(*expected).empty() &&
+                        FirstNonFinite(ran.logits).empty() && FirstNonFinite(logits).empty();
+    const bool same = ran.hidden == *expected && ran.logits == logits;
     out.outcome = finite && same ? MatrixOutcome::kIdentical : MatrixOutcome::kDiffers;
-    out.seconds = run->seconds;
-    for (const CommStats& s : run->ranks) {
+    out.seconds = ran.seconds;
+    for (const CommStats& s : ran.ranks) {
       out.max_calls = std::max(out.max_calls, s.calls());
       out.max_elements = std::max(out.max_elements, s.elements_sent());
     }

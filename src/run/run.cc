@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include "run/interpreter.h"
+#include "run/rank_step.h"
 #include "run/record.h"
 #include "seam/sharding.h"
 
@@ -28,25 +29,34 @@ Status CheckRun(const Model& m, const Pipeline& plans, const Weights& w, const R
   return Status::Ok();
 }
 
-RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b, const RunOptions& options,
-                     int rank, Comm& comm) {
+namespace exec {
+
+RankOutput RunRankStep(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b,
+                       const RunOptions& options, int rank, Comm& comm, RankCache& cache) {
   const ParallelConfig& cfg = plans.front().config();
-  exec::RankCache cache;  // one step: the batch's requests start here and end with it
-  const exec::RunContext ctx{m,
-                             w,
-                             LayoutOf(b, cfg.attn_dp),
-                             NumericsOf(cfg, options.dtype),
-                             cfg.input_scattered ? Variant::kInputScattered : Variant::kOrdinary,
-                             StagesOf(m, 0, m.num_layers),
-                             cache};
+  const RunContext ctx{m,
+                       w,
+                       LayoutOf(b, cfg.attn_dp),
+                       NumericsOf(cfg, options.dtype),
+                       cfg.input_scattered ? Variant::kInputScattered : Variant::kOrdinary,
+                       StagesOf(m, 0, m.num_layers),
+                       cache};
   const Plan& plan = plans[static_cast<size_t>(CoordOf(cfg, rank).pp_rank)];
   if (!comm.moves_data()) {
-    exec::RecordRank(ctx, plan, comm);
+    RecordRank(ctx, plan, comm);
     return {std::nullopt, std::nullopt, comm.stats()};
   }
-  std::optional<exec::FinalRows> rows = exec::RunRank(ctx, plan, comm);
+  std::optional<FinalRows> rows = RunRank(ctx, plan, comm);
   if (!rows) return {std::nullopt, std::nullopt, comm.stats()};
   return {std::move(rows->hidden), std::move(rows->logits), comm.stats()};
+}
+
+}  // namespace exec
+
+RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, const Batch& b, const RunOptions& options,
+                     int rank, Comm& comm) {
+  exec::RankCache cache;  // one step: the batch's requests start here and end with it
+  return exec::RunRankStep(m, plans, w, b, options, rank, comm, cache);
 }
 
 RunOutput AssembleRun(const Model& m, const ParallelConfig& cfg, const Batch& b, std::vector<RankOutput> ranks) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "seam/runtime/exec.h"
+#include "seam/runtime/generate.h"
 
 namespace seam {
 
@@ -44,6 +45,12 @@ struct MatrixOptions {
   int tokens = 24;
   int requests = 3;
   uint64_t seed = 1;
+  // Above 0: each configuration generates this many tokens a request
+  // (seam/runtime/generate.h), its requests in another order and arriving
+  // at other steps than the configuration before, and every token fed is
+  // checked against the reference's pass over the final sequences.
+  int generate = 0;
+  ServeOptions serve;
   std::function<void(size_t done, size_t total)> progress;
 };
 

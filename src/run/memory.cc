@@ -11,6 +11,7 @@
 #include <optional>
 #include <string_view>
 
+#include "cost/cache.h"
 #include "seam/runtime/exec.h"
 #include "seam/runtime/weights.h"
 #include "seam/stage_shape.h"
@@ -34,7 +35,23 @@ std::string SizeText(int64_t bytes) {
 
 }  // namespace
 
-Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d) {
+int64_t GenerationCacheBytes(const Model& m, const ParallelConfig& cfg, GenerationSize generation) {
+  if (!m.dims || generation.requests == 0) return 0;
+  const CacheBytes fp32{.kv = kBytes, .conv = kBytes, .state = kBytes};
+  double per_token = 0, per_sequence = 0;
+  for (const StageRef& s : StagesOf(m, 0, m.num_layers)) {
+    const CacheRow row = CacheOf(s.decl, *m.dims, cfg, fp32);
+    per_token += row.per_token;
+    per_sequence += row.per_sequence;
+  }
+  // Each DP group's attention-TP ranks hold its requests' caches.
+  const double bytes = cfg.attn_tp() * (per_token * static_cast<double>(generation.fed) +
+                                        per_sequence * static_cast<double>(generation.requests));
+  return static_cast<int64_t>(bytes);
+}
+
+Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d,
+                                           GenerationSize generation) {
   Expected<std::vector<WeightSpec>> specs = WeightSpecs(m);
   if (!specs) return specs.error();
   MemoryEstimate e;
@@ -46,11 +63,13 @@ Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig&
   const int64_t ranks = static_cast<int64_t>(cfg.tp) * cfg.pp;
   const int64_t live = kBuffers * tokens * widest * kBytes;
   e.activations = (ranks + 1) * (live + std::min(live, kKeptPerThread));
+  e.cache = GenerationCacheBytes(m, cfg, generation);
   return e;
 }
 
-Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d, const MemoryLimit& limit) {
-  Expected<MemoryEstimate> e = EstimateRunMemory(m, cfg, tokens, d);
+Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d, const MemoryLimit& limit,
+                      GenerationSize generation) {
+  Expected<MemoryEstimate> e = EstimateRunMemory(m, cfg, tokens, d, generation);
   if (!e) return e.error();
   if (e->total() <= limit.bytes) return Status::Ok();
   // The estimate grows with the layers kept: search the most that fit.
@@ -58,7 +77,7 @@ Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dty
   while (lo < hi) {
     Model cut = m;
     cut.num_layers = (lo + hi + 1) / 2;
-    Expected<MemoryEstimate> c = EstimateRunMemory(cut, cfg, tokens, d);
+    Expected<MemoryEstimate> c = EstimateRunMemory(cut, cfg, tokens, d, generation);
     if (c && c->total() <= limit.bytes) {
       lo = cut.num_layers;
     } else {
@@ -66,10 +85,11 @@ Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dty
     }
   }
   const std::string fits = lo > 0 ? fmt::format("--layers {} fits", lo) : "no layer count fits";
+  const std::string cache = e->cache > 0 ? fmt::format(", the generation's caches {}", SizeText(e->cache)) : "";
   return InvalidArgument(
-      fmt::format("the run needs about {} (weights {}, working buffers {}, allocator {}) but the memory limit is {} "
+      fmt::format("the run needs about {} (weights {}, working buffers {}{}, allocator {}) but the memory limit is {} "
                   "({}); {}, and --backend record counts the plan without weights",
-                  SizeText(e->total()), SizeText(e->weights), SizeText(e->activations), SizeText(e->overhead()),
+                  SizeText(e->total()), SizeText(e->weights), SizeText(e->activations), cache, SizeText(e->overhead()),
                   SizeText(limit.bytes), limit.source, fits));
 }
 

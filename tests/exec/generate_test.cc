@@ -117,5 +117,62 @@ TEST(Generate, EveryTokenOfAChunkedMixedGenerationEqualsTheTeacherForcedReferenc
   EXPECT_EQ(s.g.tokens[1].size(), 6u);
 }
 
+// One request's rows, whatever else the step held: alone on one rank, in a
+// batch of others under attention DP (in either group), chunked by 1, 3 or
+// not at all, mixed with others' decodes or not, arriving first or last.
+TEST(Generate, ARequestsTokensAreTheSameBitsWhateverItIsBatchedWith) {
+  const Model m = CatalogueModel("qwen3-moe").value();
+  const Weights w = MustWeights(m, Dtype::kBf16);
+  const Request a = Of(7, 6, 0, 42);
+  const auto rows_of_a = [&](const ParallelConfig& cfg, std::vector<Request> rs, size_t at, ServeOptions o) {
+    rs.insert(rs.begin() + static_cast<std::ptrdiff_t>(at), a);
+    Expected<Pipeline> plans = BindPipelineChecked(m, cfg);
+    if (!plans) throw std::runtime_error(plans.error().message);
+    Expected<Generation> g = Generate(m, *plans, w, rs, o, {.dtype = Dtype::kBf16});
+    if (!g) throw std::runtime_error(g.error().message);
+    int first = 0;
+    for (size_t q = 0; q < at; ++q) first += static_cast<int>(rs[q].prompt.size()) + rs[q].output - 1;
+    return std::pair{g->logits.RowRange(first, first + 12), g->tokens[at]};
+  };
+  // An a2a MoE sums each token's experts in its own order (per expert): its
+  // request alone runs a2a too.
+  const auto tp_alone = rows_of_a({.tp = 1}, {}, 0, {});
+  const auto a2a_alone = rows_of_a({.tp = 2, .moe = MoeMode::kA2a}, {}, 0, {});
+  const std::vector<Request> others = {Of(3, 9, 0, 5), Of(11, 2, 1, 8), Of(1, 4, 2, 3)};
+  for (const auto& [what, cfg, at, o] : std::vector<std::tuple<std::string, ParallelConfig, size_t, ServeOptions>>{
+           {"tp4 attn-dp2, first, chunks of 3 mixed", {.tp = 4, .attn_dp = 2}, 0, {.chunk = 3, .mixed = true}},
+           {"tp4 attn-dp2, second (the other group)", {.tp = 4, .attn_dp = 2}, 1, {.chunk = 3, .mixed = true}},
+           {"tp4 a2a, last, one token a step", {.tp = 4, .moe = MoeMode::kA2a}, 3, {.chunk = 1}},
+           {"tp2 pp2, third, whole prompts", {.tp = 2, .pp = 2}, 2, {}},
+           {"tp4 input-scattered, chunks of 5", {.tp = 4, .input_scattered = true}, 1, {.chunk = 5}}}) {
+    const auto& alone = cfg.moe == MoeMode::kA2a ? a2a_alone : tp_alone;
+    const auto batched = rows_of_a(cfg, others, at, o);
+    EXPECT_TRUE(batched.first == alone.first) << what;
+    EXPECT_EQ(batched.second, alone.second) << what;
+  }
+}
+
+// The memory estimate's caches are what the ranks hold at the last step of
+// requests that arrive together and end together: GQA's KV heads a rank
+// holds (one, replicated, past the KV heads), MLA's latent whole on every
+// attention-TP rank, a mixer's state per request.
+TEST(Generate, TheMemoryEstimatesCachesAreWhatTheRanksHoldAtTheEnd) {
+  for (const auto& [family, cfg] :
+       std::vector<std::pair<std::string, ParallelConfig>>{{"llama", {.tp = 2}},
+                                                           {"llama", {.tp = 4, .attn_dp = 2}},
+                                                           {"qwen3", {.tp = 8}},
+                                                           {"deepseek-v2-lite", {.tp = 4, .attn_dp = 2}},
+                                                           {"nemotron-h", {.tp = 2}},
+                                                           {"qwen3-next", {.tp = 2}}}) {
+    const Model m = CatalogueModel(family).value();
+    const Weights w = MustWeights(m, Dtype::kF32);
+    const std::vector<Request> rs = {Of(6, 3), Of(6, 3, 0, 9)};
+    const Served s = Serve(m, cfg, w, rs, {}, Dtype::kF32);
+    EXPECT_EQ(s.g.peak_cache_bytes, GenerationCacheBytes(m, cfg, {.fed = 16, .requests = 2}))
+        << family << " " << Describe(cfg);
+    ExpectTeacherForced(s, family);
+  }
+}
+
 }  // namespace
 }  // namespace seam

@@ -175,6 +175,20 @@ enum class TraceFormat { kJsonl, kNccl, kTorch };
 std::string_view Name(TraceFormat f);  // "seam", "nccl", "torch"
 Expected<TraceFormat> ParseTraceFormat(std::string_view text);
 
+// One request of `--requests P[:O][@A],...`: its prompt's tokens, the
+// tokens it generates (0: --generate's count) and the step it arrives at.
+struct RequestLengths {
+  int prompt = 0;
+  int output = 0;
+  int arrival = 0;
+};
+// `--requests`: a count that --tokens is split into, or each request's lengths.
+struct RequestsFlag {
+  int count = 4;
+  std::vector<RequestLengths> each;  // empty for a count
+};
+Expected<RequestsFlag> ParseRequests(std::string_view text);
+
 struct RunArgs {
   std::string model;
   std::string hf_config;
@@ -183,6 +197,11 @@ struct RunArgs {
   int layers = 0;
   int tokens = 32;
   int requests = 4;
+  std::vector<RequestLengths> lengths;  // --requests P[:O][@A],...: each request's (requests, tokens follow)
+  bool tokens_given = false;            // --tokens was on the command line
+  int generate = 0;                     // --generate N: tokens each request generates greedily
+  int chunk = 0;                        // --chunk C: prompt tokens a step prefills at most
+  bool mixed = false;                   // --mixed: prefill chunks and decode tokens in one step
   Dtype dtype = Dtype::kF32;
   RunBackend backend = RunBackend::kThreads;
   uint64_t seed = 1;
@@ -219,6 +238,8 @@ struct RunCheck {
   double tolerance = 0;  // 0: bit for bit only
   std::string why_tolerance;
 };
+// `run --generate N`: prefill and decode on threads against the teacher-forced reference.
+int RunGeneration(const RunArgs& a, const ParallelConfig& cfg);
 // Prints the run against the reference (and dumps it); returns the exit code.
 int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p, const RunOutput& out,
               const RunCheck& check);

@@ -73,7 +73,20 @@ int main(int argc, char** argv) {
   CLI::Option* layers =
       AddCount(*run_cmd, "--layers", run.layers, 1, kMaxLayerCount, "keep only the first N of the model's layers");
   AddCount(*run_cmd, "--tokens", run.tokens, 1, kMaxTokens, "tokens in the batch")->default_str("32");
-  AddCount(*run_cmd, "--requests", run.requests, 1, kMaxTokens, "requests the tokens are split into")->default_str("4");
+  RequestsFlag run_requests;
+  AddParsed(*run_cmd, "--requests", run_requests, ParseRequests,
+            "N requests the tokens are split into, or each request's lengths P[:O][@A],... (prompt tokens, "
+            "with --generate the tokens it generates, and the step it arrives at)")
+      ->type_name("N|P[:O][@A],...")
+      ->default_str("4");
+  CLI::Option* generate = AddCount(*run_cmd, "--generate", run.generate, 1, kMaxTokens,
+                                   "prefill each request, then decode N tokens greedily, every token checked against "
+                                   "the reference's pass over the final sequence");
+  AddCount(*run_cmd, "--chunk", run.chunk, 1, kMaxTokens, "with --generate: prefill at most N prompt tokens a step")
+      ->needs(generate);
+  run_cmd->add_flag("--mixed", run.mixed, "with --generate: prefill chunks and decode tokens in the same step")
+      ->needs(generate);
+
   CLI::Option* dtype =
       AddParsed(*run_cmd, "--dtype", run.dtype, seam::ParseDtype, "storage dtype: fp32 or bf16")->default_str("fp32");
   CLI::Option* backend = AddParsed(*run_cmd, "--backend", run.backend, ParseRunBackend,
@@ -122,6 +135,8 @@ int main(int argc, char** argv) {
     matrix->excludes(o);
   }
   for (CLI::Option* o : {layers, dtype, run_config}) weights->excludes(o);
+  // A generation is checked against its own teacher-forced reference on threads.
+  for (CLI::Option* o : {dump, write_trace, fault, mpi_mode}) generate->excludes(o);
   AddReportFormatFlag(*run_cmd, run.json);
 
   SweepArgs sweep;
@@ -271,7 +286,12 @@ int main(int argc, char** argv) {
     if (plan_cmd->parsed()) return RunPlan(plan);
     if (show_cmd->parsed()) return RunShow(show);
     if (sweep_cmd->parsed()) return RunSweep(sweep);
-    if (run_cmd->parsed()) return RunRun(run);
+    if (run_cmd->parsed()) {
+      run.requests = run_requests.count;
+      run.lengths = run_requests.each;
+      run.tokens_given = run_cmd->count("--tokens") > 0;
+      return RunRun(run);
+    }
     if (check_cmd->parsed()) return RunTraceCheck(check);
     if (compare_cmd->parsed()) {
       compare.nodes_given = compare_cmd->get_option("--nodes")->count() > 0;

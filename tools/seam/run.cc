@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "cli.h"
 #include "seam/bind.h"
@@ -25,6 +26,33 @@ std::string Bytes(int64_t elements) {
   return fmt::format("{:.0f} B", b);
 }
 
+// The tokens a generation feeds and its requests (none without --generate).
+GenerationSize GenerationSizeOf(const RunArgs& a) {
+  if (a.generate == 0) return {};
+  GenerationSize g{.fed = 0, .requests = a.requests};
+  if (a.lengths.empty()) {
+    g.fed = a.tokens + static_cast<int64_t>(a.requests) * (a.generate - 1);
+    return g;
+  }
+  for (const RequestLengths& l : a.lengths) g.fed += l.prompt + (l.output > 0 ? l.output : a.generate) - 1;
+  return g;
+}
+
+// The batch: --tokens split into --requests at random, or each request's
+// prompt length; ids uniform below the vocabulary, from the seed.
+Expected<Batch> BatchOf(const RunArgs& a, int vocab) {
+  if (a.lengths.empty()) return RandomBatch(a.tokens, a.requests, vocab, a.seed);
+  std::mt19937_64 rng(a.seed);
+  std::uniform_int_distribution<int> id(0, vocab - 1);
+  Batch b;
+  for (const RequestLengths& l : a.lengths) {
+    std::vector<int> ids(static_cast<size_t>(l.prompt));
+    for (int& t : ids) t = id(rng);
+    b.requests.push_back(std::move(ids));
+  }
+  return b;
+}
+
 // A Hugging Face checkpoint: its config and headers are read first, so the
 // sharding and the memory are checked before a value is decoded.
 Expected<LoadedModel> LoadCheckpoint(const RunArgs& a, const ParallelConfig* cfg) {
@@ -42,7 +70,8 @@ Expected<LoadedModel> LoadCheckpoint(const RunArgs& a, const ParallelConfig* cfg
   if (!c) return c.error();
   if (cfg != nullptr) {
     SEAM_RETURN_IF_ERROR(CheckRunnable(c->model, *cfg));
-    SEAM_RETURN_IF_ERROR(CheckRunMemory(c->model, *cfg, a.tokens, c->dtype, RunMemoryLimit(a.max_memory)));
+    SEAM_RETURN_IF_ERROR(
+        CheckRunMemory(c->model, *cfg, a.tokens, c->dtype, RunMemoryLimit(a.max_memory), GenerationSizeOf(a)));
   }
   if (a.backend == RunBackend::kRecord) return LoadedModel{c->model, Weights(), c->dtype};
   Expected<Weights> w = ReadHfWeights(*c);
@@ -68,7 +97,8 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, const ParallelConfig* cfg) {
   // without a byte of weights.
   if (a.backend == RunBackend::kRecord) return LoadedModel{model, Weights(), a.dtype};
   if (cfg != nullptr)
-    SEAM_RETURN_IF_ERROR(CheckRunMemory(model, *cfg, a.tokens, a.dtype, RunMemoryLimit(a.max_memory)));
+    SEAM_RETURN_IF_ERROR(
+        CheckRunMemory(model, *cfg, a.tokens, a.dtype, RunMemoryLimit(a.max_memory), GenerationSizeOf(a)));
   Expected<Weights> w = GenerateWeights(model, a.seed, a.dtype);
   if (!w) return w.error();
   return LoadedModel{model, *std::move(w), a.dtype};
@@ -159,7 +189,7 @@ Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg) {
   const Dtype dtype = loaded->dtype;
   Expected<Pipeline> plans = BindPipelineChecked(m, cfg, {.fuse = !a.unfused});
   if (!plans) return plans.error();
-  Expected<Batch> batch = RandomBatch(a.tokens, a.requests, m.dims->vocab, a.seed);
+  Expected<Batch> batch = BatchOf(a, m.dims->vocab);
   if (!batch) return batch.error();
   if (a.backend != RunBackend::kRecord) SEAM_RETURN_IF_ERROR(CheckRunSeconds(m, *batch, a.max_seconds));
   return PreparedRun{*std::move(loaded), dtype, *std::move(plans), *std::move(batch)};
@@ -308,6 +338,10 @@ int PrintGridJson(const RunArgs& a, const Model& m, const std::vector<MatrixRow>
        {"requests", a.requests},
        {"seed", a.seed},
        {"full", a.full},
+       {"generation",
+        a.generate == 0
+            ? Json(nullptr)
+            : Json{{"tokens", a.generate}, {"chunk", a.chunk > 0 ? Json(a.chunk) : Json(nullptr)}, {"mixed", a.mixed}}},
        {"configurations", configurations},
        {"pairs", by_design},
        {"totals",
@@ -321,7 +355,11 @@ int RunGrid(const RunArgs& a) {
   Expected<LoadedModel> loaded = ModelFor(fp32, nullptr);  // each case is checked on its own
   if (!loaded) return Fail(loaded.error());
   const Model& m = loaded->model;
-  MatrixOptions options{.tokens = a.tokens, .requests = a.requests, .seed = a.seed};
+  MatrixOptions options{.tokens = a.tokens,
+                        .requests = a.requests,
+                        .seed = a.seed,
+                        .generate = a.generate,
+                        .serve = {.chunk = a.chunk, .mixed = a.mixed}};
   if (isatty(STDERR_FILENO)) {
     options.progress = [start = std::chrono::steady_clock::now()](size_t done, size_t total) {
       std::cerr << fmt::format("\r{}/{} configurations{}   ", done, total,
@@ -371,10 +409,43 @@ int RunGrid(const RunArgs& a) {
 
 }  // namespace
 
+// What the request and generation flags may not say together.
+Status CheckRequestFlags(const RunArgs& a) {
+  if (!a.lengths.empty() && a.tokens_given) {
+    return InvalidArgument("--requests P[:O][@A],... gives each prompt's length: drop --tokens");
+  }
+  if (!a.lengths.empty() && a.matrix) {
+    return InvalidArgument("--matrix splits --tokens into --requests N: give a count, not each request's lengths");
+  }
+  if (a.generate == 0) {
+    for (const RequestLengths& l : a.lengths) {
+      if (l.output > 0 || l.arrival > 0) {
+        return InvalidArgument("--requests gives output lengths or arrivals only with --generate N");
+      }
+    }
+  }
+  if (a.generate > 0 && a.backend == RunBackend::kRecord) {
+    return InvalidArgument(
+        "--generate picks each token from the logits a step computes; --backend record computes none");
+  }
+  if (a.generate > 0 && a.json && !a.matrix) {
+    return InvalidArgument("--generate prints its report as a table; --format json goes with --matrix --generate");
+  }
+  if (a.generate > 0 && a.backend == RunBackend::kMpi) {
+    return InvalidArgument("--generate runs its ranks on threads; --backend mpi runs one forward pass");
+  }
+  return Status::Ok();
+}
+
 int RunRun(const RunArgs& given) {
   if (Status s = CheckEngineArgs(given.engine); !s.ok()) return Fail(s.error());
+  if (Status s = CheckRequestFlags(given); !s.ok()) return Fail(s.error());
   if (given.matrix) return RunGrid(given);
   RunArgs a = given;
+  if (!a.lengths.empty()) {
+    a.tokens = 0;
+    for (const RequestLengths& l : a.lengths) a.tokens += l.prompt;
+  }
   Expected<ParallelConfig> cfg = ToConfig(a.flags);
   if (a.engine.engine) {  // the model and configuration the engine's flags imply
     Expected<EngineChoice> e = FromEngine(a.engine, a.layers);
@@ -383,6 +454,7 @@ int RunRun(const RunArgs& given) {
     cfg = e->config;
   }
   if (!cfg) return Fail(cfg.error());
+  if (a.generate > 0) return RunGeneration(a, *cfg);
   if (a.backend == RunBackend::kMpi && !a.write_trace.empty()) {
     return Fail(InvalidArgument("--write-trace writes the threads' or the record backend's calls, not MPI's"));
   }

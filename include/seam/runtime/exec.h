@@ -39,10 +39,23 @@ Status CheckRunnable(const Model& m, const ParallelConfig& cfg);
 struct MemoryEstimate {
   int64_t weights = 0;
   int64_t activations = 0;  // working buffers, live and kept for reuse
-  int64_t overhead() const { return (weights + activations) / 16; }
-  int64_t total() const { return weights + activations + overhead(); }
+  int64_t cache = 0;        // a generation's caches on every rank (GenerationCacheBytes)
+  int64_t overhead() const { return (weights + activations + cache) / 16; }
+  int64_t total() const { return weights + activations + cache + overhead(); }
 };
-Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d);
+// A generation's size: the requests, and the tokens they feed in all
+// (prompts and the generated tokens fed back); none for a forward pass.
+struct GenerationSize {
+  int64_t fed = 0;
+  int64_t requests = 0;
+};
+Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d,
+                                           GenerationSize generation = {});
+// What every rank's caches hold at most in a generation: per attention stage each attention-TP rank's KV heads (or
+// MLA's latent) for each token of its DP group's requests, per mixer its
+// conv window and state for each request, as fp32 (the cost model's
+// CacheOf at 4 bytes an element).
+int64_t GenerationCacheBytes(const Model& m, const ParallelConfig& cfg, GenerationSize generation);
 // The bytes a run may take, and what sets them (named in a refusal).
 struct MemoryLimit {
   int64_t bytes = 0;
@@ -51,7 +64,8 @@ struct MemoryLimit {
 // Refuses (bad input) a run whose estimate exceeds the limit, with the
 // estimate, the most leading layers of the model that would fit, and the
 // record backend as the way to count the plan at any size.
-Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d, const MemoryLimit& limit);
+Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d, const MemoryLimit& limit,
+                      GenerationSize generation = {});
 // The memory the system could give this process now (MemAvailable), or 0
 // when it cannot tell.
 int64_t AvailableMemory();

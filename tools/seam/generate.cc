@@ -1,0 +1,135 @@
+// `seam run --generate N`: requests prefilled and decoded as engines serve
+// them, every token fed checked against the reference's single pass over the
+// final sequences (seam/runtime/generate.h).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <random>
+
+#include "cli.h"
+#include "seam/runtime/generate.h"
+
+namespace seam::cli {
+
+Expected<RequestsFlag> ParseRequests(std::string_view text) {
+  RequestsFlag f;
+  if (text.find_first_of(":@,") == std::string_view::npos) {
+    Expected<int> n = ParseCount(text, 1, kMaxTokens);
+    if (!n) return n.error();
+    f.count = *n;
+    return f;
+  }
+  const auto bad = [&](std::string_view why) {
+    return InvalidArgument(
+        fmt::format("'{}': each request is PROMPT[:OUTPUT][@ARRIVAL], e.g. 12:4@2 ({})", text.substr(0, 64), why));
+  };
+  int64_t total = 0;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t end = std::min(text.find(',', at), text.size());
+    std::string_view item = text.substr(at, end - at);
+    RequestLengths r;
+    const size_t arrival = item.find('@');
+    if (arrival != std::string_view::npos) {
+      Expected<int> a = ParseCount(item.substr(arrival + 1), 0, kMaxTokens);
+      if (!a) return bad(a.error().message);
+      r.arrival = *a;
+      item = item.substr(0, arrival);
+    }
+    const size_t colon = item.find(':');
+    Expected<int> p = ParseCount(item.substr(0, colon), 1, kMaxTokens);
+    if (!p) return bad(p.error().message);
+    r.prompt = *p;
+    if (colon != std::string_view::npos) {
+      Expected<int> o = ParseCount(item.substr(colon + 1), 1, kMaxTokens);
+      if (!o) return bad(o.error().message);
+      r.output = *o;
+    }
+    total += r.prompt + r.output;
+    if (total > kMaxTokens || static_cast<int64_t>(f.each.size()) >= kMaxTokens) {
+      return bad(fmt::format("more than {} tokens in all", kMaxTokens));
+    }
+    f.each.push_back(r);
+    at = end + 1;
+  }
+  f.count = static_cast<int>(f.each.size());
+  return f;
+}
+
+namespace {
+
+// The requests to serve: the batch's prompts, each with its lengths.
+std::vector<Request> RequestsOf(const RunArgs& a, const Batch& b) {
+  std::vector<Request> out;
+  for (size_t i = 0; i < b.requests.size(); ++i) {
+    const RequestLengths l = a.lengths.empty() ? RequestLengths{} : a.lengths[i];
+    out.push_back({b.requests[i], l.output > 0 ? l.output : a.generate, l.arrival});
+  }
+  return out;
+}
+
+// How many steps prefilled only, decoded only, or both, and how many times
+// a DP group had nothing to run.
+std::string StepsText(const Schedule& s, const std::vector<Request>& requests, int attn_dp) {
+  int prefill = 0, decode = 0, mixed = 0, idle = 0;
+  for (const std::vector<StepPart>& step : s.steps) {
+    bool p = false, d = false;
+    std::vector<bool> busy(static_cast<size_t>(attn_dp), false);
+    for (const StepPart& part : step) {
+      const bool prompt = part.position < static_cast<int>(requests[static_cast<size_t>(part.request)].prompt.size());
+      (prompt ? p : d) = true;
+      busy[static_cast<size_t>(s.group[static_cast<size_t>(part.request)])] = true;
+    }
+    (p && d ? mixed : p ? prefill : decode) += 1;
+    for (bool b : busy) idle += b ? 0 : 1;
+  }
+  return fmt::format("{} steps: {} prefill, {} decode, {} mixed; a DP group idle in {} of them", s.steps.size(),
+                     prefill, decode, mixed, idle);
+}
+
+std::string TokensText(const std::vector<int>& tokens) {
+  constexpr size_t kShown = 8;
+  std::string out = fmt::format("{}", fmt::join(tokens.begin(), tokens.begin() + std::min(tokens.size(), kShown), " "));
+  if (tokens.size() > kShown) out += fmt::format(" ... ({} in all)", tokens.size());
+  return out;
+}
+
+}  // namespace
+
+int RunGeneration(const RunArgs& a, const ParallelConfig& cfg) {
+  Expected<PreparedRun> p = PrepareRun(a, cfg);
+  if (!p) return Fail(p.error());
+  const Model& m = p->loaded.model;
+  const std::vector<Request> requests = RequestsOf(a, p->batch);
+  const ServeOptions serve{.chunk = a.chunk, .mixed = a.mixed};
+  Expected<Generation> g =
+      Generate(m, p->plans, p->loaded.weights, requests, serve, {.dtype = p->dtype, .timeout_seconds = a.timeout});
+  if (!g) return Fail(g.error());
+  Expected<Tensor> ref = RunReference(m, p->loaded.weights, TeacherForced(requests, *g), NumericsOf(cfg, p->dtype));
+  if (!ref) return Fail(ref.error());
+  const Tensor logits = ReferenceLogits(*ref, p->loaded.weights, p->dtype);
+  const RunOutput out{.hidden = g->hidden, .logits = g->logits, .ranks = g->ranks};
+  if (Status s = CheckFinite(out, *ref, logits); !s.ok()) return Fail(s.error());
+  const bool same = g->hidden == *ref && g->logits == logits;
+  const double diff = std::max(MaxAbsDiff(g->hidden, *ref), MaxAbsDiff(g->logits, logits));
+  std::cout << fmt::format("{}  {}  {} requests, {} prompt tokens  dtype={}  backend=threads\n",
+                           ModelLabel(m.name, m.hidden), Describe(cfg), requests.size(), p->batch.tokens(),
+                           Name(p->dtype));
+  std::cout << fmt::format("serving: {}{}\n",
+                           a.chunk > 0 ? fmt::format("chunks of {} tokens", a.chunk) : "whole prompts",
+                           a.mixed ? ", prefill and decode mixed" : ", prefill before decode");
+  std::cout << StepsText(g->schedule, requests, cfg.attn_dp) << "\n";
+  for (size_t q = 0; q < requests.size(); ++q) {
+    std::cout << fmt::format("  request {}: prompt {}, arrives at step {}, DP group {}: {}\n", q,
+                             requests[q].prompt.size(), requests[q].arrival, g->schedule.group[q],
+                             TokensText(g->tokens[q]));
+  }
+  std::cout << fmt::format("every token fed ({}) against the reference's pass over the final sequences\n",
+                           g->hidden.rows());
+  std::cout << fmt::format("max |diff|: {:.3g}\nbit-identical: {}\n", diff, same ? "yes" : "no");
+  std::cout << fmt::format("caches: {:.1f} KiB at most, every rank together\n",
+                           static_cast<double>(g->peak_cache_bytes) / 1024);
+  std::cout << fmt::format("time: {:.1f} ms on {} ranks\n", g->seconds * 1e3, g->ranks.size());
+  return same ? kOk : kFailedCheck;
+}
+
+}  // namespace seam::cli

@@ -64,6 +64,7 @@ const std::map<std::string, std::string>& Examples() {
        "seam run qwen3-moe --tp 4 --attn-dp 2 --moe a2a --pp 2 --dtype bf16\n"
        "seam run --hf-config configs/llama-3.1-8b.json --layers 1 --tp 8 --backend record\n"
        "seam run deepseek-v2-lite --matrix\n"
+       "seam run llama --tp 2 --attn-dp 2 --requests 5:6,9:4@1,3 --generate 5 --chunk 4 --mixed\n"
        "seam run deepseek-v2-lite --tp 4 --attn-dp 2 --moe a2a --write-trace run-trace --trace-format nccl"},
       {"check",
        "seam check deepseek-v2-lite --tp 4 --attn-dp 2 --moe a2a --trace run-trace/*\n"

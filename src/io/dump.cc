@@ -107,7 +107,7 @@ namespace {
 
 // Writes every file of the dump into `tmp`.
 Status WriteAll(const std::string& tmp, const Model& m, const Weights& w, Dtype dtype, const Batch& b,
-                const Tensor& hidden, const Tensor& reference) {
+                const Tensor& hidden, const Tensor& reference, const DumpOptions& options) {
   const StDtype weight_dtype = dtype == Dtype::kBf16 ? StDtype::kBf16 : StDtype::kF32;
   if (HasHfForm(m)) {
     SEAM_RETURN_IF_ERROR(WriteHfCheckpoint(tmp, m, w, dtype));
@@ -117,9 +117,11 @@ Status WriteAll(const std::string& tmp, const Model& m, const Weights& w, Dtype 
     SEAM_RETURN_IF_ERROR(WriteSafetensors(tmp + "/weights.safetensors", tensors, {{"model", m.name}}));
   }
   SEAM_RETURN_IF_ERROR(WriteInputs(tmp + "/inputs.safetensors", b));
-  return WriteSafetensors(tmp + "/outputs.safetensors",
-                          {Floats("last_hidden_state", hidden, StDtype::kF32, false),
-                           Floats("reference_last_hidden_state", reference, StDtype::kF32, false)},
+  std::vector<StTensor> outputs = {Floats("last_hidden_state", hidden, StDtype::kF32, false),
+                                   Floats("reference_last_hidden_state", reference, StDtype::kF32, false)};
+  if (options.logits != nullptr) outputs.push_back(Floats("logits", *options.logits, StDtype::kF32, false));
+  if (!options.next_ids.empty()) outputs.push_back(Ints("next_ids", options.next_ids));
+  return WriteSafetensors(tmp + "/outputs.safetensors", outputs,
                           {{"model", m.name}, {"dtype", std::string(Name(dtype))}});
 }
 
@@ -168,7 +170,7 @@ Status DumpRun(const std::string& dir, const Model& m, const Weights& w, Dtype d
   if (mkdtemp(tmp.data()) == nullptr) {
     return InvalidArgument(fmt::format("cannot create a directory beside {}: {}", dir, std::strerror(errno)));
   }
-  Status written = WriteAll(tmp, m, w, dtype, b, hidden, reference);
+  Status written = WriteAll(tmp, m, w, dtype, b, hidden, reference, options);
   if (!written.ok()) {
     std::filesystem::remove_all(tmp, ec);
     return Error{written.error().code, fmt::format("{}; nothing was written to {}", written.error().message, dir)};

@@ -9,6 +9,7 @@
 
 #include "mpi/bytes.h"
 #include "mpi/wait.h"
+#include "run/rank_step.h"
 
 namespace seam {
 namespace {
@@ -43,8 +44,7 @@ mpi::Bytes Encode(const RankOutput& r) {
   return b;
 }
 
-RankOutput Decode(const mpi::Bytes& bytes) {
-  mpi::Reader in(bytes);
+RankOutput Decode(mpi::Reader& in) {
   RankOutput r;
   r.rows = DecodeRows(in);
   r.logits = DecodeRows(in);
@@ -58,36 +58,33 @@ RankOutput Decode(const mpi::Bytes& bytes) {
   return r;
 }
 
-}  // namespace
-
-Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pipeline& plans, const Weights& w,
-                                  const Batch& b, const RunOptions& options, const MpiOptions& mpi) {
-  SEAM_RETURN_IF_ERROR(CheckRun(m, plans, w, options));
-  const ParallelConfig& cfg = plans.front().config();
+Status CheckJob(const MpiProcess& p, const ParallelConfig& cfg, const Fault& fault) {
   if (WorldSize(cfg) != p.size()) {
     return InvalidArgument(
         fmt::format("the job has {} MPI process{} but the configuration has tp x pp = {} x {} = {} "
                     "ranks; start it with mpirun -np {}",
                     p.size(), p.size() == 1 ? "" : "es", cfg.tp, cfg.pp, WorldSize(cfg), WorldSize(cfg)));
   }
-  const Fault& fault = mpi.fault;
   if (fault.rank >= p.size()) {
     return InvalidArgument(fmt::format("--fault names rank {} but the job has ranks 0 to {}: it could never fire",
                                        fault.rank, p.size() - 1));
   }
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<mpi::Bytes> all;
-  Status fired = Status::Ok();
+  return Status::Ok();
+}
+
+// A fault asked for at a call this rank never made did not test anything.
+Status NeverFired(const Fault& fault, int rank, int calls) {
+  if (fault.rank != rank || fault.kind == FaultKind::kInput || calls >= fault.at_call) return Status::Ok();
+  return InvalidArgument(fmt::format("--fault {}:{}@{} never fired: rank {} made {} communication calls", fault.rank,
+                                     Name(fault.kind), fault.at_call, fault.rank, calls));
+}
+
+// Runs `body` as this process's rank. A rank that fails ends the job; a rank
+// waiting on one that stopped answering names it first.
+template <class Body>
+void AsRank(const MpiProcess& p, const MpiOptions& mpi, Body&& body) {
   try {
-    std::unique_ptr<Comm> comm = MakeMpiComm(p, cfg, mpi);
-    const RankOutput mine = RunRankOf(m, plans, w, b, options, p.rank(), *comm);
-    // A fault asked for at a call this rank never made did not test anything.
-    if (fault.rank == p.rank() && fault.kind != FaultKind::kInput && CommunicationCalls(*comm) < fault.at_call) {
-      fired =
-          InvalidArgument(fmt::format("--fault {}:{}@{} never fired: rank {} made {} communication calls", fault.rank,
-                                      Name(fault.kind), fault.at_call, fault.rank, CommunicationCalls(*comm)));
-    }
-    all = mpi::GatherBytes(Encode(mine), MPI_COMM_WORLD, mpi.timeout_seconds, "the ranks' results");
+    body();
   } catch (const mpi::PeerTimeout& e) {
     // Ranks waiting on one that stopped answering each name the rank they
     // waited for. A rank that waited longest may wait on a rank that is
@@ -101,10 +98,104 @@ Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pip
   } catch (const std::exception& e) {
     p.Abort(fmt::format("rank {} failed: {}", p.rank(), e.what()), ExitStatusOf(ErrorCode::kFailedCheck));
   }
+}
+
+// This process's rank of a generation: its Comm made once, its caches kept
+// between steps, every rank's step output gathered to every process.
+class MpiSteps : public StepRunner {
+ public:
+  MpiSteps(const MpiProcess& p, const Model& m, const Pipeline& plans, const Weights& w, const RunOptions& options,
+           const MpiOptions& mpi)
+      : p_(p),
+        m_(m),
+        plans_(plans),
+        w_(w),
+        options_(options),
+        mpi_(mpi),
+        comm_(MakeMpiComm(p, plans.front().config(), mpi)) {}
+
+  Expected<RunOutput> Step(const Batch& b) override {
+    RankOutput mine = exec::RunRankStep(m_, plans_, w_, b, options_, p_.rank(), *comm_, cache_);
+    mine.stats = Since(mine.stats);  // the Comm counts every step's calls
+    mpi::Bytes bytes = Encode(mine);
+    bytes.Int(cache_.bytes());
+    std::vector<RankOutput> ranks;
+    held_ = 0;
+    for (const mpi::Bytes& each : mpi::AllGatherBytes(bytes, MPI_COMM_WORLD, mpi_.timeout_seconds, "a step's rows")) {
+      mpi::Reader in(each);
+      ranks.push_back(Decode(in));
+      held_ += in.Int();
+    }
+    return AssembleRun(m_, plans_.front().config(), b, std::move(ranks));
+  }
+  void Finish(int request) override { cache_.Drop(request); }
+  int64_t CacheBytes() const override { return held_; }
+  int calls() const { return CommunicationCalls(*comm_); }
+
+ private:
+  // The calls made since the last step.
+  CommStats Since(const CommStats& now) {
+    CommStats step = now;
+    for (auto& [op, s] : step.ops) {
+      s.calls -= before_.ops[op].calls;
+      s.elements_sent -= before_.ops[op].elements_sent;
+    }
+    before_ = now;
+    return step;
+  }
+
+  const MpiProcess& p_;
+  const Model& m_;
+  const Pipeline& plans_;
+  const Weights& w_;
+  RunOptions options_;
+  MpiOptions mpi_;
+  std::unique_ptr<Comm> comm_;
+  exec::RankCache cache_;
+  CommStats before_;
+  int64_t held_ = 0;
+};
+
+}  // namespace
+
+Expected<Generation> GenerateOnMpi(const MpiProcess& p, const Model& m, const Pipeline& plans, const Weights& w,
+                                   const std::vector<Request>& requests, const ServeOptions& serve,
+                                   const RunOptions& options, const MpiOptions& mpi) {
+  SEAM_RETURN_IF_ERROR(CheckGenerate(m, plans, w, requests, options));
+  SEAM_RETURN_IF_ERROR(CheckJob(p, plans.front().config(), mpi.fault));
+  Expected<Generation> g = InvalidArgument("the generation did not run");
+  Status fired = Status::Ok();
+  AsRank(p, mpi, [&] {
+    MpiSteps runner(p, m, plans, w, options, mpi);
+    g = Serve(m, plans.front().config(), requests, serve, runner);
+    fired = NeverFired(mpi.fault, p.rank(), runner.calls());
+  });
+  SEAM_RETURN_IF_ERROR(p.Agree(fired, mpi.timeout_seconds));
+  return g;
+}
+
+Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pipeline& plans, const Weights& w,
+                                  const Batch& b, const RunOptions& options, const MpiOptions& mpi) {
+  SEAM_RETURN_IF_ERROR(CheckRun(m, plans, w, options));
+  const ParallelConfig& cfg = plans.front().config();
+  const Fault& fault = mpi.fault;
+  SEAM_RETURN_IF_ERROR(CheckJob(p, cfg, fault));
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<mpi::Bytes> all;
+  Status fired = Status::Ok();
+  AsRank(p, mpi, [&] {
+    std::unique_ptr<Comm> comm = MakeMpiComm(p, cfg, mpi);
+    const RankOutput mine = RunRankOf(m, plans, w, b, options, p.rank(), *comm);
+    fired = NeverFired(fault, p.rank(), CommunicationCalls(*comm));
+    all = mpi::GatherBytes(Encode(mine), MPI_COMM_WORLD, mpi.timeout_seconds, "the ranks' results");
+  });
   SEAM_RETURN_IF_ERROR(p.Agree(fired, mpi.timeout_seconds));
   if (!p.root()) return RunOutput{};
   std::vector<RankOutput> ranks;
-  for (const mpi::Bytes& bytes : all) ranks.push_back(Decode(bytes));
+  for (const mpi::Bytes& bytes : all) {
+    mpi::Reader in(bytes);
+    ranks.push_back(Decode(in));
+  }
   RunOutput out = AssembleRun(m, cfg, b, std::move(ranks));
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

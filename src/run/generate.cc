@@ -33,6 +33,8 @@ std::vector<int> RowOffsets(const std::vector<Request>& requests) {
   return offset;
 }
 
+}  // namespace
+
 Status CheckGenerate(const Model& m, const Pipeline& plans, const Weights& w, const std::vector<Request>& requests,
                      const RunOptions& options) {
   SEAM_RETURN_IF_ERROR(CheckRun(m, plans, w, options));
@@ -51,6 +53,8 @@ Status CheckGenerate(const Model& m, const Pipeline& plans, const Weights& w, co
   }
   return Status::Ok();
 }
+
+namespace {
 
 void AddStats(CommStats& into, const CommStats& step) {
   for (const auto& [op, s] : step.ops) {
@@ -77,13 +81,49 @@ Batch StepBatch(const std::vector<Request>& requests, const Schedule& s, const s
   return b;
 }
 
+// Every rank a thread of this process, each keeping its own caches.
+class ThreadSteps : public StepRunner {
+ public:
+  ThreadSteps(const Model& m, const Pipeline& plans, const Weights& w, const RunOptions& options)
+      : m_(m),
+        plans_(plans),
+        w_(w),
+        options_(options),
+        caches_(static_cast<size_t>(WorldSize(plans.front().config()))) {}
+
+  Expected<RunOutput> Step(const Batch& b) override {
+    std::vector<RankOutput> ranks(caches_.size());
+    Status status = RunOnRanks(
+        options_.backend, static_cast<int>(caches_.size()),
+        [&](int rank, Comm& comm) {
+          const size_t r = static_cast<size_t>(rank);
+          ranks[r] = exec::RunRankStep(m_, plans_, w_, b, options_, rank, comm, caches_[r]);
+        },
+        options_.timeout_seconds);
+    if (!status.ok()) return status.error();
+    return AssembleRun(m_, plans_.front().config(), b, std::move(ranks));
+  }
+  void Finish(int request) override {
+    for (exec::RankCache& c : caches_) c.Drop(request);
+  }
+  int64_t CacheBytes() const override {
+    int64_t held = 0;
+    for (const exec::RankCache& c : caches_) held += c.bytes();
+    return held;
+  }
+
+ private:
+  const Model& m_;
+  const Pipeline& plans_;
+  const Weights& w_;
+  RunOptions options_;
+  std::vector<exec::RankCache> caches_;
+};
+
 }  // namespace
 
-Expected<Generation> Generate(const Model& m, const Pipeline& plans, const Weights& w,
-                              const std::vector<Request>& requests, const ServeOptions& serve,
-                              const RunOptions& options) {
-  SEAM_RETURN_IF_ERROR(CheckGenerate(m, plans, w, requests, options));
-  const ParallelConfig& cfg = plans.front().config();
+Expected<Generation> Serve(const Model& m, const ParallelConfig& cfg, const std::vector<Request>& requests,
+                           const ServeOptions& serve, StepRunner& runner) {
   Expected<Schedule> schedule = ScheduleRequests(requests, cfg.attn_dp, serve);
   if (!schedule) return schedule.error();
   const auto start = std::chrono::steady_clock::now();
@@ -94,26 +134,14 @@ Expected<Generation> Generate(const Model& m, const Pipeline& plans, const Weigh
   const int vocab = m.dims->vocab;
   g.hidden = Tensor(offset.back(), m.hidden);
   g.logits = Tensor(offset.back(), vocab);
-  const int world = WorldSize(cfg);
-  g.ranks.resize(static_cast<size_t>(world));
-  std::vector<exec::RankCache> caches(static_cast<size_t>(world));
+  g.ranks.resize(static_cast<size_t>(WorldSize(cfg)));
   for (const std::vector<StepPart>& parts : g.schedule.steps) {
     const Batch b = StepBatch(requests, g.schedule, parts, g.tokens);
-    std::vector<RankOutput> ranks(static_cast<size_t>(world));
-    Status status = RunOnRanks(
-        options.backend, world,
-        [&](int rank, Comm& comm) {
-          const size_t r = static_cast<size_t>(rank);
-          ranks[r] = exec::RunRankStep(m, plans, w, b, options, rank, comm, caches[r]);
-        },
-        options.timeout_seconds);
-    if (!status.ok()) return status.error();
-    RunOutput out = AssembleRun(m, cfg, b, std::move(ranks));
-    SEAM_CHECK(out.logits.rows() == b.tokens(), "a step gave no logits to pick tokens from");
-    for (size_t r = 0; r < out.ranks.size(); ++r) AddStats(g.ranks[r], out.ranks[r]);
-    int64_t held = 0;
-    for (const exec::RankCache& c : caches) held += c.bytes();
-    g.peak_cache_bytes = std::max(g.peak_cache_bytes, held);
+    Expected<RunOutput> out = runner.Step(b);
+    if (!out) return out.error();
+    SEAM_CHECK(out->logits.rows() == b.tokens(), "a step gave no logits to pick tokens from");
+    for (size_t r = 0; r < out->ranks.size(); ++r) AddStats(g.ranks[r], out->ranks[r]);
+    g.peak_cache_bytes = std::max(g.peak_cache_bytes, runner.CacheBytes());
     // Each part's rows into its request's, and a token where the part
     // reaches the end of what its request has been fed.
     int row = 0;
@@ -122,18 +150,24 @@ Expected<Generation> Generate(const Model& m, const Pipeline& plans, const Weigh
       const int prompt = static_cast<int>(requests[q].prompt.size());
       for (int j = 0; j < p.count; ++j, ++row) {
         const int to = offset[q] + p.position + j;
-        std::copy(out.hidden.row(row), out.hidden.row(row) + m.hidden, g.hidden.row(to));
-        std::copy(out.logits.row(row), out.logits.row(row) + vocab, g.logits.row(to));
+        std::copy(out->hidden.row(row), out->hidden.row(row) + m.hidden, g.hidden.row(to));
+        std::copy(out->logits.row(row), out->logits.row(row) + vocab, g.logits.row(to));
       }
       if (p.position + p.count < prompt) continue;  // a chunk short of the prompt's end
-      g.tokens[q].push_back(Greedy(out.logits.row(row - 1), vocab));
-      if (static_cast<int>(g.tokens[q].size()) == requests[q].output) {
-        for (exec::RankCache& c : caches) c.Drop(p.request);
-      }
+      g.tokens[q].push_back(Greedy(out->logits.row(row - 1), vocab));
+      if (static_cast<int>(g.tokens[q].size()) == requests[q].output) runner.Finish(p.request);
     }
   }
   g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return g;
+}
+
+Expected<Generation> Generate(const Model& m, const Pipeline& plans, const Weights& w,
+                              const std::vector<Request>& requests, const ServeOptions& serve,
+                              const RunOptions& options) {
+  SEAM_RETURN_IF_ERROR(CheckGenerate(m, plans, w, requests, options));
+  ThreadSteps runner(m, plans, w, options);
+  return Serve(m, plans.front().config(), requests, serve, runner);
 }
 
 Batch TeacherForced(const std::vector<Request>& requests, const Generation& g) {

@@ -62,8 +62,6 @@ TEST_F(GenerateCli, TheRequestAndGenerationFlagsRefuseWhatTheyCannotMeanTogether
        "1048576 tokens in all)"},
       {{"--generate", "2", "--backend", "record"},
        "seam: --generate picks each token from the logits a step computes; --backend record computes none"},
-      {{"--generate", "2", "--backend", "mpi"},
-       "seam: --generate runs its ranks on threads; --backend mpi runs one forward pass"},
       {{"--generate", "2", "--format", "json"},
        "seam: --generate prints its report as a table; --format json goes with --matrix --generate"},
       {{"--matrix", "--requests", "3,4"},

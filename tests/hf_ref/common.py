@@ -174,4 +174,45 @@ def check(d, forward, tolerance):
         print(f"the requests cover {start} tokens but last_hidden_state has {dumped.shape[0]}")
         return 1
     print(f"{cfg['model_type']}: {start} tokens, max |seam - transformers math| = {worst:.3g} (tolerance {tolerance:g})")
-    return 0 if worst <= tolerance else 1
+    logits_ok = check_logits(cfg, w, inputs, read_safetensors(f"{d}/outputs.safetensors"), forward, tolerance)
+    return 0 if worst <= tolerance and logits_ok else 1
+
+
+def lm_head(cfg, w):
+    """The LM head's matrix [vocabulary, hidden]: lm_head.weight, or the
+    embedding where tie_word_embeddings says so."""
+    if "lm_head.weight" in w:
+        return w["lm_head.weight"]
+    if cfg.get("tie_word_embeddings"):
+        for name in ("model.embed_tokens.weight", "backbone.embeddings.weight"):
+            if name in w:
+                return w[name]
+    raise KeyError("the checkpoint has no lm_head.weight and does not tie it to the embedding")
+
+
+def check_logits(cfg, w, inputs, outputs, forward, tolerance):
+    """The dumped logits against the LM head over the reference's hidden
+    states, and (a generation) each generated token against the greedy
+    choice of those logits: its logit within tolerance of the row's largest."""
+    if "logits" not in outputs:
+        return True
+    head = lm_head(cfg, w)
+    start, worst, rows = 0, 0.0, []
+    for length in inputs["request_lengths"]:
+        ids = inputs["input_ids"][start : start + length]
+        positions = inputs["positions"][start : start + length]
+        expected = forward(cfg, w, ids, positions) @ head.T
+        worst = max(worst, float(np.max(np.abs(expected - outputs["logits"][start : start + length]))))
+        rows.append(expected)
+        start += length
+    ok = worst <= tolerance
+    message = f"logits: max |seam - transformers math| = {worst:.3g}"
+    if "next_ids" in outputs:
+        expected = np.concatenate(rows)
+        chosen = outputs["next_ids"]
+        picked = chosen >= 0
+        margin = expected.max(axis=1)[picked] - expected[picked, chosen[picked]]
+        ok = ok and bool(np.all(margin <= tolerance))
+        message += f"; {int(picked.sum())} generated tokens, the greedy choice's worst margin {float(margin.max()):.3g}"
+    print(message)
+    return ok

@@ -77,6 +77,34 @@ TEST_P(MpiAgainstThreads, IsBitIdenticalWithTheSameDumpAndTraffic) {
   EXPECT_GE(files, 3);
 }
 
+// A generation under attention DP where most groups hold no request in a
+// step (four groups, two requests, one arriving later): every rank joins
+// every step, and the tokens, the bits and each rank's traffic are the
+// threads backend's.
+TEST_F(Mpi, ADpAttentionDecodeWithIdleGroupsGeneratesTheThreadsTokensBitForBit) {
+  const std::vector<std::string> args = {
+      "run",        "deepseek-v2-lite", "--tp",       "4", "--attn-dp", "4", "--moe",  "a2a",
+      "--requests", "6:4,3:2@2",        "--generate", "4", "--chunk",   "2", "--mixed"};
+  const Result threads = Seam(args);
+  ASSERT_EQ(threads.code, 0) << threads.err;
+  const Result mpi = Mpirun(4, With(args, {"--backend", "mpi"}));
+  ASSERT_EQ(mpi.code, 0) << mpi.out << mpi.err;
+  EXPECT_NE(mpi.out.find("backend=mpi (canonical)"), std::string::npos) << mpi.out;
+  EXPECT_NE(mpi.out.find("a DP group idle in 15 of them"), std::string::npos) << mpi.out;
+  EXPECT_NE(mpi.out.find("\nbit-identical: yes\n"), std::string::npos) << mpi.out;
+  const auto lines = [](const std::string& out, const std::string& start) {
+    std::vector<std::string> found;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(start, 0) == 0) found.push_back(line);
+    }
+    return found;
+  };
+  EXPECT_EQ(lines(mpi.out, "  request "), lines(threads.out, "  request "));
+  EXPECT_EQ(lines(mpi.out, "  request ").size(), 2u);
+  EXPECT_EQ(RankLines(mpi.out), RankLines(threads.out));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Jobs, MpiAgainstThreads,
     ::testing::Values(
@@ -263,6 +291,20 @@ TEST_F(MpiFault, BadInputOnOneRankIsNamedBeforeAnyCollective) {
       << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_LT(seconds, 30);
+}
+
+// A rank that stops answering in the middle of a generation (its 30th call,
+// in a decode step) is named by the ranks waiting on it, as in one pass.
+TEST_F(MpiFault, ARankThatStopsAnsweringMidGenerationIsNamedAndEveryRankEnds) {
+  const auto start = std::chrono::steady_clock::now();
+  const Result r =
+      Mpirun(4, {"run", "deepseek-v2-lite", "--tp", "4", "--attn-dp", "4", "--moe", "a2a", "--requests", "6:4,3:2@2",
+                 "--generate", "4", "--backend", "mpi", "--timeout", "3", "--fault", "3:hang@30"});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("rank 3 did not answer within 3 s"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_LT(seconds, 15);
 }
 
 }  // namespace

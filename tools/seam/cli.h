@@ -19,6 +19,7 @@
 #include "seam/plan_io.h"
 #include "seam/runtime/dump.h"
 #include "seam/runtime/exec.h"
+#include "seam/runtime/generate.h"
 #include "seam/runtime/mpi_options.h"
 #include "seam/topology.h"
 #include "seam/wire.h"
@@ -240,6 +241,13 @@ struct RunCheck {
 };
 // `run --generate N`: prefill and decode on threads against the teacher-forced reference.
 int RunGeneration(const RunArgs& a, const ParallelConfig& cfg);
+// The requests a generation serves: the batch's prompts, each with its lengths.
+std::vector<Request> RequestsOf(const RunArgs& a, const Batch& b);
+// Each rank's collectives and bytes sent, a line each ("  rank N: ...").
+void PrintRanks(const std::vector<CommStats>& ranks);
+// Prints a generation against the teacher-forced reference; returns the exit code.
+int ReportGeneration(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
+                     const std::vector<Request>& requests, const Generation& g, std::string_view backend);
 // Prints the run against the reference (and dumps it); returns the exit code.
 int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p, const RunOutput& out,
               const RunCheck& check);

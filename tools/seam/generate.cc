@@ -7,6 +7,7 @@
 #include <random>
 
 #include "cli.h"
+#include "seam/runtime/dump.h"
 #include "seam/runtime/generate.h"
 
 namespace seam::cli {
@@ -55,9 +56,6 @@ Expected<RequestsFlag> ParseRequests(std::string_view text) {
   return f;
 }
 
-namespace {
-
-// The requests to serve: the batch's prompts, each with its lengths.
 std::vector<Request> RequestsOf(const RunArgs& a, const Batch& b) {
   std::vector<Request> out;
   for (size_t i = 0; i < b.requests.size(); ++i) {
@@ -66,6 +64,8 @@ std::vector<Request> RequestsOf(const RunArgs& a, const Batch& b) {
   }
   return out;
 }
+
+namespace {
 
 // How many steps prefilled only, decoded only, or both, and how many times
 // a DP group had nothing to run.
@@ -86,6 +86,18 @@ std::string StepsText(const Schedule& s, const std::vector<Request>& requests, i
                      prefill, decode, mixed, idle);
 }
 
+// Per token fed, in TeacherForced's rows: the token its logits chose, or
+// -1 inside a prompt.
+std::vector<int64_t> NextIds(const std::vector<Request>& requests, const Generation& g) {
+  std::vector<int64_t> out;
+  for (size_t q = 0; q < requests.size(); ++q) {
+    const size_t prompt = requests[q].prompt.size();
+    for (size_t i = 0; i + 1 < prompt; ++i) out.push_back(-1);
+    for (int id : g.tokens[q]) out.push_back(id);
+  }
+  return out;
+}
+
 std::string TokensText(const std::vector<int>& tokens) {
   constexpr size_t kShown = 8;
   std::string out = fmt::format("{}", fmt::join(tokens.begin(), tokens.begin() + std::min(tokens.size(), kShown), " "));
@@ -98,37 +110,51 @@ std::string TokensText(const std::vector<int>& tokens) {
 int RunGeneration(const RunArgs& a, const ParallelConfig& cfg) {
   Expected<PreparedRun> p = PrepareRun(a, cfg);
   if (!p) return Fail(p.error());
-  const Model& m = p->loaded.model;
   const std::vector<Request> requests = RequestsOf(a, p->batch);
-  const ServeOptions serve{.chunk = a.chunk, .mixed = a.mixed};
   Expected<Generation> g =
-      Generate(m, p->plans, p->loaded.weights, requests, serve, {.dtype = p->dtype, .timeout_seconds = a.timeout});
+      Generate(p->loaded.model, p->plans, p->loaded.weights, requests, {.chunk = a.chunk, .mixed = a.mixed},
+               {.dtype = p->dtype, .timeout_seconds = a.timeout});
   if (!g) return Fail(g.error());
-  Expected<Tensor> ref = RunReference(m, p->loaded.weights, TeacherForced(requests, *g), NumericsOf(cfg, p->dtype));
+  return ReportGeneration(a, cfg, *p, requests, *g, "threads");
+}
+
+int ReportGeneration(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
+                     const std::vector<Request>& requests, const Generation& g, std::string_view backend) {
+  const Model& m = p.loaded.model;
+  Expected<Tensor> ref = RunReference(m, p.loaded.weights, TeacherForced(requests, g), NumericsOf(cfg, p.dtype));
   if (!ref) return Fail(ref.error());
-  const Tensor logits = ReferenceLogits(*ref, p->loaded.weights, p->dtype);
-  const RunOutput out{.hidden = g->hidden, .logits = g->logits, .ranks = g->ranks};
+  const Tensor logits = ReferenceLogits(*ref, p.loaded.weights, p.dtype);
+  const RunOutput out{.hidden = g.hidden, .logits = g.logits, .ranks = g.ranks};
   if (Status s = CheckFinite(out, *ref, logits); !s.ok()) return Fail(s.error());
-  const bool same = g->hidden == *ref && g->logits == logits;
-  const double diff = std::max(MaxAbsDiff(g->hidden, *ref), MaxAbsDiff(g->logits, logits));
-  std::cout << fmt::format("{}  {}  {} requests, {} prompt tokens  dtype={}  backend=threads\n",
-                           ModelLabel(m.name, m.hidden), Describe(cfg), requests.size(), p->batch.tokens(),
-                           Name(p->dtype));
+  const bool same = g.hidden == *ref && g.logits == logits;
+  const double diff = std::max(MaxAbsDiff(g.hidden, *ref), MaxAbsDiff(g.logits, logits));
+  std::cout << fmt::format("{}  {}  {} requests, {} prompt tokens  dtype={}  backend={}\n",
+                           ModelLabel(m.name, m.hidden), Describe(cfg), requests.size(), p.batch.tokens(),
+                           Name(p.dtype), backend);
   std::cout << fmt::format("serving: {}{}\n",
                            a.chunk > 0 ? fmt::format("chunks of {} tokens", a.chunk) : "whole prompts",
                            a.mixed ? ", prefill and decode mixed" : ", prefill before decode");
-  std::cout << StepsText(g->schedule, requests, cfg.attn_dp) << "\n";
+  std::cout << StepsText(g.schedule, requests, cfg.attn_dp) << "\n";
   for (size_t q = 0; q < requests.size(); ++q) {
     std::cout << fmt::format("  request {}: prompt {}, arrives at step {}, DP group {}: {}\n", q,
-                             requests[q].prompt.size(), requests[q].arrival, g->schedule.group[q],
-                             TokensText(g->tokens[q]));
+                             requests[q].prompt.size(), requests[q].arrival, g.schedule.group[q],
+                             TokensText(g.tokens[q]));
   }
   std::cout << fmt::format("every token fed ({}) against the reference's pass over the final sequences\n",
-                           g->hidden.rows());
+                           g.hidden.rows());
   std::cout << fmt::format("max |diff|: {:.3g}\nbit-identical: {}\n", diff, same ? "yes" : "no");
   std::cout << fmt::format("caches: {:.1f} KiB at most, every rank together\n",
-                           static_cast<double>(g->peak_cache_bytes) / 1024);
-  std::cout << fmt::format("time: {:.1f} ms on {} ranks\n", g->seconds * 1e3, g->ranks.size());
+                           static_cast<double>(g.peak_cache_bytes) / 1024);
+  PrintRanks(g.ranks);
+  std::cout << fmt::format("time: {:.1f} ms on {} ranks\n", g.seconds * 1e3, g.ranks.size());
+  if (!a.dump.empty()) {
+    if (Status s = DumpRun(a.dump, m, p.loaded.weights, p.dtype, TeacherForced(requests, g), g.hidden, *ref,
+                           {.force = a.force, .logits = &g.logits, .next_ids = NextIds(requests, g)});
+        !s.ok()) {
+      return Fail(s.error());
+    }
+    std::cout << "dumped to " << a.dump << "\n";
+  }
   return same ? kOk : kFailedCheck;
 }
 

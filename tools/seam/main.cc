@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
   }
   for (CLI::Option* o : {layers, dtype, run_config}) weights->excludes(o);
   // A generation is checked against its own teacher-forced reference on threads.
-  for (CLI::Option* o : {dump, write_trace, fault, mpi_mode}) generate->excludes(o);
+  for (CLI::Option* o : {write_trace, mpi_mode}) generate->excludes(o);
   AddReportFormatFlag(*run_cmd, run.json);
 
   SweepArgs sweep;

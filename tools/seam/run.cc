@@ -166,12 +166,15 @@ Json RunJson(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p, 
 
 // --dump: the run's checkpoint, inputs and outputs.
 Status Dump(const RunArgs& a, const PreparedRun& p, const RunOutput& out, const Tensor& ref) {
-  return DumpRun(a.dump, p.loaded.model, p.loaded.weights, p.dtype, p.batch, out.hidden, ref, {.force = a.force});
+  return DumpRun(a.dump, p.loaded.model, p.loaded.weights, p.dtype, p.batch, out.hidden, ref,
+                 {.force = a.force, .logits = out.logits.empty() ? nullptr : &out.logits});
 }
 
-void PrintRanks(const RunOutput& out) {
-  for (size_t r = 0; r < out.ranks.size(); ++r) {
-    const CommStats& s = out.ranks[r];
+}  // namespace
+
+void PrintRanks(const std::vector<CommStats>& ranks) {
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const CommStats& s = ranks[r];
     std::vector<std::string> ops;
     for (const auto& [kind, op] : s.ops) ops.push_back(fmt::format("{} {}", op.calls, Name(kind)));
     std::cout << fmt::format("  rank {}: {} collectives, {} sent ({})\n", r, s.calls(), Bytes(s.elements_sent()),
@@ -179,7 +182,7 @@ void PrintRanks(const RunOutput& out) {
   }
 }
 
-}  // namespace
+namespace {}  // namespace
 
 // The dtype is the checkpoint's with --weights, else --dtype.
 Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg) {
@@ -207,7 +210,7 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
       PrintJson(RunJson(a, cfg, p, out, check, std::nullopt));
     } else {
       std::cout << "bit-identical: n/a (the record backend moves no data)\n";
-      PrintRanks(out);
+      PrintRanks(out.ranks);
     }
     return kOk;
   }
@@ -232,7 +235,7 @@ int ReportRun(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
     std::cout << fmt::format("within tolerance {:.3g}: {} ({})\n", check.tolerance, within ? "yes" : "no",
                              check.why_tolerance);
   }
-  PrintRanks(out);
+  PrintRanks(out.ranks);
   std::cout << fmt::format("time: {:.1f} ms on {} ranks\n", out.seconds * 1e3, out.ranks.size());
   if (!a.dump.empty()) {
     if (Status s = Dump(a, p, out, *ref); !s.ok()) return Fail(s.error());
@@ -431,9 +434,6 @@ Status CheckRequestFlags(const RunArgs& a) {
   if (a.generate > 0 && a.json && !a.matrix) {
     return InvalidArgument("--generate prints its report as a table; --format json goes with --matrix --generate");
   }
-  if (a.generate > 0 && a.backend == RunBackend::kMpi) {
-    return InvalidArgument("--generate runs its ranks on threads; --backend mpi runs one forward pass");
-  }
   return Status::Ok();
 }
 
@@ -454,7 +454,10 @@ int RunRun(const RunArgs& given) {
     cfg = e->config;
   }
   if (!cfg) return Fail(cfg.error());
-  if (a.generate > 0) return RunGeneration(a, *cfg);
+  if (!a.dump.empty() && a.backend != RunBackend::kMpi) {  // before the run whose results it will hold
+    if (Status s = CheckDumpTarget(a.dump, a.force); !s.ok()) return Fail(s.error());
+  }
+  if (a.generate > 0 && a.backend != RunBackend::kMpi) return RunGeneration(a, *cfg);
   if (a.backend == RunBackend::kMpi && !a.write_trace.empty()) {
     return Fail(InvalidArgument("--write-trace writes the threads' or the record backend's calls, not MPI's"));
   }
@@ -462,9 +465,6 @@ int RunRun(const RunArgs& given) {
   if (a.fault || a.mpi_mode) return Fail(InvalidArgument("--fault and --mpi-mode go with --backend mpi"));
   if (a.backend == RunBackend::kRecord && !a.dump.empty()) {
     return Fail(InvalidArgument("--dump writes a run's values; the record backend computes none"));
-  }
-  if (!a.dump.empty()) {  // before the run whose results it will hold
-    if (Status s = CheckDumpTarget(a.dump, a.force); !s.ok()) return Fail(s.error());
   }
   return RunOnce(a, *cfg, a.backend == RunBackend::kRecord ? Backend::kRecord : Backend::kThreads);
 }

@@ -68,6 +68,14 @@ Expected<PreparedRun> Setup(const RunArgs& a, const ParallelConfig& cfg, const M
   return PrepareRun(a, cfg);
 }
 
+// A generation's flags and each request's lengths, which every rank must share.
+std::string GenerationDigest(const RunArgs& a) {
+  if (a.generate == 0) return "";
+  std::string out = fmt::format(" generate={} chunk={} mixed={}", a.generate, a.chunk, a.mixed ? "yes" : "no");
+  for (const RequestLengths& l : a.lengths) out += fmt::format(" {}:{}@{}", l.prompt, l.output, l.arrival);
+  return out;
+}
+
 // What every rank must share to run one job: the model, the configuration,
 // the dtype, the seed and the batch, as words a user can compare.
 std::string Digest(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p) {
@@ -80,10 +88,10 @@ std::string Digest(const RunArgs& a, const ParallelConfig& cfg, const PreparedRu
   // rank 0 alone writes a dump, but a rank bound unfused runs other steps.
   return fmt::format(
       "'{} ({} layers, hidden {}) {} dtype={} seed={} {} tokens in {} requests (batch hash {:x}) "
-      "mpi-mode={} timeout={:g} unfused={} dump={}{}'",
+      "mpi-mode={} timeout={:g} unfused={} dump={}{}{}'",
       m.name, m.num_layers, m.hidden, Describe(cfg), Name(p.dtype), a.seed, p.batch.tokens(), p.batch.requests.size(),
       batch, Name(a.mpi_mode.value_or(MpiMode::kCanonical)), a.timeout, a.unfused ? "yes" : "no",
-      a.dump.empty() ? "-" : a.dump, a.force ? " --force" : "");
+      a.dump.empty() ? "-" : a.dump, a.force ? " --force" : "", GenerationDigest(a));
 }
 
 }  // namespace
@@ -98,6 +106,15 @@ int RunOnMpi(const RunArgs& a, const ParallelConfig& cfg) {
   Expected<PreparedRun> p = Setup(a, cfg, *options, mpi.rank());
   if (Status s = mpi.Agree(p.status(), options->timeout_seconds); !s.ok()) return fail(s.error());
   if (Status s = mpi.AgreeOn("the run", Digest(a, cfg, *p), options->timeout_seconds); !s.ok()) return fail(s.error());
+  if (a.generate > 0) {
+    const std::vector<Request> requests = RequestsOf(a, p->batch);
+    Expected<Generation> g =
+        GenerateOnMpi(mpi, p->loaded.model, p->plans, p->loaded.weights, requests, {.chunk = a.chunk, .mixed = a.mixed},
+                      {.dtype = p->dtype, .timeout_seconds = a.timeout}, *options);
+    if (!g) return fail(g.error());
+    if (!mpi.root()) return kOk;
+    return ReportGeneration(a, cfg, *p, requests, *g, "mpi (canonical)");
+  }
   Expected<RunOutput> out = RunPlansOnMpi(mpi, p->loaded.model, p->plans, p->loaded.weights, p->batch,
                                           {.dtype = p->dtype, .timeout_seconds = a.timeout}, *options);
   if (!out) return fail(out.error());

@@ -9,7 +9,10 @@
 //   inputs.safetensors:  input_ids [tokens] I64, positions [tokens] I64,
 //                        request_lengths [requests] I64 (tokens are requests in order)
 //   outputs.safetensors: last_hidden_state [tokens, hidden] F32 (the run),
-//                        reference_last_hidden_state [tokens, hidden] F32
+//                        reference_last_hidden_state [tokens, hidden] F32,
+//                        logits [tokens, vocabulary] F32 (the run's LM head),
+//                        next_ids [tokens] I64 (a generation: the token each
+//                        row's logits chose greedily, -1 inside a prompt)
 //   config.json + model.safetensors (a Hugging Face checkpoint), or
 //   weights.safetensors under seam's names for a family without one (mhc)
 #pragma once
@@ -29,6 +32,8 @@ struct DumpOptions {
   // Replace the files of an earlier dump in a non-empty directory (only
   // seam's own file names; anything else there is left alone).
   bool force = false;
+  const Tensor* logits = nullptr;  // the run's logits, when it has an LM head
+  std::vector<int64_t> next_ids;   // a generation's (empty otherwise)
 };
 
 // The files are written into a fresh private directory beside `dir` and

@@ -68,9 +68,32 @@ struct Generation {
   double seconds = 0;
 };
 
+// How a generation's steps reach its ranks: threads in this process, or
+// this process's rank of an MPI job (seam/runtime/mpi.h). Every process
+// that serves sees every step's rows and picks the same tokens.
+class StepRunner {
+ public:
+  virtual ~StepRunner() = default;
+  // One step on every rank: its rows' final hidden states and logits in the
+  // batch's order (AssembleRun), and each rank's stats.
+  virtual Expected<RunOutput> Step(const Batch& b) = 0;
+  // The request has generated its last token: its caches may go.
+  virtual void Finish(int request) = 0;
+  // What every rank's caches hold now, together.
+  virtual int64_t CacheBytes() const = 0;
+};
+
+// Serves `requests` step by step through `runner`.
+Expected<Generation> Serve(const Model& m, const ParallelConfig& cfg, const std::vector<Request>& requests,
+                           const ServeOptions& serve, StepRunner& runner);
+
+// Serves `requests` on threads, one per rank.
 Expected<Generation> Generate(const Model& m, const Pipeline& plans, const Weights& w,
                               const std::vector<Request>& requests, const ServeOptions& serve,
                               const RunOptions& options);
+// What Generate checks before it serves (the MPI path checks it too).
+Status CheckGenerate(const Model& m, const Pipeline& plans, const Weights& w, const std::vector<Request>& requests,
+                     const RunOptions& options);
 
 // What the reference runs to check a generation: each request's prompt and
 // every token it generated but the last (the tokens fed to the model), as

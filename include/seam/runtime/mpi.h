@@ -21,6 +21,7 @@
 
 #include "seam/runtime/comm.h"
 #include "seam/runtime/exec.h"
+#include "seam/runtime/generate.h"
 #include "seam/runtime/mpi_options.h"
 #include "seam/topology.h"
 
@@ -72,5 +73,12 @@ int CommunicationCalls(const Comm& comm);
 // during the run aborts the job, naming itself.
 Expected<RunOutput> RunPlansOnMpi(const MpiProcess& p, const Model& m, const Pipeline& plans, const Weights& w,
                                   const Batch& b, const RunOptions& options, const MpiOptions& mpi);
+// Serves `requests` (seam/runtime/generate.h) with this process as its rank
+// of the job: its caches kept between steps, every step's rows gathered to
+// every process, so each picks the same tokens and holds the whole
+// generation. A rank that fails ends the job as in RunPlansOnMpi.
+Expected<Generation> GenerateOnMpi(const MpiProcess& p, const Model& m, const Pipeline& plans, const Weights& w,
+                                   const std::vector<Request>& requests, const ServeOptions& serve,
+                                   const RunOptions& options, const MpiOptions& mpi);
 
 }  // namespace seam

@@ -137,8 +137,10 @@ Expected<Generation> Serve(const Model& m, const ParallelConfig& cfg, const std:
   g.ranks.resize(static_cast<size_t>(WorldSize(cfg)));
   for (const std::vector<StepPart>& parts : g.schedule.steps) {
     const Batch b = StepBatch(requests, g.schedule, parts, g.tokens);
+    const auto step_start = std::chrono::steady_clock::now();
     Expected<RunOutput> out = runner.Step(b);
     if (!out) return out.error();
+    g.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count());
     SEAM_CHECK(out->logits.rows() == b.tokens(), "a step gave no logits to pick tokens from");
     for (size_t r = 0; r < out->ranks.size(); ++r) AddStats(g.ranks[r], out->ranks[r]);
     g.peak_cache_bytes = std::max(g.peak_cache_bytes, runner.CacheBytes());

@@ -229,6 +229,34 @@ SEAM_INLINE void OneRow(const Problem& p, const W* w) {
   Release(packed_buffer);
 }
 
+// One row of x against w's K-blocks (GemmBlocks, decode): block b of every
+// output is exactly OneRow's of the block's columns, but each group of NR
+// rows of w is read once, block after block, instead of once a block: the
+// reads run along each row of w rather than jumping a row's length every
+// block's width, which is what keeps one row bound by memory's bandwidth.
+template <int NR, class W>
+SEAM_INLINE void OneRowBlocks(const Problem& p, const W* w, int blocks, float* const* ys) {
+  const int kb = p.k / blocks;
+  const size_t steps = static_cast<size_t>((kb + 7) / 8);
+  thread_local std::vector<float> packed_buffer;
+  float* packed = Scratch(packed_buffer, static_cast<size_t>(blocks) * steps * 8);
+  for (int b = 0; b < blocks; ++b) {
+    PackX(p.x + static_cast<size_t>(b) * static_cast<size_t>(kb), p.ldx, 1, kb, 1,
+          packed + static_cast<size_t>(b) * steps * 8);
+  }
+  float lanes[std::max(NR, 8) * 8];
+  for (int n = 0; n < p.n; n += NR) {
+    const int nr = std::min(NR, p.n - n);
+    for (int b = 0; b < blocks; ++b) {
+      const size_t k0 = static_cast<size_t>(b) * static_cast<size_t>(kb);
+      EdgeTile<1, 1, NR, W>(1, nr, packed + static_cast<size_t>(b) * steps * 8, 8,
+                            w + static_cast<size_t>(n) * p.ldw + k0, p.ldw, kb, true, lanes, NR * 8);
+      ReduceLanes(lanes, nr, ys[b] + n);
+    }
+  }
+  Release(packed_buffer);
+}
+
 // The x86-64 baseline: an element's lanes take two SSE registers, so a 2 x 2
 // tile (8 registers of lanes) fits the 16 registers.
 void RunPortable(const Problem& p) { Blocked<1, 2, 2, 64, 64, 512>(p); }
@@ -245,6 +273,11 @@ void RunPortable(const Problem& p) { Blocked<1, 2, 2, 64, 64, 512>(p); }
   OneRow<6>(p, p.w);
 }
 
+[[gnu::target("avx2"), gnu::noinline]] void RunAvx2OneRowBlocks(const Problem& p, int blocks, float* const* ys) {
+  if (p.wb != nullptr) return OneRowBlocks<6>(p, p.wb, blocks, ys);
+  OneRowBlocks<6>(p, p.w, blocks, ys);
+}
+
 [[gnu::target("avx2")]] void RunAvx2(const Problem& p) {
   if (p.m == 1) return RunAvx2OneRow(p);
   Blocked<1, 3, 3, 96, 48, 512>(p);
@@ -254,6 +287,7 @@ void RunPortable(const Problem& p) { Blocked<1, 2, 2, 64, 64, 512>(p); }
 // tile of 8 rows of x by 5 of w in 20 of the 32 registers.
 [[gnu::target("avx512f")]] void RunAvx512(const Problem& p) { Blocked<2, 4, 5, 96, 100, 512>(p); }
 #else
+void RunAvx2OneRowBlocks(const Problem&, int, float* const*) {}
 void RunAvx2(const Problem&) {}
 void RunAvx512(const Problem&) {}
 #endif
@@ -360,6 +394,25 @@ std::vector<Tensor> GemmBlocks(const Tensor& x, MatrixView w, int blocks) {
   const Path path = BestPath(x.rows());
   std::vector<Tensor> out;
   out.reserve(static_cast<size_t>(blocks));
+  if (x.rows() == 1 && path == Path::kAvx2 && w.rows() > 0) {  // decode: every block in one pass over w
+    std::vector<float*> ys;
+    for (int b = 0; b < blocks; ++b) {
+      out.push_back(Tensor::Uninitialized(1, w.rows()));
+      ys.push_back(out.back().data());
+    }
+    RunAvx2OneRowBlocks({.x = x.data(),
+                         .ldx = static_cast<size_t>(x.cols()),
+                         .w = Floats(w),
+                         .ldw = w.stride(),
+                         .wb = Halves(w),
+                         .y = nullptr,
+                         .ldy = 0,
+                         .m = 1,
+                         .n = w.rows(),
+                         .k = x.cols()},
+                        blocks, ys.data());
+    return out;
+  }
   for (int b = 0; b < blocks; ++b) {
     Tensor y = Tensor::Uninitialized(x.rows(), w.rows());
     const size_t k0 = static_cast<size_t>(b) * static_cast<size_t>(kb);

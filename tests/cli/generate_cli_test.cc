@@ -62,8 +62,6 @@ TEST_F(GenerateCli, TheRequestAndGenerationFlagsRefuseWhatTheyCannotMeanTogether
        "1048576 tokens in all)"},
       {{"--generate", "2", "--backend", "record"},
        "seam: --generate picks each token from the logits a step computes; --backend record computes none"},
-      {{"--generate", "2", "--format", "json"},
-       "seam: --generate prints its report as a table; --format json goes with --matrix --generate"},
       {{"--matrix", "--requests", "3,4"},
        "seam: --matrix splits --tokens into --requests N: give a count, not each request's lengths"},
   };

@@ -430,6 +430,32 @@ TEST(GemmBlocks, EachBlockIsTheGemmOfItsColumns) {
   EXPECT_TRUE(GemmBlocks(x, w, 1).front() == Gemm(x, w));
 }
 
+// One row of x reads each row of w once for every block (decode): each
+// block still gives the contract's bits of its columns, for every edge of
+// the tiles, block widths with and without a K tail, floats and bf16 halves,
+// a whole weight or a window of a wider one.
+TEST(GemmBlocks, OneRowGivesEachBlocksContractBitsInOnePassOverW) {
+  for (int kb : {1, 7, 8, 9, 64, 129}) {
+    for (int blocks : {1, 2, 3, 8}) {
+      const int k = kb * blocks;
+      const HalvesOf wide = Halves(30, k + 3, 60 + static_cast<uint32_t>(k));
+      const Tensor x = Make(1, k, 61 + static_cast<uint32_t>(k));
+      for (int n : {1, 5, 6, 7, 13, 25}) {
+        for (const MatrixView w : {MatrixView(wide.floats).Rows(2, 2 + n).Cols(1, 1 + k),
+                                   wide.view().Rows(2, 2 + n).Cols(1, 1 + k), wide.view().Rows(0, n).Cols(0, k)}) {
+          const std::vector<Tensor> parts = GemmBlocks(x, w, blocks);
+          ASSERT_EQ(parts.size(), size_t(blocks));
+          for (int b = 0; b < blocks; ++b) {
+            const Tensor want = ContractGemm(x.ColRange(b * kb, (b + 1) * kb), w.Cols(b * kb, (b + 1) * kb).Copy());
+            EXPECT_TRUE(parts[size_t(b)] == want) << "kb " << kb << " blocks " << blocks << " n " << n << " block " << b
+                                                  << (w.storage() == Dtype::kBf16 ? " bf16" : " f32");
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(GemmBlocks, TreeSummedEqualsTheSubtreesOfEqualHalves) {
   // Two ranks holding K/2 each: each tree-sums its four blocks, and the sum
   // of the two subtrees is the tree sum of all eight blocks, bit for bit.

@@ -195,6 +195,12 @@ class Checker:
                "the table's totals are the document's")
         moe = self.document("run", ["run", "qwen3-moe", "--matrix", "--format", "json"])
         expect(moe["pairs"], "an MoE matrix reports the pairs that differ by design")
+        generation = self.document("run", ["run", "llama", "--tp", "2", "--attn-dp", "2", "--requests", "5:3,2:4@1",
+                                           "--generate", "2", "--chunk", "2", "--mixed", "--format", "json"])
+        expect(generation["kind"] == "generation" and generation["bit_identical"] is True,
+               "a generation is bit-identical to its teacher-forced reference")
+        expect([len(r["tokens"]) for r in generation["requests"]] == [3, 4], "each request's own output length")
+        expect(generation["fed_tokens"] == 5 + 3 - 1 + 2 + 4 - 1, "every token fed is a row checked")
         record = self.document("run", ["run", "--hf-config", str(self.configs / "kimi-k2.json"), "--layers", "2",
                                        "--tp", "8", "--moe", "a2a", "--backend", "record", "--format", "json"])
         expect(record["backend"] == "record" and record["bit_identical"] is None, "the record backend compares nothing")

@@ -243,6 +243,8 @@ struct RunCheck {
 int RunGeneration(const RunArgs& a, const ParallelConfig& cfg);
 // The requests a generation serves: the batch's prompts, each with its lengths.
 std::vector<Request> RequestsOf(const RunArgs& a, const Batch& b);
+// Each rank's collectives and bytes sent (run.schema.json's rank).
+Json RanksJson(const std::vector<CommStats>& stats);
 // Each rank's collectives and bytes sent, a line each ("  rank N: ...").
 void PrintRanks(const std::vector<CommStats>& ranks);
 // Prints a generation against the teacher-forced reference; returns the exit code.

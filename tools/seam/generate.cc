@@ -69,8 +69,12 @@ namespace {
 
 // How many steps prefilled only, decoded only, or both, and how many times
 // a DP group had nothing to run.
-std::string StepsText(const Schedule& s, const std::vector<Request>& requests, int attn_dp) {
+struct StepCounts {
   int prefill = 0, decode = 0, mixed = 0, idle = 0;
+};
+
+StepCounts CountSteps(const Schedule& s, const std::vector<Request>& requests, int attn_dp) {
+  StepCounts c;
   for (const std::vector<StepPart>& step : s.steps) {
     bool p = false, d = false;
     std::vector<bool> busy(static_cast<size_t>(attn_dp), false);
@@ -79,11 +83,10 @@ std::string StepsText(const Schedule& s, const std::vector<Request>& requests, i
       (prompt ? p : d) = true;
       busy[static_cast<size_t>(s.group[static_cast<size_t>(part.request)])] = true;
     }
-    (p && d ? mixed : p ? prefill : decode) += 1;
-    for (bool b : busy) idle += b ? 0 : 1;
+    (p && d ? c.mixed : p ? c.prefill : c.decode) += 1;
+    for (bool b : busy) c.idle += b ? 0 : 1;
   }
-  return fmt::format("{} steps: {} prefill, {} decode, {} mixed; a DP group idle in {} of them", s.steps.size(),
-                     prefill, decode, mixed, idle);
+  return c;
 }
 
 // Per token fed, in TeacherForced's rows: the token its logits chose, or
@@ -103,6 +106,59 @@ std::string TokensText(const std::vector<int>& tokens) {
   std::string out = fmt::format("{}", fmt::join(tokens.begin(), tokens.begin() + std::min(tokens.size(), kShown), " "));
   if (tokens.size() > kShown) out += fmt::format(" ... ({} in all)", tokens.size());
   return out;
+}
+
+struct Verdict {
+  double max_abs_diff = 0;
+  bool same = false;
+};
+
+// --dump: the teacher-forced sequences, the generation's rows and logits,
+// and each row's greedy choice.
+Status Dump(const RunArgs& a, const PreparedRun& p, const std::vector<Request>& requests, const Generation& g,
+            const Tensor& reference) {
+  return DumpRun(a.dump, p.loaded.model, p.loaded.weights, p.dtype, TeacherForced(requests, g), g.hidden, reference,
+                 {.force = a.force, .logits = &g.logits, .next_ids = NextIds(requests, g)});
+}
+
+// A generation's document (docs/schemas/run.schema.json, kind generation).
+Json GenerationJson(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p,
+                    const std::vector<Request>& requests, const Generation& g, const StepCounts& steps,
+                    const Verdict& v) {
+  const Model& m = p.loaded.model;
+  Json each = Json::array();
+  for (size_t q = 0; q < requests.size(); ++q) {
+    each.push_back({{"prompt", requests[q].prompt.size()},
+                    {"output", requests[q].output},
+                    {"arrival", requests[q].arrival},
+                    {"dp_group", g.schedule.group[q]},
+                    {"tokens", g.tokens[q]}});
+  }
+  return {{"seam_run", 1},
+          {"kind", "generation"},
+          {"model", m.name},
+          {"layers", m.num_layers},
+          {"config", ConfigJson(cfg)},
+          {"configuration", Describe(cfg)},
+          {"dtype", Name(p.dtype)},
+          {"seed", a.seed},
+          {"fused", !a.unfused},
+          {"backend", a.backend == RunBackend::kMpi ? "mpi" : "threads"},
+          {"serving", {{"chunk", a.chunk > 0 ? Json(a.chunk) : Json(nullptr)}, {"mixed", a.mixed}}},
+          {"requests", each},
+          {"steps",
+           {{"count", g.schedule.steps.size()},
+            {"prefill", steps.prefill},
+            {"decode", steps.decode},
+            {"mixed", steps.mixed},
+            {"idle_group_steps", steps.idle}}},
+          {"fed_tokens", g.hidden.rows()},
+          {"max_abs_diff", v.max_abs_diff},
+          {"bit_identical", v.same},
+          {"peak_cache_bytes", g.peak_cache_bytes},
+          {"ranks", RanksJson(g.ranks)},
+          {"seconds", g.seconds},
+          {"dump", a.dump.empty() ? Json(nullptr) : Json(a.dump)}};
 }
 
 }  // namespace
@@ -128,13 +184,22 @@ int ReportGeneration(const RunArgs& a, const ParallelConfig& cfg, const Prepared
   if (Status s = CheckFinite(out, *ref, logits); !s.ok()) return Fail(s.error());
   const bool same = g.hidden == *ref && g.logits == logits;
   const double diff = std::max(MaxAbsDiff(g.hidden, *ref), MaxAbsDiff(g.logits, logits));
+  const StepCounts steps = CountSteps(g.schedule, requests, cfg.attn_dp);
+  if (a.json) {
+    if (!a.dump.empty()) {  // a document on stdout is a run that finished
+      if (Status s = Dump(a, p, requests, g, *ref); !s.ok()) return Fail(s.error());
+    }
+    PrintJson(GenerationJson(a, cfg, p, requests, g, steps, Verdict{diff, same}));
+    return same ? kOk : kFailedCheck;
+  }
   std::cout << fmt::format("{}  {}  {} requests, {} prompt tokens  dtype={}  backend={}\n",
                            ModelLabel(m.name, m.hidden), Describe(cfg), requests.size(), p.batch.tokens(),
                            Name(p.dtype), backend);
   std::cout << fmt::format("serving: {}{}\n",
                            a.chunk > 0 ? fmt::format("chunks of {} tokens", a.chunk) : "whole prompts",
                            a.mixed ? ", prefill and decode mixed" : ", prefill before decode");
-  std::cout << StepsText(g.schedule, requests, cfg.attn_dp) << "\n";
+  std::cout << fmt::format("{} steps: {} prefill, {} decode, {} mixed; a DP group idle in {} of them\n",
+                           g.schedule.steps.size(), steps.prefill, steps.decode, steps.mixed, steps.idle);
   for (size_t q = 0; q < requests.size(); ++q) {
     std::cout << fmt::format("  request {}: prompt {}, arrives at step {}, DP group {}: {}\n", q,
                              requests[q].prompt.size(), requests[q].arrival, g.schedule.group[q],
@@ -148,11 +213,7 @@ int ReportGeneration(const RunArgs& a, const ParallelConfig& cfg, const Prepared
   PrintRanks(g.ranks);
   std::cout << fmt::format("time: {:.1f} ms on {} ranks\n", g.seconds * 1e3, g.ranks.size());
   if (!a.dump.empty()) {
-    if (Status s = DumpRun(a.dump, m, p.loaded.weights, p.dtype, TeacherForced(requests, g), g.hidden, *ref,
-                           {.force = a.force, .logits = &g.logits, .next_ids = NextIds(requests, g)});
-        !s.ok()) {
-      return Fail(s.error());
-    }
+    if (Status s = Dump(a, p, requests, g, *ref); !s.ok()) return Fail(s.error());
     std::cout << "dumped to " << a.dump << "\n";
   }
   return same ? kOk : kFailedCheck;

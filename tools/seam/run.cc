@@ -104,10 +104,12 @@ Expected<LoadedModel> ModelFor(const RunArgs& a, const ParallelConfig* cfg) {
   return LoadedModel{model, *std::move(w), a.dtype};
 }
 
-Json RanksJson(const RunOutput& out) {
+}  // namespace
+
+Json RanksJson(const std::vector<CommStats>& stats) {
   Json ranks = Json::array();
-  for (size_t r = 0; r < out.ranks.size(); ++r) {
-    const CommStats& s = out.ranks[r];
+  for (size_t r = 0; r < stats.size(); ++r) {
+    const CommStats& s = stats[r];
     Json ops = Json::array();
     for (const auto& [kind, op] : s.ops) {
       ops.push_back({{"op", Name(kind)}, {"calls", op.calls}, {"bytes_sent", BytesSent(op.elements_sent)}});
@@ -117,6 +119,8 @@ Json RanksJson(const RunOutput& out) {
   }
   return ranks;
 }
+
+namespace {
 
 std::string_view BackendName(RunBackend b) {
   switch (b) {
@@ -154,7 +158,7 @@ Json RunJson(const RunArgs& a, const ParallelConfig& cfg, const PreparedRun& p, 
           {"backend", BackendName(a.backend)},
           {"mpi_mode",
            a.backend == RunBackend::kMpi ? Json(Name(a.mpi_mode.value_or(MpiMode::kCanonical))) : Json(nullptr)},
-          {"ranks", RanksJson(out)},
+          {"ranks", RanksJson(out.ranks)},
           {"max_abs_diff", v ? Json(v->max_abs_diff) : Json(nullptr)},
           {"bit_identical", v ? Json(v->same) : Json(nullptr)},
           {"tolerance", tolerant ? Json(check.tolerance) : Json(nullptr)},
@@ -430,9 +434,6 @@ Status CheckRequestFlags(const RunArgs& a) {
   if (a.generate > 0 && a.backend == RunBackend::kRecord) {
     return InvalidArgument(
         "--generate picks each token from the logits a step computes; --backend record computes none");
-  }
-  if (a.generate > 0 && a.json && !a.matrix) {
-    return InvalidArgument("--generate prints its report as a table; --format json goes with --matrix --generate");
   }
   return Status::Ok();
 }

@@ -63,8 +63,9 @@ struct Generation {
   // hidden state and its logits, from the step that ran it.
   Tensor hidden;
   Tensor logits;
-  std::vector<CommStats> ranks;  // per global rank, over every step
-  int64_t peak_cache_bytes = 0;  // the most every rank's caches held at once, together
+  std::vector<CommStats> ranks;      // per global rank, over every step
+  int64_t peak_cache_bytes = 0;      // the most every rank's caches held at once, together
+  std::vector<double> step_seconds;  // each step's wall time, its ranks together
   double seconds = 0;
 };
 

@@ -44,9 +44,11 @@ int64_t GenerationCacheBytes(const Model& m, const ParallelConfig& cfg, Generati
     per_token += row.per_token;
     per_sequence += row.per_sequence;
   }
-  // Each DP group's attention-TP ranks hold its requests' caches.
-  const double bytes = cfg.attn_tp() * (per_token * static_cast<double>(generation.fed) +
-                                        per_sequence * static_cast<double>(generation.requests));
+  // Each DP group's attention-TP ranks hold its requests' caches; the
+  // generation keeps every token's final hidden state and logits.
+  const double fed = static_cast<double>(generation.fed);
+  const double bytes = cfg.attn_tp() * (per_token * fed + per_sequence * static_cast<double>(generation.requests)) +
+                       fed * (m.hidden + m.dims->vocab) * kBytes;
   return static_cast<int64_t>(bytes);
 }
 
@@ -85,7 +87,8 @@ Status CheckRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dty
     }
   }
   const std::string fits = lo > 0 ? fmt::format("--layers {} fits", lo) : "no layer count fits";
-  const std::string cache = e->cache > 0 ? fmt::format(", the generation's caches {}", SizeText(e->cache)) : "";
+  const std::string cache =
+      e->cache > 0 ? fmt::format(", the generation's caches and outputs {}", SizeText(e->cache)) : "";
   return InvalidArgument(
       fmt::format("the run needs about {} (weights {}, working buffers {}{}, allocator {}) but the memory limit is {} "
                   "({}); {}, and --backend record counts the plan without weights",

@@ -85,11 +85,12 @@ TEST_F(GenerateCli, AGenerationPastTheMemoryLimitIsRefusedCountingItsCaches) {
   // 2999 tokens fed, each 1 KiB of cache (4 layers, K and V of 2 heads of 16, fp32).
   const Result r = Run({"run", "llama", "--requests", "2000:1000", "--generate", "1", "--max-memory", "30M"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("the generation's caches 2.9 MiB"), std::string::npos) << r.err;
+  // And every token's hidden state (64 floats) and logits (256): 3.7 MiB.
+  EXPECT_NE(r.err.find("the generation's caches and outputs 6.6 MiB"), std::string::npos) << r.err;
 }
 
 TEST_F(GenerateCli, TheMatrixGeneratesOverEveryConfigurationAndSaysSoInJson) {
-  const Result r = Run({"run", "qwen3-next", "--matrix", "--generate", "3", "--chunk", "2", "--mixed", "--tokens", "6",
+  const Result r = Run({"run", "llama", "--matrix", "--generate", "3", "--chunk", "2", "--mixed", "--tokens", "6",
                         "--requests", "2", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json doc = nlohmann::json::parse(r.out);

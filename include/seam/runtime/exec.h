@@ -39,7 +39,7 @@ Status CheckRunnable(const Model& m, const ParallelConfig& cfg);
 struct MemoryEstimate {
   int64_t weights = 0;
   int64_t activations = 0;  // working buffers, live and kept for reuse
-  int64_t cache = 0;        // a generation's caches on every rank (GenerationCacheBytes)
+  int64_t cache = 0;        // a generation's caches and outputs (GenerationCacheBytes)
   int64_t overhead() const { return (weights + activations + cache) / 16; }
   int64_t total() const { return weights + activations + cache + overhead(); }
 };
@@ -51,7 +51,8 @@ struct GenerationSize {
 };
 Expected<MemoryEstimate> EstimateRunMemory(const Model& m, const ParallelConfig& cfg, int tokens, Dtype d,
                                            GenerationSize generation = {});
-// What every rank's caches hold at most in a generation: per attention stage each attention-TP rank's KV heads (or
+// What a generation holds beyond a forward pass: every token's final hidden
+// state and logits, and at most, every rank's caches: per attention stage each attention-TP rank's KV heads (or
 // MLA's latent) for each token of its DP group's requests, per mixer its
 // conv window and state for each request, as fp32 (the cost model's
 // CacheOf at 4 bytes an element).

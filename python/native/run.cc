@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <cstring>
 
 #include "compare.h"
@@ -12,6 +13,7 @@
 #include "seam/checked.h"
 #include "seam/limits.h"
 #include "seam/runtime/exec.h"
+#include "seam/runtime/generate.h"
 
 namespace py = pybind11;
 
@@ -26,12 +28,29 @@ struct RunArgs {
   double timeout = 60;       // seconds a rank waits for another
   int64_t max_memory = 0;    // bytes the run may take; 0: what the system has available
   double max_seconds = 600;  // the attention it may compute, in estimated seconds
+  // seam.generate: each request's (prompt, output, arrival), or none to
+  // split `tokens` into `requests` each generating `generate`.
+  std::vector<std::array<int, 3>> lengths;
+  int generate = 0;
+  int chunk = 0;
+  bool mixed = false;
 };
 
 py::array_t<float> ArrayOf(const Tensor& t) {
   py::array_t<float> a({t.rows(), t.cols()});
   if (t.size() > 0) std::memcpy(a.mutable_data(), t.data(), t.size() * sizeof(float));
   return a;
+}
+
+py::list RanksOf(const std::vector<CommStats>& stats) {
+  py::list ranks;
+  for (const CommStats& s : stats) {
+    py::dict r;
+    r["collectives"] = s.calls();
+    r["bytes_sent"] = BytesSent(s.elements_sent());
+    ranks.append(r);
+  }
+  return ranks;
 }
 
 struct Finished {
@@ -65,13 +84,7 @@ py::dict RunModel(const std::string& model, const std::string& hf_config, int la
   }();
   const Finished& f = Take(std::move(done));
   Check(CheckFinite(f.out, f.reference, f.reference_logits));
-  py::list ranks;
-  for (const CommStats& s : f.out.ranks) {
-    py::dict r;
-    r["collectives"] = s.calls();
-    r["bytes_sent"] = BytesSent(s.elements_sent());
-    ranks.append(r);
-  }
+  py::list ranks = RanksOf(f.out.ranks);
   py::dict d;
   d["hidden"] = ArrayOf(f.out.hidden);
   d["logits"] = ArrayOf(f.out.logits);
@@ -80,6 +93,83 @@ py::dict RunModel(const std::string& model, const std::string& hf_config, int la
   d["identical"] = f.out.hidden == f.reference && f.out.logits == f.reference_logits;
   d["seconds"] = f.out.seconds;
   d["ranks"] = ranks;
+  d["dtype"] = a.dtype;
+  return d;
+}
+
+// The requests to serve: each given length, or `tokens` split at random.
+std::vector<Request> RequestsOf(const RunArgs& a, int vocab) {
+  if (a.lengths.empty()) {
+    const Batch b = Take(RandomBatch(a.tokens, a.requests, vocab, a.seed));
+    std::vector<Request> out;
+    for (const auto& prompt : b.requests) out.push_back({prompt, a.generate, 0});
+    return out;
+  }
+  std::vector<int> prompts;
+  for (const auto& [prompt, output, arrival] : a.lengths) prompts.push_back(prompt);
+  const Batch b = Take(RandomPrompts(prompts, vocab, a.seed));
+  std::vector<Request> out;
+  for (size_t i = 0; i < a.lengths.size(); ++i) {
+    const auto& [prompt, output, arrival] = a.lengths[i];
+    out.push_back({b.requests[i], output > 0 ? output : a.generate, arrival});
+  }
+  return out;
+}
+
+struct Served {
+  Generation g;
+  Tensor reference;
+  Tensor reference_logits;
+};
+
+py::dict GenerateModel(const std::string& model, const std::string& hf_config, int layers, const py::dict& knobs,
+                       const RunArgs& a) {
+  CheckSeconds("timeout", a.timeout);
+  CheckSeconds("max_seconds", a.max_seconds);
+  const ParallelConfig cfg = ConfigOf(knobs);
+  const Dtype dtype = TakeArg("dtype", ParseDtype(a.dtype));
+  const Model m = ModelOf(model, hf_config, layers);
+  Check(CheckRunnable(m, cfg));
+  const std::vector<Request> requests = RequestsOf(a, m.dims->vocab);
+  // What the run feeds, for the estimates: every prompt and generated token.
+  Batch fed;
+  int prompts = 0;
+  for (const Request& r : requests) {
+    prompts += static_cast<int>(r.prompt.size());
+    fed.requests.push_back(std::vector<int>(r.prompt.size() + static_cast<size_t>(std::max(r.output, 1) - 1), 0));
+  }
+  Check(CheckRunMemory(m, cfg, prompts, dtype, RunMemoryLimit(a.max_memory),
+                       {.fed = fed.tokens(), .requests = static_cast<int64_t>(requests.size())}));
+  Check(CheckRunSeconds(m, fed, a.max_seconds));
+  const Pipeline plans = Take(BindPipelineChecked(m, cfg));
+  Expected<Served> done = [&]() -> Expected<Served> {
+    py::gil_scoped_release unlocked;
+    SEAM_ASSIGN_OR_RETURN(const Weights w, GenerateWeights(m, a.seed, dtype));
+    SEAM_ASSIGN_OR_RETURN(Generation g, Generate(m, plans, w, requests, {.chunk = a.chunk, .mixed = a.mixed},
+                                                 {.dtype = dtype, .timeout_seconds = a.timeout}));
+    SEAM_ASSIGN_OR_RETURN(Tensor ref, RunReference(m, w, TeacherForced(requests, g), NumericsOf(cfg, dtype)));
+    Tensor logits = ReferenceLogits(ref, w, dtype);
+    return Served{std::move(g), std::move(ref), std::move(logits)};
+  }();
+  const Served& s = Take(std::move(done));
+  Check(CheckFinite({.hidden = s.g.hidden, .logits = s.g.logits}, s.reference, s.reference_logits));
+  py::list tokens, groups;
+  for (size_t q = 0; q < requests.size(); ++q) {
+    tokens.append(py::tuple(py::cast(s.g.tokens[q])));
+    groups.append(s.g.schedule.group[q]);
+  }
+  py::dict d;
+  d["tokens"] = tokens;
+  d["groups"] = groups;
+  d["hidden"] = ArrayOf(s.g.hidden);
+  d["logits"] = ArrayOf(s.g.logits);
+  d["reference"] = ArrayOf(s.reference);
+  d["reference_logits"] = ArrayOf(s.reference_logits);
+  d["identical"] = s.g.hidden == s.reference && s.g.logits == s.reference_logits;
+  d["steps"] = s.g.schedule.steps.size();
+  d["peak_cache_bytes"] = s.g.peak_cache_bytes;
+  d["seconds"] = s.g.seconds;
+  d["ranks"] = RanksOf(s.g.ranks);
   d["dtype"] = a.dtype;
   return d;
 }
@@ -95,9 +185,15 @@ void AddRun(py::module_& m) {
       .def_readwrite("seed", &RunArgs::seed)
       .def_readwrite("timeout", &RunArgs::timeout)
       .def_readwrite("max_memory", &RunArgs::max_memory)
-      .def_readwrite("max_seconds", &RunArgs::max_seconds);
+      .def_readwrite("max_seconds", &RunArgs::max_seconds)
+      .def_readwrite("lengths", &RunArgs::lengths)
+      .def_readwrite("generate", &RunArgs::generate)
+      .def_readwrite("chunk", &RunArgs::chunk)
+      .def_readwrite("mixed", &RunArgs::mixed);
   m.def("run", &RunModel, py::arg("model"), py::arg("hf_config"), py::arg("layers"), py::arg("config"), py::arg("args"),
         "Runs the model's plans on threads and its unsharded reference.");
+  m.def("generate", &GenerateModel, py::arg("model"), py::arg("hf_config"), py::arg("layers"), py::arg("config"),
+        py::arg("args"), "Serves requests on threads and runs the teacher-forced reference.");
 }
 
 }  // namespace seam::python

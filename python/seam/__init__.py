@@ -34,7 +34,7 @@ __version__: str = _seam.__version__
 __all__ = [
     "__version__", "models", "Model", "plan", "plan_for_engine", "load", "verify", "diff", "PlanDiff", "Difference",
     "BytesChange", "compare", "compare_for_engine", "Comparison", "Candidate", "EngineRank", "Targets", "run",
-    "RunResult",
+    "RunResult", "generate", "Generation",
     "Plan", "Rank", "Line", "Stage", "Step", "End", "Boundary", "ValueFacts", "Config", "EngineReading", "Error",
     "BadInput", "CheckFailed", "Deadline", "InternalError",
 ]
@@ -565,3 +565,80 @@ def run(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_
     return RunResult(hidden=d["hidden"], reference=d["reference"], logits=d["logits"],
                      reference_logits=d["reference_logits"], identical=d["identical"], seconds=d["seconds"],
                      ranks=tuple(d["ranks"]), dtype=d["dtype"])
+
+
+@_dataclass(frozen=True)
+class Generation:
+    """A generation's tokens and outputs, and its teacher-forced reference's.
+    ``tokens`` holds each request's generated tokens; ``groups`` the
+    attention-DP group that served each. ``hidden``, ``logits``,
+    ``reference`` and ``reference_logits`` are numpy float32 arrays of one row
+    per token fed (each request's prompt, then each generated token but the
+    last, request after request). ``identical`` is true when the generation
+    and its reference agree bit for bit."""
+
+    tokens: tuple[tuple[int, ...], ...]
+    groups: tuple[int, ...]
+    hidden: _Any
+    logits: _Any
+    reference: _Any
+    reference_logits: _Any
+    identical: bool
+    steps: int
+    peak_cache_bytes: int
+    seconds: float
+    ranks: tuple[_Mapping[str, int], ...]
+    dtype: str
+
+
+def generate(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_tp: int | None = None,
+             ep: int | None = None, moe: str = "tp", reduction: str = "ar", input_scattered: bool = False,
+             dp_lm_head: bool = False, pp: int | None = None, pp_split: _Sequence[int] | None = None,
+             layers: int | None = None, requests: int | _Sequence[_Sequence[int]] = 4, tokens: int = 32,
+             output: int = 16, chunk: int | None = None, mixed: bool = False, dtype: str = "fp32",
+             seed: int = 1, timeout: float = 60, max_memory: int = 0, max_seconds: float = 600) -> Generation:
+    """Serves requests as ``seam run --generate`` does: each prompt prefilled
+    (in chunks of ``chunk`` tokens), then ``output`` tokens decoded
+    greedily, one a step (``mixed``: prefill chunks and decode tokens in the
+    same step), on one thread per rank; and the unsharded reference over the
+    final sequences. ``requests`` is a count that ``tokens`` prompt tokens
+    are split into, or each request's ``(prompt, output)`` or
+    ``(prompt, output, arrival)`` lengths. Refuses (BadInput) what
+    ``seam run`` refuses; raises :class:`CheckFailed` when an output holds a
+    NaN or an infinity."""
+    cfg = _config(locals())
+    name, config = _model_args(model)
+    a = _seam.RunArgs()
+    if isinstance(requests, int) and not isinstance(requests, bool):
+        a.tokens, a.requests = _args.integer("tokens", tokens, 1), _args.integer("requests", requests, 1)
+    elif isinstance(requests, (list, tuple)) and requests:
+        lengths = []
+        for i, r in enumerate(requests):
+            if not isinstance(r, (list, tuple)) or len(r) not in (2, 3):
+                raise BadInput(f"requests[{i}]={r!r} must be (prompt, output) or (prompt, output, arrival)")
+            prompt = _args.integer(f"requests[{i}] prompt", r[0], 1)
+            output = _args.integer(f"requests[{i}] output", r[1], 1)
+            arrival = _args.integer(f"requests[{i}] arrival", r[2], 0) if len(r) == 3 else 0
+            lengths.append((prompt, output, arrival))
+        a.lengths = lengths
+    else:
+        raise BadInput(f"requests={requests!r} must be a count or a non-empty list of (prompt, output[, arrival])")
+    a.generate = _args.integer("output", output, 1)
+    a.chunk = 0 if chunk is None else _args.integer("chunk", chunk, 1)
+    if not isinstance(mixed, bool):
+        raise BadInput(f"mixed={mixed!r} must be a bool")
+    a.mixed = mixed
+    a.dtype = _args.text("dtype", dtype)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+        raise BadInput(f"seed={seed!r} must be an int in [0, 2**64)")
+    a.seed = seed
+    a.timeout, a.max_seconds = _args.seconds("timeout", timeout), _args.seconds("max_seconds", max_seconds)
+    if isinstance(max_memory, bool) or not isinstance(max_memory, int) or not 0 <= max_memory < 1 << 63:
+        raise BadInput(f"max_memory={max_memory!r} must be an int of bytes in [0, 2**63)")
+    a.max_memory = max_memory
+    n = 0 if layers is None else _args.integer("layers", layers, 1)
+    d = _seam.generate(name, config, n, cfg, a)
+    return Generation(tokens=tuple(d["tokens"]), groups=tuple(d["groups"]), hidden=d["hidden"], logits=d["logits"],
+                      reference=d["reference"], reference_logits=d["reference_logits"], identical=d["identical"],
+                      steps=d["steps"], peak_cache_bytes=d["peak_cache_bytes"], seconds=d["seconds"],
+                      ranks=tuple(d["ranks"]), dtype=d["dtype"])

@@ -40,6 +40,20 @@ Expected<Batch> RandomBatch(int tokens, int requests, int vocab, uint64_t seed) 
   return b;
 }
 
+Expected<Batch> RandomPrompts(const std::vector<int>& lengths, int vocab, uint64_t seed) {
+  if (vocab < 1) return InvalidArgument(fmt::format("a vocabulary of {} tokens", vocab));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> id(0, vocab - 1);
+  Batch b;
+  for (int length : lengths) {
+    if (length < 1) return InvalidArgument(fmt::format("a prompt of {} tokens", length));
+    std::vector<int> ids(static_cast<size_t>(length));
+    for (int& t : ids) t = id(rng);
+    b.requests.push_back(std::move(ids));
+  }
+  return b;
+}
+
 RequestPlace Batch::PlaceOf(size_t request, int attn_dp) const {
   if (!places.empty()) return places[request];
   return {static_cast<int>(request), 0, static_cast<int>(request % static_cast<size_t>(attn_dp))};

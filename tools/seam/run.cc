@@ -42,15 +42,9 @@ GenerationSize GenerationSizeOf(const RunArgs& a) {
 // prompt length; ids uniform below the vocabulary, from the seed.
 Expected<Batch> BatchOf(const RunArgs& a, int vocab) {
   if (a.lengths.empty()) return RandomBatch(a.tokens, a.requests, vocab, a.seed);
-  std::mt19937_64 rng(a.seed);
-  std::uniform_int_distribution<int> id(0, vocab - 1);
-  Batch b;
-  for (const RequestLengths& l : a.lengths) {
-    std::vector<int> ids(static_cast<size_t>(l.prompt));
-    for (int& t : ids) t = id(rng);
-    b.requests.push_back(std::move(ids));
-  }
-  return b;
+  std::vector<int> prompts;
+  for (const RequestLengths& l : a.lengths) prompts.push_back(l.prompt);
+  return RandomPrompts(prompts, vocab, a.seed);
 }
 
 // What attention runs over: the batch, or with --generate each request as

@@ -42,6 +42,9 @@ struct Batch {
 // token each, ids uniform below `vocab`; deterministic in `seed`.
 Expected<Batch> RandomBatch(int tokens, int requests, int vocab, uint64_t seed);
 
+// One request a length, ids uniform below `vocab`; deterministic in `seed`.
+Expected<Batch> RandomPrompts(const std::vector<int>& lengths, int vocab, uint64_t seed);
+
 struct BatchLayout {
   int tokens = 0;
   std::vector<int> group_offset;  // per DP group: its first row

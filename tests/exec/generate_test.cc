@@ -152,6 +152,24 @@ TEST(Generate, ARequestsTokensAreTheSameBitsWhateverItIsBatchedWith) {
   }
 }
 
+// Every layer's output for every token: the model cut after each of its
+// layers (the same weights, which come from their names) generates, and
+// each token's state after that layer (through the final norm) and its
+// logits equal the cut reference's, bit for bit.
+TEST(Generate, EveryLayersOutputForEveryTokenEqualsTheTeacherForcedReference) {
+  for (const std::string family : {"llama", "deepseek-v2-lite", "nemotron-h", "qwen3-next"}) {
+    const Model whole = CatalogueModel(family).value();
+    for (int layers = 1; layers <= whole.num_layers; ++layers) {
+      Model m = whole;
+      m.num_layers = layers;
+      const Weights w = MustWeights(m, Dtype::kBf16);
+      const Served s = Serve(m, {.tp = 2, .attn_dp = 2}, w, {Of(6, 4), Of(3, 5, 1, 9), Of(8, 2, 2, 4)},
+                             {.chunk = 3, .mixed = true}, Dtype::kBf16);
+      ExpectTeacherForced(s, family + " cut after layer " + std::to_string(layers));
+    }
+  }
+}
+
 // The memory estimate's caches are what the ranks hold at the last step of
 // requests that arrive together and end together: GQA's KV heads a rank
 // holds (one, replicated, past the KV heads), MLA's latent whole on every

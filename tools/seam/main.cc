@@ -82,9 +82,9 @@ int main(int argc, char** argv) {
   CLI::Option* generate = AddCount(*run_cmd, "--generate", run.generate, 1, kMaxTokens,
                                    "prefill each request, then decode N tokens greedily, every token checked against "
                                    "the reference's pass over the final sequence");
-  AddCount(*run_cmd, "--chunk", run.chunk, 1, kMaxTokens, "with --generate: prefill at most N prompt tokens a step")
+  AddCount(*run_cmd, "--chunk", run.chunk, 1, kMaxTokens, "prefill at most N prompt tokens a step")
       ->needs(generate);
-  run_cmd->add_flag("--mixed", run.mixed, "with --generate: prefill chunks and decode tokens in the same step")
+  run_cmd->add_flag("--mixed", run.mixed, "prefill chunks and decode tokens in the same step")
       ->needs(generate);
 
   CLI::Option* dtype =

@@ -59,13 +59,21 @@ struct Finished {
   Tensor reference_logits;
 };
 
-py::dict RunModel(const std::string& model, const std::string& hf_config, int layers, const py::dict& knobs,
-                  const RunArgs& a) {
+// The sizes and limits of a run, checked as the command line checks its flags.
+void CheckArgs(const RunArgs& a) {
   for (const auto& [name, v] : {std::pair{"tokens", a.tokens}, {"requests", a.requests}}) {
     if (v < 1 || v > kMaxTokens) Raise(InvalidArgument(fmt::format("{}={} is not in [1, {}]", name, v, kMaxTokens)));
   }
+  int64_t total = 0;
+  for (const auto& [prompt, output, arrival] : a.lengths) total += int64_t{prompt} + output;
+  if (total > kMaxTokens) Raise(InvalidArgument(fmt::format("requests of more than {} tokens in all", kMaxTokens)));
   CheckSeconds("timeout", a.timeout);
   CheckSeconds("max_seconds", a.max_seconds);
+}
+
+py::dict RunModel(const std::string& model, const std::string& hf_config, int layers, const py::dict& knobs,
+                  const RunArgs& a) {
+  CheckArgs(a);
   const ParallelConfig cfg = ConfigOf(knobs);
   const Dtype dtype = TakeArg("dtype", ParseDtype(a.dtype));
   const Model m = ModelOf(model, hf_config, layers);
@@ -124,8 +132,7 @@ struct Served {
 
 py::dict GenerateModel(const std::string& model, const std::string& hf_config, int layers, const py::dict& knobs,
                        const RunArgs& a) {
-  CheckSeconds("timeout", a.timeout);
-  CheckSeconds("max_seconds", a.max_seconds);
+  CheckArgs(a);
   const ParallelConfig cfg = ConfigOf(knobs);
   const Dtype dtype = TakeArg("dtype", ParseDtype(a.dtype));
   const Model m = ModelOf(model, hf_config, layers);

@@ -536,6 +536,19 @@ class RunResult:
     dtype: str
 
 
+def _run_limits(a: _Any, dtype: str, seed: int, timeout: float, max_memory: int, max_seconds: float) -> None:
+    """The dtype, seed and limits a run and a generation share, checked as
+    their flags are."""
+    a.dtype = _args.text("dtype", dtype)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+        raise BadInput(f"seed={seed!r} must be an int in [0, 2**64)")
+    a.seed = seed
+    a.timeout, a.max_seconds = _args.seconds("timeout", timeout), _args.seconds("max_seconds", max_seconds)
+    if isinstance(max_memory, bool) or not isinstance(max_memory, int) or not 0 <= max_memory < 1 << 63:
+        raise BadInput(f"max_memory={max_memory!r} must be an int of bytes in [0, 2**63)")
+    a.max_memory = max_memory
+
+
 def run(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_tp: int | None = None,
         ep: int | None = None, moe: str = "tp", reduction: str = "ar", input_scattered: bool = False,
         dp_lm_head: bool = False, pp: int | None = None, pp_split: _Sequence[int] | None = None,
@@ -552,14 +565,7 @@ def run(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_
     name, config = _model_args(model)
     a = _seam.RunArgs()
     a.tokens, a.requests = _args.integer("tokens", tokens, 1), _args.integer("requests", requests, 1)
-    a.dtype = _args.text("dtype", dtype)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
-        raise BadInput(f"seed={seed!r} must be an int in [0, 2**64)")
-    a.seed = seed
-    a.timeout, a.max_seconds = _args.seconds("timeout", timeout), _args.seconds("max_seconds", max_seconds)
-    if isinstance(max_memory, bool) or not isinstance(max_memory, int) or not 0 <= max_memory < 1 << 63:
-        raise BadInput(f"max_memory={max_memory!r} must be an int of bytes in [0, 2**63)")
-    a.max_memory = max_memory
+    _run_limits(a, dtype, seed, timeout, max_memory, max_seconds)
     n = 0 if layers is None else _args.integer("layers", layers, 1)
     d = _seam.run(name, config, n, cfg, a)
     return RunResult(hidden=d["hidden"], reference=d["reference"], logits=d["logits"],
@@ -628,14 +634,7 @@ def generate(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, d
     if not isinstance(mixed, bool):
         raise BadInput(f"mixed={mixed!r} must be a bool")
     a.mixed = mixed
-    a.dtype = _args.text("dtype", dtype)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
-        raise BadInput(f"seed={seed!r} must be an int in [0, 2**64)")
-    a.seed = seed
-    a.timeout, a.max_seconds = _args.seconds("timeout", timeout), _args.seconds("max_seconds", max_seconds)
-    if isinstance(max_memory, bool) or not isinstance(max_memory, int) or not 0 <= max_memory < 1 << 63:
-        raise BadInput(f"max_memory={max_memory!r} must be an int of bytes in [0, 2**63)")
-    a.max_memory = max_memory
+    _run_limits(a, dtype, seed, timeout, max_memory, max_seconds)
     n = 0 if layers is None else _args.integer("layers", layers, 1)
     d = _seam.generate(name, config, n, cfg, a)
     return Generation(tokens=tuple(d["tokens"]), groups=tuple(d["groups"]), hidden=d["hidden"], logits=d["logits"],

@@ -54,6 +54,7 @@ def test_a_request_gets_the_same_tokens_whatever_else_is_served():
     (dict(output=0), "output"),
     (dict(chunk=0), "chunk"),
     (dict(mixed="yes"), "mixed='yes' must be a bool"),
+    (dict(requests=[(1048576, 1)]), "requests of more than 1048576 tokens in all"),
 ])
 def test_bad_arguments_are_bad_input(kw, message):
     with pytest.raises(seam.BadInput, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):

@@ -82,10 +82,8 @@ int main(int argc, char** argv) {
   CLI::Option* generate = AddCount(*run_cmd, "--generate", run.generate, 1, kMaxTokens,
                                    "prefill each request, then decode N tokens greedily, every token checked against "
                                    "the reference's pass over the final sequence");
-  AddCount(*run_cmd, "--chunk", run.chunk, 1, kMaxTokens, "prefill at most N prompt tokens a step")
-      ->needs(generate);
-  run_cmd->add_flag("--mixed", run.mixed, "prefill chunks and decode tokens in the same step")
-      ->needs(generate);
+  AddCount(*run_cmd, "--chunk", run.chunk, 1, kMaxTokens, "prefill at most N prompt tokens a step")->needs(generate);
+  run_cmd->add_flag("--mixed", run.mixed, "prefill chunks and decode tokens in the same step")->needs(generate);
 
   CLI::Option* dtype =
       AddParsed(*run_cmd, "--dtype", run.dtype, seam::ParseDtype, "storage dtype: fp32 or bf16")->default_str("fp32");

@@ -71,13 +71,28 @@ void CheckArgs(const RunArgs& a) {
   CheckSeconds("max_seconds", a.max_seconds);
 }
 
+// What a run and a generation start from: the arguments checked, the
+// configuration, the dtype and a model that can run it.
+struct Setup {
+  ParallelConfig cfg;
+  Dtype dtype;
+  Model m;
+};
+
+Setup SetUp(const std::string& model, const std::string& hf_config, int layers, const py::dict& knobs,
+            const RunArgs& a) {
+  CheckArgs(a);
+  Setup s{ConfigOf(knobs), TakeArg("dtype", ParseDtype(a.dtype)), ModelOf(model, hf_config, layers)};
+  Check(CheckRunnable(s.m, s.cfg));
+  return s;
+}
+
 py::dict RunModel(const std::string& model, const std::string& hf_config, int layers, const py::dict& knobs,
                   const RunArgs& a) {
-  CheckArgs(a);
-  const ParallelConfig cfg = ConfigOf(knobs);
-  const Dtype dtype = TakeArg("dtype", ParseDtype(a.dtype));
-  const Model m = ModelOf(model, hf_config, layers);
-  Check(CheckRunnable(m, cfg));
+  const Setup setup = SetUp(model, hf_config, layers, knobs, a);
+  const ParallelConfig& cfg = setup.cfg;
+  const Dtype dtype = setup.dtype;
+  const Model& m = setup.m;
   Check(CheckRunMemory(m, cfg, a.tokens, dtype, RunMemoryLimit(a.max_memory)));
   const Pipeline plans = Take(BindPipelineChecked(m, cfg));
   const Batch batch = Take(RandomBatch(a.tokens, a.requests, m.dims->vocab, a.seed));
@@ -132,22 +147,15 @@ struct Served {
 
 py::dict GenerateModel(const std::string& model, const std::string& hf_config, int layers, const py::dict& knobs,
                        const RunArgs& a) {
-  CheckArgs(a);
-  const ParallelConfig cfg = ConfigOf(knobs);
-  const Dtype dtype = TakeArg("dtype", ParseDtype(a.dtype));
-  const Model m = ModelOf(model, hf_config, layers);
-  Check(CheckRunnable(m, cfg));
+  const Setup setup = SetUp(model, hf_config, layers, knobs, a);
+  const ParallelConfig& cfg = setup.cfg;
+  const Dtype dtype = setup.dtype;
+  const Model& m = setup.m;
   const std::vector<Request> requests = RequestsOf(a, m.dims->vocab);
-  // What the run feeds, for the estimates: every prompt and generated token.
-  Batch fed;
   int prompts = 0;
-  for (const Request& r : requests) {
-    prompts += static_cast<int>(r.prompt.size());
-    fed.requests.push_back(std::vector<int>(r.prompt.size() + static_cast<size_t>(std::max(r.output, 1) - 1), 0));
-  }
-  Check(CheckRunMemory(m, cfg, prompts, dtype, RunMemoryLimit(a.max_memory),
-                       {.fed = fed.tokens(), .requests = static_cast<int64_t>(requests.size())}));
-  Check(CheckRunSeconds(m, fed, a.max_seconds));
+  for (const Request& r : requests) prompts += static_cast<int>(r.prompt.size());
+  Check(CheckRunMemory(m, cfg, prompts, dtype, RunMemoryLimit(a.max_memory), SizeOf(requests)));
+  Check(CheckRunSeconds(m, FedShape(requests), a.max_seconds));
   const Pipeline plans = Take(BindPipelineChecked(m, cfg));
   Expected<Served> done = [&]() -> Expected<Served> {
     py::gil_scoped_release unlocked;

@@ -27,7 +27,7 @@ std::vector<int> RowOffsets(const std::vector<Request>& requests) {
   int at = 0;
   for (const Request& r : requests) {
     offset.push_back(at);
-    at += static_cast<int>(r.prompt.size()) + r.output - 1;
+    at += r.fed();
   }
   offset.push_back(at);
   return offset;
@@ -170,6 +170,18 @@ Expected<Generation> Generate(const Model& m, const Pipeline& plans, const Weigh
   SEAM_RETURN_IF_ERROR(CheckGenerate(m, plans, w, requests, options));
   ThreadSteps runner(m, plans, w, options);
   return Serve(m, plans.front().config(), requests, serve, runner);
+}
+
+GenerationSize SizeOf(const std::vector<Request>& requests) {
+  GenerationSize g{.fed = 0, .requests = static_cast<int64_t>(requests.size())};
+  for (const Request& r : requests) g.fed += r.fed();
+  return g;
+}
+
+Batch FedShape(const std::vector<Request>& requests) {
+  Batch b;
+  for (const Request& r : requests) b.requests.push_back(std::vector<int>(static_cast<size_t>(r.fed()), 0));
+  return b;
 }
 
 Batch TeacherForced(const std::vector<Request>& requests, const Generation& g) {

@@ -100,7 +100,7 @@ Expected<Outcome> GenerateCase(const Model& m, const Pipeline& plans, const Weig
   std::vector<int> first(order.size());  // each shuffled request's first row in the generation
   for (size_t i = 0, at = 0; i < order.size(); ++i) {
     first[i] = static_cast<int>(at);
-    at += requests[i].prompt.size() + static_cast<size_t>(o.generate) - 1;
+    at += static_cast<size_t>(requests[i].fed());
     tokens[order[i]] = g->tokens[i];
   }
   std::vector<size_t> where(order.size());
@@ -110,7 +110,7 @@ Expected<Outcome> GenerateCase(const Model& m, const Pipeline& plans, const Weig
   int row = 0;
   for (size_t q = 0; q < order.size(); ++q) {
     const size_t i = where[q];
-    const int rows = static_cast<int>(requests[i].prompt.size()) + o.generate - 1;
+    const int rows = requests[i].fed();
     for (int r = 0; r < rows; ++r, ++row) {
       std::copy(g->hidden.row(first[i] + r), g->hidden.row(first[i] + r) + out.hidden.cols(), out.hidden.row(row));
       std::copy(g->logits.row(first[i] + r), g->logits.row(first[i] + r) + out.logits.cols(), out.logits.row(row));

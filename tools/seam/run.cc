@@ -47,18 +47,6 @@ Expected<Batch> BatchOf(const RunArgs& a, int vocab) {
   return RandomPrompts(prompts, vocab, a.seed);
 }
 
-// What attention runs over: the batch, or with --generate each request as
-// long as all it is fed (its prompt and its generated tokens but the last).
-Batch FedBatch(const RunArgs& a, const Batch& b) {
-  if (a.generate == 0) return b;
-  Batch fed = b;
-  for (size_t i = 0; i < fed.requests.size(); ++i) {
-    const int output = a.lengths.empty() || a.lengths[i].output == 0 ? a.generate : a.lengths[i].output;
-    fed.requests[i].resize(fed.requests[i].size() + static_cast<size_t>(output - 1), 0);
-  }
-  return fed;
-}
-
 // A Hugging Face checkpoint: its config and headers are read first, so the
 // sharding and the memory are checked before a value is decoded.
 Expected<LoadedModel> LoadCheckpoint(const RunArgs& a, const ParallelConfig* cfg) {
@@ -204,7 +192,12 @@ Expected<PreparedRun> PrepareRun(const RunArgs& a, const ParallelConfig& cfg) {
   if (!plans) return plans.error();
   Expected<Batch> batch = BatchOf(a, m.dims->vocab);
   if (!batch) return batch.error();
-  if (a.backend != RunBackend::kRecord) SEAM_RETURN_IF_ERROR(CheckRunSeconds(m, FedBatch(a, *batch), a.max_seconds));
+  // A generation's attention runs over every token each request feeds.
+  if (a.backend != RunBackend::kRecord && a.generate > 0) {
+    SEAM_RETURN_IF_ERROR(CheckRunSeconds(m, FedShape(RequestsOf(a, *batch)), a.max_seconds));
+  } else if (a.backend != RunBackend::kRecord) {
+    SEAM_RETURN_IF_ERROR(CheckRunSeconds(m, *batch, a.max_seconds));
+  }
   return PreparedRun{*std::move(loaded), dtype, *std::move(plans), *std::move(batch)};
 }
 

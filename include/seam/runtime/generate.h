@@ -31,7 +31,16 @@ struct Request {
   std::vector<int> prompt;  // token ids, at least one
   int output = 1;           // tokens to generate, at least one
   int arrival = 0;          // the step at which it arrives
+  // The tokens it feeds the model: its prompt, then every token it
+  // generates but the last.
+  int fed() const { return static_cast<int>(prompt.size()) + output - 1; }
 };
+
+// What the estimates of seam/runtime/exec.h read of a generation: its
+// requests and the tokens they feed (GenerationSize), and the shape
+// attention runs over, each request as long as it feeds (CheckRunSeconds).
+GenerationSize SizeOf(const std::vector<Request>& requests);
+Batch FedShape(const std::vector<Request>& requests);
 
 struct ServeOptions {
   int chunk = 0;  // most prompt tokens a step prefills (with --mixed, decodes count too); 0: no limit

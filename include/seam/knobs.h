@@ -53,6 +53,10 @@ struct Knob {
   // A count whose default follows other knobs when it is not given (pp: as
   // many ranks as pp_split names).
   int (*default_from)(const ParallelConfig&) = nullptr;
+  // A knob added after plans were first written: a plan that does not name
+  // it reads as its default, and the text form names it only when it is set,
+  // so plans written before it read, and are written, the same.
+  bool added_later = false;
   // The engines' spelling of the knob (flags, or an environment variable),
   // for documentation; empty where the engine has none of its own.
   std::string_view sglang;

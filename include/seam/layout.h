@@ -20,8 +20,9 @@ class Rows {
  public:
   constexpr Rows() = default;
   static constexpr Rows Full() { return Rows(false, false); }
-  static Rows Attention(const ParallelConfig& cfg) { return Rows(cfg.attn_dp > 1, false); }
-  static Rows Slice(const ParallelConfig& cfg) { return Rows(cfg.attn_dp > 1, cfg.attn_tp() > 1); }
+  // The dp axis is the attention-row shards: every DP group's CP ranks.
+  static Rows Attention(const ParallelConfig& cfg) { return Rows(cfg.shards() > 1, false); }
+  static Rows Slice(const ParallelConfig& cfg) { return Rows(cfg.shards() > 1, cfg.attn_tp() > 1); }
   static constexpr Rows FromAxes(bool dp, bool attn_tp) { return Rows(dp, attn_tp); }
 
   constexpr bool dp() const { return dp_; }
@@ -42,8 +43,9 @@ class Rows {
   bool attn_tp_ = false;
 };
 
-// "full" (every row of the batch), "attn" (the attention-DP group's rows) or
-// "slice" (this rank's 1/attn_tp share of those rows).
+// "full" (every row of the batch), "attn" (the attention rows: its DP
+// group's, or under context parallelism its CP rank's sequence shard of
+// them) or "slice" (this rank's 1/attn_tp share of those rows).
 std::string_view Name(Rows r);
 Expected<Rows> ParseRows(std::string_view text, const ParallelConfig& cfg);
 

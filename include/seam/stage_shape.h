@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "seam/layout.h"
+#include "seam/model.h"
 #include "seam/stage.h"
 #include "seam/topology.h"
 
@@ -31,7 +32,8 @@ StageShape ShapeOf(const StageDecl& d, const ParallelConfig& cfg);
 
 // The embedding's: vocabulary-parallel over the TP group, a partial sum on
 // every row, where attention is TP (SGLang's VocabParallelEmbedding); whole
-// on every rank, looked up on its attention rows, under attention DP
+// on every rank, looked up on its attention rows, under attention DP or
+// context parallelism
 // (SGLang turns the split off there).
 StageShape EmbeddingShape(const ParallelConfig& cfg);
 
@@ -40,5 +42,12 @@ StageShape EmbeddingShape(const ParallelConfig& cfg);
 // after gathering every DP group's rows (SGLang's dp_gather); with
 // dp_lm_head, each DP group's attention-TP ranks on its own rows.
 StageShape LmHeadShape(const ParallelConfig& cfg);
+
+// The elements per token one rank's attention keeps in its cache and, under
+// context parallelism, gathers from its CP peers: the K and V of the KV
+// heads it holds (one each, replicated, once attention TP exceeds them), or
+// MLA's latent and rotary key part, whole on every rank. A stack without
+// dims (bound for its boundaries alone) keeps K and V as wide as the hidden size.
+int CacheWidth(const StageDecl& d, const ModelDims* dims, int hidden, const ParallelConfig& cfg);
 
 }  // namespace seam

@@ -20,6 +20,7 @@ enum class Operand {
   kResidual,  // the residual stream
   kInput,     // the normed input a stage computes on
   kLogits,    // the LM head's output, [rows, vocabulary]
+  kKeys,      // what an attention caches of its rows' tokens: their keys and values
 };
 
 // How a step's bytes per token are counted from its logical buffer (the
@@ -30,6 +31,7 @@ enum class Traffic {
   kShare,        // (n-1)/n of the buffer: reduce-scatter, all-gather, all-to-all
   kWhole,        // point to point: the whole buffer
   kAtTheSender,  // a receive: counted where it was sent
+  kAlongside,    // (n-1)/n of every member's rows: gathered beside this rank's own rows, which stay
 };
 
 // Which operands a kind may act on, as a set.
@@ -38,12 +40,14 @@ struct Operands {
   bool residual = false;
   bool input = false;
   bool logits = false;
+  bool keys = false;
   constexpr bool Has(Operand o) const {
     switch (o) {
       case Operand::kValue: return value;
       case Operand::kResidual: return residual;
       case Operand::kInput: return input;
       case Operand::kLogits: return logits;
+      case Operand::kKeys: return keys;
     }
     return false;
   }
@@ -55,6 +59,7 @@ inline constexpr Operands kAnyOperand{.value = true, .residual = true, .input = 
 inline constexpr Operands kInputOnly{.input = true};
 inline constexpr Operands kLogitsOnly{.logits = true};
 inline constexpr Operands kAnyBuffer{.value = true, .residual = true, .input = true, .logits = true};
+inline constexpr Operands kKeysOnly{.keys = true};
 
 // X(enumerator, name, traffic, completes an owed sum, operands)
 #define SEAM_STEP_KINDS(X)                                                                                          \
@@ -75,7 +80,8 @@ inline constexpr Operands kAnyBuffer{.value = true, .residual = true, .input = t
   X(kGatherVocab, "ag-vocab", Traffic::kShare, false, kLogitsOnly) /* gather the columns of the vocabulary */       \
   X(kLeave, "leave", Traffic::kNone, false, kValueOnly)            /* the owed sum goes to the reader */            \
   X(kSend, "send", Traffic::kWhole, false, kValueOrResidual)       /* this rank's slice to the next */              \
-  X(kRecv, "recv", Traffic::kAtTheSender, false, kValueOrResidual) /* the slice from the previous */
+  X(kRecv, "recv", Traffic::kAtTheSender, false, kValueOrResidual) /* the slice from the previous */                \
+  X(kGatherKeys, "ag-kv", Traffic::kAlongside, false, kKeysOnly)   /* CP: the other shards' keys, values */
 
 enum class StepKind {
 #define SEAM_ENUMERATOR(kind, name, traffic, completes, operands) kind,

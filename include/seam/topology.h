@@ -1,8 +1,11 @@
 // seam/topology.h — the parallel world of one model replica.
 //
 // A pipeline rank holds a TP group of `tp` ranks, split into `attn_dp`
-// attention-DP groups of attn_tp = tp / attn_dp ranks:
-//   tp_rank = dp_rank * attn_tp + attn_tp_rank,  rank = pp_rank * tp + tp_rank.
+// attention-DP groups, each split into `cp` context-parallel ranks, each of
+// attn_tp = tp / (attn_dp * cp) ranks (SGLang's order, attention TP fastest):
+//   shard = dp_rank * cp + cp_rank,  tp_rank = shard * attn_tp + attn_tp_rank,
+//   rank = pp_rank * tp + tp_rank.
+// A shard is one attention-row shard: the rows its attention-TP group holds.
 //
 //   ParallelConfig cfg{.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a};
 //   if (Status s = Validate(cfg); !s.ok()) ...;
@@ -31,6 +34,11 @@ inline constexpr std::array kEveryReduction = {Reduction::kAr, Reduction::kRs, R
 struct ParallelConfig {
   int tp = 1;
   int attn_dp = 1;
+  // Context parallelism: each attention-DP group's requests are cut into
+  // sequence shards over `cp` ranks (zig-zag, as SGLang's --attn-cp-size and
+  // vLLM's prefill context parallelism split them); attention gathers the
+  // keys and values of the other shards over the CP group.
+  int cp = 1;
   int dense_tp = 0;  // 0 means "the whole TP group" (the default width)
   MoeMode moe = MoeMode::kTp;
   // All-to-all MoE only: the ranks one expert set is spread over, ep
@@ -46,7 +54,9 @@ struct ParallelConfig {
   int pp = 1;
   std::vector<int> pp_split;  // layers per pipeline rank; empty = even split
 
-  int attn_tp() const { return tp / attn_dp; }
+  int attn_tp() const { return tp / (attn_dp * cp); }
+  // Attention-row shards: every DP group's CP ranks, each holding its own rows.
+  int shards() const { return attn_dp * cp; }
   int dense_tp_size() const { return dense_tp == 0 ? tp : dense_tp; }
   int ep_size() const { return ep == 0 ? tp : ep; }
   bool allows_reduce_scatter() const { return reduction == Reduction::kRs || reduction == Reduction::kRsRsv; }
@@ -86,12 +96,13 @@ Expected<Reduction> ParseReduction(std::string_view text);
 // Collective groups of a rank, by role.
 enum class Group {
   kAttnTp,  // the ranks that split one attention-DP group's heads
-  kDp,      // attention-DP peers: same attn_tp_rank in every DP group
+  kDp,      // attention-row peers: same attn_tp_rank in every shard (every DP group's every CP rank)
   kTp,      // the whole TP group of the pipeline rank
   kPp,      // the ranks at the same TP position on every pipeline rank
   kEp,      // an all-to-all MoE's expert group: ep consecutive ranks of the TP group
+  kCp,      // context-parallel peers: the same DP group and attn_tp_rank, every CP rank
 };
-inline constexpr std::array kEveryGroup = {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp, Group::kEp};
+inline constexpr std::array kEveryGroup = {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp, Group::kEp, Group::kCp};
 // The group an all-to-all MoE exchanges rows over: the TP group when ep
 // spans it, so a plan names the EP group only where it is apart from TP.
 Group A2aGroup(const ParallelConfig& cfg);
@@ -103,8 +114,12 @@ struct RankCoord {
   int pp_rank = 0;
   int dp_rank = 0;
   int attn_tp_rank = 0;
+  int cp_rank = 0;
   bool operator==(const RankCoord&) const = default;
 };
+
+// The attention-row shard a rank's rows are: dp_rank * cp + cp_rank.
+int ShardOf(const ParallelConfig& cfg, const RankCoord& c);
 
 int WorldSize(const ParallelConfig& cfg);
 int TpRank(const ParallelConfig& cfg, const RankCoord& c);

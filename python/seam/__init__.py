@@ -109,9 +109,10 @@ def _dtype(name: str, value: str | None) -> str | None:
     return None if value is None else _args.text(name, value)
 
 
-def plan(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_tp: int | None = None,
-         ep: int | None = None, moe: str = "tp", reduction: str = "ar", input_scattered: bool = False,
-         dp_lm_head: bool = False, pp: int | None = None, pp_split: _Sequence[int] | None = None,
+def plan(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, cp: int = 1,
+         dense_tp: int | None = None, ep: int | None = None, moe: str = "tp", reduction: str = "ar",
+         input_scattered: bool = False, dp_lm_head: bool = False, pp: int | None = None,
+         pp_split: _Sequence[int] | None = None,
          layers: int | None = None, act_dtype: str = "bf16", dispatch_dtype: str | None = None) -> Plan:
     """Binds and verifies the plan of every pipeline rank, as ``seam plan`` does.
 
@@ -549,9 +550,10 @@ def _run_limits(a: _Any, dtype: str, seed: int, timeout: float, max_memory: int,
     a.max_memory = max_memory
 
 
-def run(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_tp: int | None = None,
-        ep: int | None = None, moe: str = "tp", reduction: str = "ar", input_scattered: bool = False,
-        dp_lm_head: bool = False, pp: int | None = None, pp_split: _Sequence[int] | None = None,
+def run(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, cp: int = 1,
+        dense_tp: int | None = None, ep: int | None = None, moe: str = "tp", reduction: str = "ar",
+        input_scattered: bool = False, dp_lm_head: bool = False, pp: int | None = None,
+        pp_split: _Sequence[int] | None = None,
         layers: int | None = None, tokens: int = 32, requests: int = 4, dtype: str = "fp32", seed: int = 1,
         timeout: float = 60, max_memory: int = 0, max_seconds: float = 600) -> RunResult:
     """Runs the model's plans on one thread per rank, with weights and a batch
@@ -597,9 +599,10 @@ class Generation:
     dtype: str
 
 
-def generate(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, dense_tp: int | None = None,
-             ep: int | None = None, moe: str = "tp", reduction: str = "ar", input_scattered: bool = False,
-             dp_lm_head: bool = False, pp: int | None = None, pp_split: _Sequence[int] | None = None,
+def generate(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, cp: int = 1,
+             dense_tp: int | None = None, ep: int | None = None, moe: str = "tp", reduction: str = "ar",
+             input_scattered: bool = False, dp_lm_head: bool = False, pp: int | None = None,
+             pp_split: _Sequence[int] | None = None,
              layers: int | None = None, requests: int | _Sequence[_Sequence[int]] = 4, tokens: int = 32,
              output: int = 16, chunk: int | None = None, mixed: bool = False, dtype: str = "fp32",
              seed: int = 1, timeout: float = 60, max_memory: int = 0, max_seconds: float = 600) -> Generation:

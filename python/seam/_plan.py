@@ -132,6 +132,7 @@ class Config:
 
     tp: int
     attn_dp: int
+    cp: int
     dense_tp: int
     ep: int
     moe: str
@@ -143,8 +144,8 @@ class Config:
 
     @property
     def attn_tp(self) -> int:
-        """The attention-TP group's size: ``tp // attn_dp``."""
-        return self.tp // self.attn_dp
+        """The attention-TP group's size: ``tp // (attn_dp * cp)``."""
+        return self.tp // (self.attn_dp * self.cp)
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,8 @@ Expected<Plan> Bind(const Model& model, const ParallelConfig& cfg, int pp_rank, 
   std::vector<LinePlan> lines;
   lines.reserve(variants.size());
   const std::vector<bind::Downstream> down = bind::DownstreamOf(stages, span.end);
-  for (Variant v : variants) lines.push_back(BindLine(stages, down, {cfg, v, widths, options.fuse}, span));
+  const ModelDims* dims = model.dims ? &*model.dims : nullptr;
+  for (Variant v : variants) lines.push_back(BindLine(stages, down, {cfg, v, widths, options.fuse, dims}, span));
   const ParallelConfig resolved = ResolvedConfig(cfg);  // a plan states its widths, never "the default"
   Plan plan({.model = model.name,
              .hidden = model.hidden,

@@ -125,6 +125,12 @@ void Cursor::GatherInputInside(Rows target, int width) {
   input_ = target;
 }
 
+void Cursor::GatherKeys(int width) {
+  SEAM_CHECK(input_.has_value(), "the keys are gathered from an input's projection");
+  if (cfg_.cp == 1) return;  // every token of each request is on this rank's rows
+  Emit({StepKind::kGatherKeys, Operand::kKeys, Group::kCp, *input_, *input_, Owed::kNothing, Owed::kNothing, width});
+}
+
 void Cursor::Dispatch(int width) {
   SEAM_CHECK(input_.has_value(), "dispatch needs an input");
   if (cfg_.ep_size() == 1) return;  // every expert is on this rank

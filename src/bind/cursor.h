@@ -43,6 +43,9 @@ class Cursor {
   void FusedAllReduceAddNorm();
   // The stage itself, and the collectives inside it.
   void GatherInputInside(Rows target, int width);
+  // Context parallelism: the keys and values of the CP peers' rows, `width`
+  // elements a token, gathered beside this rank's own (no rows move).
+  void GatherKeys(int width);
   void Dispatch(int width);
   void Compute(Rows output, Owed owes, UpdateKind update);
   void Embed(Rows output, Owed owes);

@@ -34,8 +34,32 @@ Status CheckUpdate(const StageRef& s, const StageRef& first) {
   return Status::Ok();
 }
 
+// Context parallelism shards each request's tokens over the CP ranks, and
+// only attention knows how to put a sequence back together (it gathers the
+// other shards' keys and values).
+Status CheckContextParallel(const StageRef& s, const ParallelConfig& cfg) {
+  if (cfg.cp == 1) return Status::Ok();
+  constexpr std::string_view kRule = "context parallelism shards a request's tokens for attention only";
+  if (s.decl.kind == StageKind::kMixer) {
+    return Reject(s,
+                  fmt::format("a mixer runs its recurrence over every token of a request in order, but with cp={} "
+                              "each CP rank holds a zig-zag shard of them",
+                              cfg.cp),
+                  kRule, "drop --cp (SGLang's and vLLM's context parallelism serve attention-only stacks)");
+  }
+  if (s.decl.read == ReadKind::kAllRows) {
+    return Reject(s,
+                  fmt::format("its read needs every row of the attention group, but with cp={} each CP rank holds a "
+                              "shard of them",
+                              cfg.cp),
+                  kRule, "drop --cp, or a plain-norm read");
+  }
+  return Status::Ok();
+}
+
 Status CheckStackStage(const StageRef& s, const StageRef& first, const ParallelConfig& cfg) {
   SEAM_RETURN_IF_ERROR(CheckUpdate(s, first));
+  SEAM_RETURN_IF_ERROR(CheckContextParallel(s, cfg));
   if (s.decl.kind == StageKind::kSparseFfn && !s.decl.a2a && cfg.moe == MoeMode::kA2a) {
     return Reject(s, "this MoE has no all-to-all dispatch path", "a2a MoE needs a dispatch/combine in the model",
                   "use --moe tp");

@@ -1,5 +1,6 @@
 // Compute and exit selection (docs/binding.md §3): what a stage hands on.
 #include "bind/rules.h"
+#include "seam/stage_shape.h"
 
 namespace seam::bind {
 namespace {
@@ -84,7 +85,7 @@ void ExitFromSlice(Cursor& cur, const Context& ctx, const StageDecl& d, const Do
 void ExitFfn(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstream& down) {
   if (RunsOnItsSlice(d, ctx.cfg)) {
     ExitFromSlice(cur, ctx, d, down);
-  } else if (cur.value()->owed == Owed::kTp && ctx.cfg.attn_dp > 1) {
+  } else if (cur.value()->owed == Owed::kTp && ctx.cfg.shards() > 1) {
     ReturnOverDp(cur, ctx, d, down);
   } else {
     LeaveOrComplete(cur, ctx, d, down);
@@ -92,7 +93,8 @@ void ExitFfn(Cursor& cur, const Context& ctx, const StageDecl& d, const Downstre
 }
 
 // A mixer is exit-scoped: before an FFN it hands its sum on as declared;
-// before an attention it carries it when attn_dp = 1 on ordinary batches;
+// before an attention it carries it when the attention rows are whole
+// (attn_dp = cp = 1) on ordinary batches;
 // before a handoff it leaves it to to_pp, whose reduce-scatter onto the
 // slice it sends moves half the bytes of an all-reduce here; otherwise (and
 // for a non-additive update) it completes it at its exit.
@@ -101,7 +103,7 @@ void ExitMixer(Cursor& cur, const Context& ctx, const StageDecl& d, const Downst
   if (cur.value()->owed != Owed::kNothing && !Hyper(d)) {
     const bool handoff = down.next == nullptr && down.end == EndKind::kSend;
     const bool carries =
-        reader != nullptr && IsAttentionLike(*reader) && ctx.cfg.attn_dp == 1 && ctx.variant == Variant::kOrdinary;
+        reader != nullptr && IsAttentionLike(*reader) && ctx.cfg.shards() == 1 && ctx.variant == Variant::kOrdinary;
     if (handoff || (reader != nullptr && IsFfn(*reader)) || carries) {
       cur.Leave();
       return;
@@ -116,6 +118,7 @@ void ExitMixer(Cursor& cur, const Context& ctx, const StageDecl& d, const Downst
 void BindCompute(Cursor& cur, const Context& ctx, const StageDecl& d, const Contract& c) {
   const int dispatched = d.top_k * ctx.widths.value;
   if (c.gathers_itself) cur.GatherInputInside(c.need, d.gather_width > 0 ? d.gather_width : ctx.widths.value);
+  if (d.kind == StageKind::kAttention) cur.GatherKeys(CacheWidth(d, ctx.dims, ctx.widths.value, ctx.cfg));
   const bool a2a = d.kind == StageKind::kSparseFfn && ctx.cfg.moe == MoeMode::kA2a;
   if (a2a) cur.Dispatch(dispatched);
   cur.Compute(c.output, c.owes, d.update);

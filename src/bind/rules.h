@@ -16,6 +16,7 @@ struct Context {
   Variant variant = Variant::kOrdinary;
   Widths widths;
   bool fuse = true;
+  const ModelDims* dims = nullptr;  // none: a stack bound for its boundaries alone
   Rows attn() const { return Rows::Attention(cfg); }
   Rows slice() const { return Rows::Slice(cfg); }
 };

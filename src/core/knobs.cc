@@ -33,6 +33,17 @@ constexpr Knob kKnobs[] = {
      .mention = Mention::kInSummary,
      .sglang = "--enable-dp-attention --dp-size",
      .vllm = "--data-parallel-size"},
+    {.field = &ParallelConfig::cp,
+     .json = "cp",
+     .text = "cp",
+     .python = "cp",
+     .flag = "--cp",
+     .value_name = "N",
+     .help = "context-parallel ranks per attention-DP group: each request's tokens split zig-zag over them "
+             "(attn_tp = tp / (attn_dp * cp))",
+     .added_later = true,
+     .sglang = "--attn-cp-size",
+     .vllm = "--prefill-context-parallel-size"},
     {.field = &ParallelConfig::dense_tp,
      .json = "dense_tp",
      .text = "dense_tp",
@@ -119,10 +130,12 @@ constexpr const Knob* Row(std::string_view json) {
 // were); a new knob goes last in each.
 constexpr const Knob* kTextOrder[] = {Row("tp"), Row("attn_dp"),    Row("dense_tp"),  Row("moe"),
                                       Row("ep"), Row("dp_lm_head"), Row("reduction"), Row("input_scattered"),
-                                      Row("pp"), Row("pp_split")};
-constexpr const Knob* kDescribeOrder[] = {Row("tp"), Row("attn_dp"),   Row("dense_tp"),   Row("moe"),
-                                          Row("ep"), Row("reduction"), Row("dp_lm_head"), Row("input_scattered"),
-                                          Row("pp"), Row("pp_split")};
+                                      Row("pp"), Row("pp_split"),   Row("cp")};
+// cp is named only when set, so it may stand beside the attention-DP size
+// whose attention-TP size it shares.
+constexpr const Knob* kDescribeOrder[] = {
+    Row("tp"),         Row("attn_dp"),         Row("cp"), Row("dense_tp"), Row("moe"), Row("ep"), Row("reduction"),
+    Row("dp_lm_head"), Row("input_scattered"), Row("pp"), Row("pp_split")};
 
 template <size_t N>
 constexpr bool EveryRowOnce(const Knob* const (&order)[N]) {
@@ -156,7 +169,9 @@ std::string WordOf(const KnobValue& v) {
   return *name;
 }
 
-constexpr const Knob* kAttnDp = Row("attn_dp");
+// The knob after which Describe names the attention-TP size: cp where it is
+// set, else attn_dp.
+const Knob* AttnTpAfter(const ParallelConfig& cfg) { return cfg.cp > 1 ? Row("cp") : Row("attn_dp"); }
 
 }  // namespace
 
@@ -262,6 +277,7 @@ std::string KnobFlags(const ParallelConfig& c) {
 }
 
 std::string Describe(const ParallelConfig& cfg) {
+  const Knob* const kAttnTp = AttnTpAfter(cfg);
   std::vector<std::string> words;
   for (const Knob* k : kDescribeOrder) {
     if (k->mention == Mention::kWhenSet && !IsSet(*k, cfg)) continue;
@@ -271,8 +287,8 @@ std::string Describe(const ParallelConfig& cfg) {
     } else {
       words.push_back(fmt::format("{}={}", k->json, WordOf(ResolvedValueOf(*k, cfg))));
     }
-    // The attention-TP size attn_dp implies: the group most plans speak of.
-    if (k == kAttnDp) words.push_back(fmt::format("(attn_tp={})", cfg.attn_tp()));
+    // The attention-TP size attn_dp (and cp) imply: the group most plans speak of.
+    if (k == kAttnTp) words.push_back(fmt::format("(attn_tp={})", cfg.attn_tp()));
   }
   return fmt::format("{}", fmt::join(words, " "));
 }

@@ -22,8 +22,9 @@ Expected<Rows> ParseRows(std::string_view text, const ParallelConfig& cfg) {
 Rows AxesOf(const ParallelConfig& cfg, Group g) {
   switch (g) {
     case Group::kAttnTp: return Rows::FromAxes(false, cfg.attn_tp() > 1);
-    case Group::kDp: return Rows::FromAxes(cfg.attn_dp > 1, false);
-    case Group::kTp: return Rows::FromAxes(cfg.attn_dp > 1, cfg.attn_tp() > 1);
+    case Group::kDp: return Rows::FromAxes(cfg.shards() > 1, false);
+    case Group::kTp: return Rows::FromAxes(cfg.shards() > 1, cfg.attn_tp() > 1);
+    case Group::kCp: break;  // exchanges keys and values: every member keeps its own rows
     case Group::kPp: break;  // pipeline neighbours shard layers, not rows
     case Group::kEp: break;  // an expert group exchanges rows and hands each back where it was
   }
@@ -48,7 +49,7 @@ std::vector<RowSpan> EvenSpans(int rows, int n) {
 
 double RowFraction(const ParallelConfig& cfg, Rows r) {
   double f = 1.0;
-  if (r.dp()) f /= cfg.attn_dp;
+  if (r.dp()) f /= cfg.shards();
   if (r.attn_tp()) f /= cfg.attn_tp();
   return f;
 }

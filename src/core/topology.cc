@@ -19,7 +19,8 @@ std::string Divisors(int n) {
 }
 
 Status PositiveSizes(const ParallelConfig& cfg) {
-  const std::pair<const char*, int> sizes[] = {{"tp", cfg.tp}, {"attn_dp", cfg.attn_dp}, {"pp", cfg.pp}};
+  const std::pair<const char*, int> sizes[] = {
+      {"tp", cfg.tp}, {"attn_dp", cfg.attn_dp}, {"cp", cfg.cp}, {"pp", cfg.pp}};
   for (const auto& [name, value] : sizes) {
     if (value < 1) return InvalidArgument(fmt::format("{}={} must be at least 1", name, value));
   }
@@ -56,6 +57,13 @@ Status InputScatteredFits(const ParallelConfig& cfg) {
                     "attention entry runs over the whole TP group, which spans other DP groups' requests; "
                     "drop --attn-dp or --input-scattered",
                     cfg.attn_dp));
+  }
+  if (cfg.cp > 1) {
+    return InvalidArgument(
+        fmt::format("input-scattered batches need cp=1 (cp={}): the reduce-scatter at each attention "
+                    "entry runs over the whole TP group, which spans other CP ranks' sequence shards; "
+                    "drop --cp or --input-scattered",
+                    cfg.cp));
   }
   return Status::Ok();
 }
@@ -113,6 +121,13 @@ Status Validate(const ParallelConfig& cfg) {
         fmt::format("tp={} is not divisible by attn_dp={}; attn_dp must divide tp (divisors of {}: {})", cfg.tp,
                     cfg.attn_dp, cfg.tp, Divisors(cfg.tp)));
   }
+  if ((cfg.tp / cfg.attn_dp) % cfg.cp != 0) {
+    // SGLang's rule: tp % (dp_size * attn_cp_size) == 0.
+    return InvalidArgument(
+        fmt::format("tp={} is not divisible by attn_dp * cp = {} * {}; each CP rank of each DP group needs its "
+                    "own attention-TP ranks (divisors of {}: {})",
+                    cfg.tp, cfg.attn_dp, cfg.cp, cfg.tp / cfg.attn_dp, Divisors(cfg.tp / cfg.attn_dp)));
+  }
   SEAM_RETURN_IF_ERROR(DenseWidthFits(cfg));
   SEAM_RETURN_IF_ERROR(InputScatteredFits(cfg));
   SEAM_RETURN_IF_ERROR(ExpertGroupFits(cfg));
@@ -145,9 +160,12 @@ constexpr auto kMoeModes = EnumNames<MoeMode>("MoE mode", {{MoeMode::kTp, "tp"},
 constexpr auto kReductions = EnumNames<Reduction>(
     "boundary reduction",
     {{Reduction::kAr, "ar"}, {Reduction::kRs, "rs"}, {Reduction::kRsv, "rsv"}, {Reduction::kRsRsv, "rs+rsv"}});
-constexpr auto kGroups = EnumNames<Group>(
-    "group",
-    {{Group::kAttnTp, "attn_tp"}, {Group::kDp, "dp"}, {Group::kTp, "tp"}, {Group::kPp, "pp"}, {Group::kEp, "ep"}});
+constexpr auto kGroups = EnumNames<Group>("group", {{Group::kAttnTp, "attn_tp"},
+                                                    {Group::kDp, "dp"},
+                                                    {Group::kTp, "tp"},
+                                                    {Group::kPp, "pp"},
+                                                    {Group::kEp, "ep"},
+                                                    {Group::kCp, "cp"}});
 
 std::string_view Name(MoeMode m) { return kMoeModes.Name(m); }
 std::string_view Name(Reduction r) { return kReductions.Name(r); }
@@ -159,10 +177,11 @@ Expected<Group> ParseGroup(std::string_view text) { return kGroups.Parse(text); 
 int GroupSize(const ParallelConfig& cfg, Group g) {
   switch (g) {
     case Group::kAttnTp: return cfg.attn_tp();
-    case Group::kDp: return cfg.attn_dp;
+    case Group::kDp: return cfg.shards();
     case Group::kTp: return cfg.tp;
     case Group::kPp: return cfg.pp;
     case Group::kEp: return cfg.ep_size();
+    case Group::kCp: return cfg.cp;
   }
   return 0;
 }
@@ -171,24 +190,36 @@ Group A2aGroup(const ParallelConfig& cfg) { return cfg.ep_size() == cfg.tp ? Gro
 
 int WorldSize(const ParallelConfig& cfg) { return cfg.tp * cfg.pp; }
 
-int TpRank(const ParallelConfig& cfg, const RankCoord& c) { return c.dp_rank * cfg.attn_tp() + c.attn_tp_rank; }
+int ShardOf(const ParallelConfig& cfg, const RankCoord& c) { return c.dp_rank * cfg.cp + c.cp_rank; }
+
+int TpRank(const ParallelConfig& cfg, const RankCoord& c) { return ShardOf(cfg, c) * cfg.attn_tp() + c.attn_tp_rank; }
 
 int GlobalRank(const ParallelConfig& cfg, const RankCoord& c) { return c.pp_rank * cfg.tp + TpRank(cfg, c); }
 
 RankCoord CoordOf(const ParallelConfig& cfg, int global_rank) {
   SEAM_CHECK(global_rank >= 0 && global_rank < WorldSize(cfg), "rank out of range");
   const int tp_rank = global_rank % cfg.tp;
-  return {global_rank / cfg.tp, tp_rank / cfg.attn_tp(), tp_rank % cfg.attn_tp()};
+  const int shard = tp_rank / cfg.attn_tp();
+  return {.pp_rank = global_rank / cfg.tp,
+          .dp_rank = shard / cfg.cp,
+          .attn_tp_rank = tp_rank % cfg.attn_tp(),
+          .cp_rank = shard % cfg.cp};
 }
 
 std::vector<int> GroupRanks(const ParallelConfig& cfg, Group g, int global_rank) {
   const RankCoord me = CoordOf(cfg, global_rank);
   std::vector<int> ranks;
-  for (int dp = 0; dp < cfg.attn_dp && g != Group::kPp && g != Group::kEp; ++dp) {
+  const int my_shard = ShardOf(cfg, me);
+  for (int shard = 0; shard < cfg.shards() && g != Group::kPp && g != Group::kEp; ++shard) {
+    const RankCoord at{.pp_rank = me.pp_rank, .dp_rank = shard / cfg.cp, .cp_rank = shard % cfg.cp};
     for (int a = 0; a < cfg.attn_tp(); ++a) {
-      const bool member =
-          (g == Group::kTp) || (g == Group::kAttnTp && dp == me.dp_rank) || (g == Group::kDp && a == me.attn_tp_rank);
-      if (member) ranks.push_back(GlobalRank(cfg, {me.pp_rank, dp, a}));
+      const bool member = (g == Group::kTp) || (g == Group::kAttnTp && shard == my_shard) ||
+                          (g == Group::kDp && a == me.attn_tp_rank) ||
+                          (g == Group::kCp && at.dp_rank == me.dp_rank && a == me.attn_tp_rank);
+      if (!member) continue;
+      RankCoord c = at;
+      c.attn_tp_rank = a;
+      ranks.push_back(GlobalRank(cfg, c));
     }
   }
   if (g == Group::kEp) {
@@ -197,7 +228,11 @@ std::vector<int> GroupRanks(const ParallelConfig& cfg, Group g, int global_rank)
     return ranks;
   }
   if (g == Group::kPp) {
-    for (int pp = 0; pp < cfg.pp; ++pp) ranks.push_back(GlobalRank(cfg, {pp, me.dp_rank, me.attn_tp_rank}));
+    for (int pp = 0; pp < cfg.pp; ++pp) {
+      RankCoord c = me;
+      c.pp_rank = pp;
+      ranks.push_back(GlobalRank(cfg, c));
+    }
   }
   return ranks;
 }

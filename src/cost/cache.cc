@@ -1,5 +1,7 @@
 #include "cost/cache.h"
 
+#include "seam/stage_shape.h"
+
 #include <algorithm>
 
 namespace seam {
@@ -12,12 +14,7 @@ CacheBytes CacheBytesOf(WireDtype kv, MemoryFill fill) {
 
 CacheRow CacheOf(const StageDecl& d, const ModelDims& dims, const ParallelConfig& cfg, const CacheBytes& b) {
   const int attn_tp = cfg.attn_tp();
-  if (d.kind == StageKind::kAttention) {
-    if (dims.mla.kv_lora > 0) return {.per_token = (dims.mla.kv_lora + dims.mla.qk_rope) * b.kv};
-    const int kv = d.kv_heads > 0 ? d.kv_heads : dims.kv_heads;
-    const int per_rank = std::max(1, kv / attn_tp);  // replicated when attn_tp exceeds them
-    return {.per_token = 2.0 * per_rank * dims.head_dim * b.kv};
-  }
+  if (d.kind == StageKind::kAttention) return {.per_token = CacheWidth(d, &dims, 0, cfg) * b.kv};
   if (d.kind == StageKind::kMixer) {
     // Per rank: its heads' states and conv channels, and its groups' (one
     // each, replicated, once attention TP exceeds them, as the engines

@@ -59,7 +59,25 @@ RequestPlace Batch::PlaceOf(size_t request, int attn_dp) const {
   return {static_cast<int>(request), 0, static_cast<int>(request % static_cast<size_t>(attn_dp))};
 }
 
-BatchLayout LayoutOf(const Batch& b, int attn_dp) {
+std::vector<std::vector<int>> ZigZagShards(int tokens, int cp) {
+  std::vector<std::vector<int>> out(static_cast<size_t>(cp));
+  const int blocks = 2 * cp, base = tokens / blocks, extra = tokens % blocks;
+  int at = 0;
+  std::vector<RowSpan> spans;
+  for (int b = 0; b < blocks; ++b) {
+    const int size = base + (b < extra ? 1 : 0);  // the remainder to the lowest blocks
+    spans.push_back({at, at + size});
+    at += size;
+  }
+  for (int c = 0; c < cp; ++c) {
+    for (const RowSpan& sp : {spans[static_cast<size_t>(c)], spans[static_cast<size_t>(blocks - 1 - c)]}) {
+      for (int t = sp.begin; t < sp.end; ++t) out[static_cast<size_t>(c)].push_back(t);
+    }
+  }
+  return out;
+}
+
+BatchLayout LayoutOf(const Batch& b, int attn_dp, int cp) {
   BatchLayout l;
   l.tokens = b.tokens();
   std::vector<int> batch_start;
@@ -68,21 +86,26 @@ BatchLayout LayoutOf(const Batch& b, int attn_dp) {
     batch_start.push_back(at);
     at += static_cast<int>(r.size());
   }
+  // Each request's tokens of this batch, cut into its CP ranks' shares once.
+  std::vector<std::vector<std::vector<int>>> shares;
+  for (const auto& r : b.requests) shares.push_back(ZigZagShards(static_cast<int>(r.size()), cp));
   for (int d = 0; d < attn_dp; ++d) {
-    l.group_offset.push_back(static_cast<int>(l.token_ids.size()));
-    for (size_t i = 0; i < b.requests.size(); ++i) {
-      const RequestPlace place = b.PlaceOf(i, attn_dp);
-      if (place.group != d) continue;
-      const int start = static_cast<int>(l.token_ids.size());
-      for (size_t p = 0; p < b.requests[i].size(); ++p) {
-        l.token_ids.push_back(b.requests[i][p]);
-        l.positions.push_back(place.position + static_cast<int>(p));
-        l.request_id.push_back(place.id);
-        l.request_start.push_back(start);
-        l.batch_index.push_back(batch_start[i] + static_cast<int>(p));
+    for (int c = 0; c < cp; ++c) {
+      l.group_offset.push_back(static_cast<int>(l.token_ids.size()));
+      for (size_t i = 0; i < b.requests.size(); ++i) {
+        const RequestPlace place = b.PlaceOf(i, attn_dp);
+        if (place.group != d) continue;
+        const int start = static_cast<int>(l.token_ids.size());
+        for (int p : shares[i][static_cast<size_t>(c)]) {
+          l.token_ids.push_back(b.requests[i][static_cast<size_t>(p)]);
+          l.positions.push_back(place.position + p);
+          l.request_id.push_back(place.id);
+          l.request_start.push_back(start);
+          l.batch_index.push_back(batch_start[i] + p);
+        }
       }
+      l.group_rows.push_back(static_cast<int>(l.token_ids.size()) - l.group_offset.back());
     }
-    l.group_rows.push_back(static_cast<int>(l.token_ids.size()) - l.group_offset.back());
   }
   return l;
 }
@@ -90,8 +113,8 @@ BatchLayout LayoutOf(const Batch& b, int attn_dp) {
 RowSpan SpanOf(const BatchLayout& l, const ParallelConfig& cfg, Rows rows, const RankCoord& c) {
   RowSpan s{0, l.tokens};
   if (rows.dp()) {
-    s = {l.group_offset[static_cast<size_t>(c.dp_rank)],
-         l.group_offset[static_cast<size_t>(c.dp_rank)] + l.group_rows[static_cast<size_t>(c.dp_rank)]};
+    const auto shard = static_cast<size_t>(ShardOf(cfg, c));
+    s = {l.group_offset[shard], l.group_offset[shard] + l.group_rows[shard]};
   }
   if (rows.attn_tp()) {
     const RowSpan chunk = EvenSpans(s.rows(), cfg.attn_tp())[static_cast<size_t>(c.attn_tp_rank)];

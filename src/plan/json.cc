@@ -193,6 +193,10 @@ class Node {
     return out;
   }
   bool IsNull() const { return j_.is_null(); }
+  bool Has(std::string_view key) const {
+    if (!j_.is_object()) Fail("is not an object");
+    return j_.contains(key);
+  }
   // An integer in [lo, 1e9]; plans hold sizes, indices and widths.
   int Int(int lo = 0, int hi = plan_limits::kMaxNumber) const {
     if (!j_.is_number_integer()) Fail("is not an integer");
@@ -243,6 +247,7 @@ KnobValue ReadKnob(const Knob& k, const Node& n) {
 ParallelConfig ReadConfig(const Node& n) {
   ParallelConfig c;
   for (const Knob& k : Knobs()) {
+    if (k.added_later && !n.Has(k.json)) continue;  // written before the knob: its default
     const Node v = n[k.json];
     if (Status s = SetValue(k, c, ReadKnob(k, v)); !s.ok()) v.Fail(s.error().message);
   }

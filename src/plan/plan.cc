@@ -49,6 +49,7 @@ double BytesPerToken(const Step& s, const PlanHeader& h) {
   switch (traffic) {
     case Traffic::kNone:
     case Traffic::kAtTheSender: return 0.0;
+    case Traffic::kAlongside: return share * n * buffer;  // the members' rows, each as many as this rank's
     case Traffic::kWhole: return buffer;
     case Traffic::kShare: return share * buffer;
     case Traffic::kAllReduce: return 2.0 * share * buffer;
@@ -93,7 +94,8 @@ constexpr auto kEnds = EnumNames<EndKind>("rank end", {{EndKind::kFinalNorm, "fi
 constexpr auto kOperands = EnumNames<Operand>("operand", {{Operand::kValue, "value"},
                                                           {Operand::kResidual, "residual"},
                                                           {Operand::kInput, "input"},
-                                                          {Operand::kLogits, "logits"}});
+                                                          {Operand::kLogits, "logits"},
+                                                          {Operand::kKeys, "keys"}});
 
 }  // namespace
 

@@ -8,7 +8,7 @@ namespace {
 
 std::string OperandsText(const Operands& ops) {
   std::vector<std::string_view> names;
-  for (Operand o : {Operand::kValue, Operand::kResidual, Operand::kInput, Operand::kLogits}) {
+  for (Operand o : {Operand::kValue, Operand::kResidual, Operand::kInput, Operand::kLogits, Operand::kKeys}) {
     if (ops.Has(o)) names.push_back(Name(o));
   }
   return fmt::format("{}", fmt::join(names, " or "));
@@ -76,6 +76,11 @@ std::string StepRuleError(const Step& s, const ParallelConfig& cfg) {
     case StepKind::kGatherVocab:
       if (!s.group || !same_rows) return "the vocabulary gather keeps its rows and names the group that split it";
       return untouched ? "" : "the vocabulary gather moves complete logits";
+    case StepKind::kGatherKeys:
+      if (s.group != Group::kCp || !same_rows || s.rows_in != Rows::Attention(cfg)) {
+        return "the key/value gather runs over cp beside the attention rows, which it keeps";
+      }
+      return untouched ? "" : "the key/value gather moves complete keys and values";
     case StepKind::kEmbed:
       if (!same_rows || s.owed_before != Owed::kNothing) return "the embedding starts a value on its rows";
       return s.owed_after == Owed::kNothing || s.owed_after == Owed::kTp ? "" : "the embedding's table splits over tp";

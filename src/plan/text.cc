@@ -108,7 +108,10 @@ std::string KnobText(const Knob& k, const ParallelConfig& c) {
 
 std::string HeaderText(const PlanHeader& h) {
   std::string config;
-  for (const Knob* k : TextOrder()) config += fmt::format("{}={} ", k->text, KnobText(*k, h.config));
+  for (const Knob* k : TextOrder()) {
+    if (k->added_later && !IsSet(*k, h.config)) continue;
+    config += fmt::format("{}={} ", k->text, KnobText(*k, h.config));
+  }
   return fmt::format("plan {} hidden={} streams={} vocab={} act={} dispatch={} {}pp_rank={} layers={}..{}\n",
                      ModelText(h.model), h.hidden, h.residual_streams, h.vocab, Name(h.wire.act), Name(h.wire.dispatch),
                      config, h.pp_rank, h.first_layer, h.last_layer);
@@ -311,6 +314,7 @@ class PlanReader {
 
   // A count that stands for a width may be 0 (the default width); other counts are at least 1.
   KnobValue ReadKnob(const Knob& k, const Fields& f, const TextLine& l) {
+    if (k.added_later && !f.Find(k.text)) return ValueOf(k, ParallelConfig{});
     const std::string_view text = f.Get(k.text);
     switch (KindOf(k)) {
       case KnobKind::kCount: return Number(r_, l, k.text, text, k.size != nullptr ? 0 : 1);

@@ -69,6 +69,7 @@ class Walker {
         for (const RowSpan& sp : place_.ScatterSpans(g, s.rows_in, s.rows_out)) c.call.parts.push_back(sp.rows());
         break;
       case StepKind::kAllGather:
+      case StepKind::kGatherKeys:  // each CP peer's rows' keys and values, beside this rank's
         c.call.op = CommOp::kAllGather;
         c.call.parts = place_.MemberRows(g, s.rows_in);
         break;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <variant>
@@ -210,6 +211,7 @@ class RankRunner {
       case StepKind::kCombine: return Combine(s, *stage);
       case StepKind::kSend: return comm_.Send(Neighbour(+1), Take(s.operand));
       case StepKind::kRecv: return Recv(s);
+      case StepKind::kGatherKeys: SEAM_CHECK(false, "a key/value gather outside an attention's compute"); return;
     }
   }
 
@@ -310,17 +312,23 @@ class RankRunner {
 
   // A stage's compute section. A gather there is the stage gathering its own
   // prepared input (the latents, for MLA with a query latent; the plan states
-  // its width): the attention prepares before it and not again after.
+  // its width): the attention prepares before it and not again after. A
+  // key/value gather is the attention's, once it has projected its rows.
   void RunCompute(const std::vector<Step>& steps, const StageRef& s) {
     bool prepared = false;
+    const Step* keys = nullptr;
     for (const Step& step : steps) {
       if (step.kind == StepKind::kAllGather) {
         CheckRule(step);
         GatherPrepared(step, s);
         prepared = true;
+      } else if (step.kind == StepKind::kGatherKeys) {
+        CheckRule(step);
+        SEAM_CHECK(s.decl.kind == StageKind::kAttention, "only an attention gathers keys and values");
+        keys = &step;
       } else if (step.kind == StepKind::kCompute) {
         CheckRule(step);
-        Compute(step, s, prepared);
+        Compute(step, s, prepared, keys);
       } else {
         RunStep(step, &s);  // checks its rule itself
       }
@@ -335,14 +343,14 @@ class RankRunner {
     input_ = Gather(step, mine);
   }
 
-  void Compute(const Step& step, const StageRef& s, bool prepared) {
+  void Compute(const Step& step, const StageRef& s, bool prepared, const Step* keys) {
     if (s.decl.kind == StageKind::kNoOp) return;
     if (s.decl.kind == StageKind::kLinear) {
       value_ = kernels_.Linear(s.index).Run(Take(Operand::kInput));
       return;
     }
     if (s.decl.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a) return RunA2aExperts(s);
-    Tensor partial = Partial(step, s, prepared);
+    Tensor partial = Partial(step, s, prepared, keys);
     if (step.owed_after != Owed::kNothing) {
       value_ = OwedSum<Tensor>(std::move(partial), step.owed_after);
     } else {
@@ -351,9 +359,9 @@ class RankRunner {
   }
 
   // The stage's output on this rank: a partial sum where its weights are sharded.
-  Tensor Partial(const Step& step, const StageRef& s, bool prepared) {
+  Tensor Partial(const Step& step, const StageRef& s, bool prepared, const Step* keys) {
     switch (s.decl.kind) {
-      case StageKind::kAttention: return Attention(step, s, prepared);
+      case StageKind::kAttention: return Attention(step, s, prepared, keys);
       case StageKind::kMixer: return Mixer(step, s);
       case StageKind::kDenseFfn: return kernels_.Ffn(s.index).Partial(Take(Operand::kInput));
       case StageKind::kSparseFfn: return kernels_.Moe(s.index).TpPartial(Take(Operand::kInput));
@@ -364,18 +372,53 @@ class RankRunner {
     return Tensor();
   }
 
-  // Each request's rows extend its cache on this rank and attend over it.
-  Tensor Attention(const Step& step, const StageRef& s, bool prepared) {
+  // Each request's rows extend its cache on this rank (with its CP peers'
+  // rows of the same requests, where `keys` gathers them), then attend over it.
+  Tensor Attention(const Step& step, const StageRef& s, bool prepared, const Step* keys) {
     std::vector<int> pos;
     const std::vector<RequestRows> requests = RequestsIn(step.rows_in, pos);
     const AttentionKernel& k = kernels_.Attention(s.index);
     Tensor x = Take(Operand::kInput);
     const AttentionKernel::Projected p = k.Project(prepared ? x : k.Prepare(x), pos);
+    if (keys != nullptr) {
+      CacheGathered(*keys, s, k, p.entries);
+    } else {
+      for (const RequestRows& r : requests) {
+        ctx_.cache.Attention(s.index, r.id, k.cache_width()).Append(p.entries, r.first, r.last, pos[r.first]);
+      }
+    }
     Tensor o(x.rows(), k.out_width());
     for (const RequestRows& r : requests) {
-      AttendRequest(k, p, r.first, r.last, pos, ctx_.cache.Attention(s.index, r.id, k.cache_width()), o);
+      const CacheRows& cache = ctx_.cache.Attention(s.index, r.id, k.cache_width());
+      k.AttendCached(p, r.first, r.last, pos, cache.data(), cache.count(), o);
     }
     return k.Output(o, p.gate);
+  }
+
+  // Context parallelism: the cache entries of every CP peer's rows (the
+  // other shards of the same requests), gathered, then written into each
+  // request's cache in position order, so the cache a query reads is the
+  // one a rank holding the whole request writes.
+  void CacheGathered(const Step& step, const StageRef& s, const AttentionKernel& k, const Tensor& entries) {
+    SEAM_CHECK(step.width == k.cache_width(), "the plan gathers keys of another width than the attention caches");
+    const RankGroup g = GroupFor(*step.group);
+    const std::vector<RowSpan> spans = place_.MemberSpans(g, step.rows_in);
+    std::vector<int> rows_of;
+    for (const RowSpan& sp : spans) rows_of.push_back(sp.rows());
+    const Tensor all = comm_.AllGather(g, entries, rows_of);
+    std::map<int, std::vector<std::pair<int, int>>> by_request;  // id -> (position, row of `all`)
+    int at = 0;
+    for (const RowSpan& sp : spans) {
+      for (int r = sp.begin; r < sp.end; ++r, ++at) {
+        by_request[ctx_.layout.request_id[static_cast<size_t>(r)]].push_back(
+            {ctx_.layout.positions[static_cast<size_t>(r)], at});
+      }
+    }
+    for (auto& [id, rows] : by_request) {
+      std::sort(rows.begin(), rows.end());
+      CacheRows& cache = ctx_.cache.Attention(s.index, id, k.cache_width());
+      for (const auto& [position, row] : rows) cache.Append(all, row, row + 1, position);
+    }
   }
 
   // Each request's rows continue its state on this rank.

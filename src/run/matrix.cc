@@ -31,11 +31,18 @@ std::vector<Base> Bases(const Model& m) {
                            {"tp4 attn-dp4", {.tp = 4, .attn_dp = 4}},
                            {"tp4 attn-dp2 dp-lm-head", {.tp = 4, .attn_dp = 2, .dp_lm_head = true}},
                            {"tp2 input-scattered", {.tp = 2, .input_scattered = true}},
-                           {"tp4 input-scattered", {.tp = 4, .input_scattered = true}}};
+                           {"tp4 input-scattered", {.tp = 4, .input_scattered = true}},
+                           // Context parallelism: alone, with attention TP, under attention DP.
+                           {"tp2 cp2", {.tp = 2, .cp = 2}},
+                           {"tp4 cp4", {.tp = 4, .cp = 4}},
+                           {"tp4 cp2", {.tp = 4, .cp = 2}},
+                           {"tp8 attn-dp2 cp2", {.tp = 8, .attn_dp = 2, .cp = 2}}};
   if (dense) {
     out.push_back({"tp4 dense-tp1", {.tp = 4, .dense_tp = 1}});
     out.push_back({"tp4 attn-dp2 dense-tp1", {.tp = 4, .attn_dp = 2, .dense_tp = 1}});
     out.push_back({"tp4 attn-dp2 dense-tp2", {.tp = 4, .attn_dp = 2, .dense_tp = 2}});
+    out.push_back({"tp4 cp2 dense-tp2", {.tp = 4, .cp = 2, .dense_tp = 2}});
+    out.push_back({"tp4 cp2 dense-tp1", {.tp = 4, .cp = 2, .dense_tp = 1}});
   }
   if (sparse) {
     out.push_back({"tp4 a2a", {.tp = 4, .moe = MoeMode::kA2a}});
@@ -46,6 +53,9 @@ std::vector<Base> Bases(const Model& m) {
     out.push_back(
         {"tp8 attn-dp2 a2a ep4 dense-tp1", {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .ep = 4}});
     out.push_back({"tp2 a2a ep1", {.tp = 2, .moe = MoeMode::kA2a, .ep = 1}});
+    out.push_back({"tp4 cp2 a2a", {.tp = 4, .cp = 2, .moe = MoeMode::kA2a}});
+    out.push_back({"tp8 attn-dp2 cp2 a2a ep4 dense-tp1",
+                   {.tp = 8, .attn_dp = 2, .cp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .ep = 4}});
   }
   return out;
 }

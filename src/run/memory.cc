@@ -44,11 +44,14 @@ int64_t GenerationCacheBytes(const Model& m, const ParallelConfig& cfg, Generati
     per_token += row.per_token;
     per_sequence += row.per_sequence;
   }
-  // Each DP group's attention-TP ranks hold its requests' caches; the
+  // Each DP group's attention-TP ranks hold its requests' caches, on every
+  // CP rank: each keeps the keys and values it gathers of every token (as
+  // SGLang writes the gathered K/V into each CP rank's pool). The
   // generation keeps every token's final hidden state and logits.
   const double fed = static_cast<double>(generation.fed);
-  const double bytes = cfg.attn_tp() * (per_token * fed + per_sequence * static_cast<double>(generation.requests)) +
-                       fed * (m.hidden + m.dims->vocab) * kBytes;
+  const double bytes =
+      cfg.cp * cfg.attn_tp() * (per_token * fed + per_sequence * static_cast<double>(generation.requests)) +
+      fed * (m.hidden + m.dims->vocab) * kBytes;
   return static_cast<int64_t>(bytes);
 }
 

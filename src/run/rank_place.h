@@ -40,7 +40,11 @@ class RankPlace {
     return spans;
   }
   // The rank `step` pipeline ranks on, at the same DP and attention-TP place.
-  int Neighbour(int step) const { return GlobalRank(cfg_, {me_.pp_rank + step, me_.dp_rank, me_.attn_tp_rank}); }
+  int Neighbour(int step) const {
+    RankCoord c = me_;
+    c.pp_rank += step;
+    return GlobalRank(cfg_, c);
+  }
 
  private:
   const BatchLayout& layout_;

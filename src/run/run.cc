@@ -36,7 +36,7 @@ RankOutput RunRankStep(const Model& m, const Pipeline& plans, const Weights& w, 
   const ParallelConfig& cfg = plans.front().config();
   const RunContext ctx{m,
                        w,
-                       LayoutOf(b, cfg.attn_dp),
+                       LayoutOf(b, cfg.attn_dp, cfg.cp),
                        NumericsOf(cfg, options.dtype),
                        cfg.input_scattered ? Variant::kInputScattered : Variant::kOrdinary,
                        StagesOf(m, 0, m.num_layers),
@@ -60,7 +60,7 @@ RankOutput RunRankOf(const Model& m, const Pipeline& plans, const Weights& w, co
 }
 
 RunOutput AssembleRun(const Model& m, const ParallelConfig& cfg, const Batch& b, std::vector<RankOutput> ranks) {
-  const BatchLayout layout = LayoutOf(b, cfg.attn_dp);
+  const BatchLayout layout = LayoutOf(b, cfg.attn_dp, cfg.cp);
   RunOutput out;
   // A backend that moves no data returns no rows: nothing to assemble.
   const bool any = std::any_of(ranks.begin(), ranks.end(), [](const RankOutput& r) { return r.rows.has_value(); });

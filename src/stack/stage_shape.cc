@@ -1,6 +1,8 @@
 // One row per stage kind (the dense FFN's per width, the MoE's per mode).
 #include "seam/stage_shape.h"
 
+#include <algorithm>
+
 namespace seam {
 namespace {
 
@@ -38,8 +40,16 @@ StageShape LmHeadShape(const ParallelConfig& cfg) {
 }
 
 StageShape EmbeddingShape(const ParallelConfig& cfg) {
-  if (cfg.attn_dp == 1) return {Rows::Full(), Owed::kTp, Group::kTp};
+  if (cfg.shards() == 1) return {Rows::Full(), Owed::kTp, Group::kTp};
   return {Rows::Attention(cfg), Owed::kNothing, std::nullopt};
+}
+
+int CacheWidth(const StageDecl& d, const ModelDims* dims, int hidden, const ParallelConfig& cfg) {
+  SEAM_CHECK(d.kind == StageKind::kAttention, "only an attention caches keys and values");
+  if (dims == nullptr) return 2 * hidden;
+  if (dims->mla.kv_lora > 0) return dims->mla.kv_lora + dims->mla.qk_rope;
+  const int kv = d.kv_heads > 0 ? d.kv_heads : dims->kv_heads;
+  return 2 * std::max(1, kv / cfg.attn_tp()) * dims->head_dim;
 }
 
 }  // namespace seam

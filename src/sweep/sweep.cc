@@ -117,7 +117,12 @@ std::vector<SweepConfig> DefaultSweepConfigs() {
           {"tp4 input-scattered", {.tp = 4, .input_scattered = true}},
           {"tp8 input-scattered", {.tp = 8, .input_scattered = true}},
           // What input-scattered batches reject: an a2a MoE.
-          {"tp4 input-scattered a2a", {.tp = 4, .moe = a2a, .input_scattered = true}}};
+          {"tp4 input-scattered a2a", {.tp = 4, .moe = a2a, .input_scattered = true}},
+          // Context parallelism: its attention rows are sequence shards, gathered to
+          // every row for a TP FFN, sliced for an a2a MoE; it rejects every mixer.
+          {"tp4 cp2", {.tp = 4, .cp = 2}},
+          {"tp4 cp2 dense-tp2", {.tp = 4, .cp = 2, .dense_tp = 2}},
+          {"tp8 attn-dp2 cp2 a2a dense-tp1", {.tp = 8, .attn_dp = 2, .cp = 2, .dense_tp = 1, .moe = a2a}}};
 }
 
 Expected<SweepReport> Sweep(const SweepOptions& options) {

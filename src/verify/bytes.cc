@@ -148,12 +148,24 @@ class Count {
     bytes_ += Move(s.residual_to, s.input, value_bytes_);
   }
 
+  static int KeysWidth(const StagePlan& s) {
+    for (const Step& step : s.compute) {
+      if (step.kind == StepKind::kGatherKeys) return step.width;
+    }
+    return 0;  // none: the structure check reports the missing gather
+  }
+
   void Stage(const StageDecl& d, size_t at) {
     const Shape s = ShapeOf(d);
     Entry(s);
     if (s.need != s.input) {  // the attention gathers its projected input itself
       const double width = RowBytes(wire_.act, d.gather_width > 0 ? d.gather_width : hidden_);
       bytes_ += Share(GroupSize(cfg_, GatherGroup(s.input, s.need))) * width * Fraction(s.need);
+    }
+    if (d.kind == StageKind::kAttention && cfg_.cp > 1) {
+      // The other CP ranks' keys and values, as wide as the plan's gather
+      // says (the plan names the heads' widths, not the verifier).
+      bytes_ += (cfg_.cp - 1) * Fraction(s.need) * RowBytes(wire_.act, KeysWidth(line_.stages[at]));
     }
     const bool a2a = d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a;
     // The dispatch may go in fp8 with its scales; the combine returns in the

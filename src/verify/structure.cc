@@ -172,8 +172,8 @@ class Checker {
   // attention DP, attentions that gather their input, no mixer, no linear
   // stage, no stage that hands its slice on complete.
   void Eligible(const LinePlan& line) {
-    if (cfg_.tp < 2 || cfg_.attn_dp != 1) {
-      Report(v_, -1, Side::kHeader, -1, "input-scattered batches need tp > 1 and attn_dp = 1");
+    if (cfg_.tp < 2 || cfg_.attn_dp != 1 || cfg_.cp != 1) {
+      Report(v_, -1, Side::kHeader, -1, "input-scattered batches need tp > 1, attn_dp = 1 and cp = 1");
     }
     for (const StagePlan& s : line.stages) {
       const StageDecl& d = s.decl;
@@ -197,6 +197,11 @@ class Checker {
     int width;
   };
 
+  // A width the plan states and the verifier cannot restate: the keys and
+  // values of the heads a rank holds (the header names no head widths). It
+  // must be positive.
+  static constexpr int kHeadsWide = -1;
+
   // At most a gather or a dispatch, the compute, a combine or an
   // all-reduce: held in place, as every stage of every plan is checked.
   struct Expects {
@@ -215,6 +220,9 @@ class Checker {
     if (d.kind == StageKind::kAttention && scattered && Rows::Slice(cfg_) != Rows::Attention(cfg_)) {
       out.push_back({StepKind::kAllGather, Operand::kInput, GatherGroup(Rows::Slice(cfg_), Rows::Attention(cfg_)),
                      d.gather_width > 0 ? d.gather_width : value_width()});
+    }
+    if (d.kind == StageKind::kAttention && cfg_.cp > 1) {
+      out.push_back({StepKind::kGatherKeys, Operand::kKeys, Group::kCp, kHeadsWide});
     }
     const bool a2a = d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a && cfg_.ep_size() > 1;
     const int dispatched = d.top_k * value_width();
@@ -258,10 +266,11 @@ class Checker {
                fmt::format("{} runs over {}, not {}", Name(step.kind), step.group ? Name(*step.group) : "no group",
                            want[i].group ? Name(*want[i].group) : "no group"));
       }
-      if (step.width != want[i].width) {
+      if (want[i].width == kHeadsWide ? step.width < 1 : step.width != want[i].width) {
         Report(v_, s.index, Side::kCompute, static_cast<int>(i),
-               fmt::format("{} {} is {} wide but the model makes it {}", Name(step.kind), Name(step.operand),
-                           step.width, want[i].width));
+               fmt::format(
+                   "{} {} is {} wide but the model makes it {}", Name(step.kind), Name(step.operand), step.width,
+                   want[i].width == kHeadsWide ? "its heads' keys and values wide" : std::to_string(want[i].width)));
       }
       if (step.kind != StepKind::kCompute) Transitions(s.index, Side::kCompute, i, step);
     }
@@ -276,7 +285,8 @@ class Checker {
       Report(v_, stage, side, static_cast<int>(i),
              fmt::format("{} {} is {} wide but the model makes it {}", Name(s.kind), Name(s.operand), s.width, want));
     }
-    if (s.kind == StepKind::kCompute || s.kind == StepKind::kDispatch || s.kind == StepKind::kCombine) {
+    if (s.kind == StepKind::kCompute || s.kind == StepKind::kDispatch || s.kind == StepKind::kCombine ||
+        s.kind == StepKind::kGatherKeys) {
       return Report(v_, stage, side, static_cast<int>(i),
                     fmt::format("{} belongs to a stage's compute, not its {}", Name(s.kind), Name(side)));
     }

@@ -165,6 +165,22 @@ void CheckLmHead(const ParallelConfig& cfg, const Step& s, const Report& report)
   }
 }
 
+// Under context parallelism an attention reads every token of its requests:
+// its own rows' keys and values and, gathered over the CP group, those of
+// the other shards of the same requests (seam/topology.h). No other stage
+// or group holds them.
+void CheckGatherKeys(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, const Report& report) {
+  if (decl == nullptr || decl->kind != StageKind::kAttention) {
+    report(Invariant::kStageRows, "only an attention gathers keys and values");
+  }
+  if (cfg.cp == 1) report(Invariant::kFewestBytes, "gathers keys and values without context parallelism");
+  if (s.group != Group::kCp) {
+    report(Invariant::kGroupFitsRows, fmt::format("gathers keys and values over {}: the other shards of its "
+                                                  "requests are its CP group's",
+                                                  s.group ? Name(*s.group) : "no group"));
+  }
+}
+
 // Moves the state on to what the step claims.
 void Advance(const Step& s, State& st) {
   switch (s.kind) {
@@ -209,6 +225,7 @@ void Advance(const Step& s, State& st) {
     case StepKind::kDispatch:
     case StepKind::kCombine:
     case StepKind::kGatherVocab:
+    case StepKind::kGatherKeys:
     case StepKind::kLeave: return;
   }
 }
@@ -271,6 +288,7 @@ void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, Stat
     case StepKind::kCombine: CheckA2a(cfg, s, report); break;
     case StepKind::kSend:
     case StepKind::kRecv: CheckTransport(cfg, s, st, report); break;
+    case StepKind::kGatherKeys: CheckGatherKeys(cfg, decl, s, report); break;
     case StepKind::kLeave:
       if (!st.value || st.value->owed == Owed::kNothing) {
         report(Invariant::kSumOnce, "leaves a sum to the next reader, but the value owes nothing");

@@ -539,7 +539,7 @@ TEST_F(Cli, ShowOfABadFieldExitsTwoNamingTheFileAndThePath) {
             "seam: " + file +
                 ": ranks[0].lines[0].stages[0].entry[1].step: unknown step 'frobnicate'; expected one of: ar, rs, "
                 "rsv, ag, a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, "
-                "compute, embed, lm-head, ag-vocab, leave, send, recv\n");
+                "compute, embed, lm-head, ag-vocab, leave, send, recv, ag-kv\n");
 }
 
 TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {
@@ -677,7 +677,7 @@ TEST_F(Cli, SweepChecksEveryCutAndExitsZero) {
   const Result r = Run({"sweep", "--max-stages", "2", "--jobs", "2"});
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   EXPECT_EQ(r.out.rfind("seam sweep: 20 stacks of 1..2 stages", 0), 0U) << r.out;
-  EXPECT_NE(r.out.find("\ntotal                                 1040         700             152           0\n"),
+  EXPECT_NE(r.out.find("\ntotal                                 1280         808             248           0\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\nwhat each invariant compared\n  1-3, 6-10 (replay, structure, policy, bytes): "),

@@ -361,13 +361,13 @@ TEST(GroupText, RejectsAnUnknownGroupWithTheChoices) {
   Expected<Group> parsed = ParseGroup("moe");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, ErrorCode::kMalformed);
-  EXPECT_EQ(parsed.error().message, "unknown group 'moe'; expected one of: attn_tp, dp, tp, pp, ep");
+  EXPECT_EQ(parsed.error().message, "unknown group 'moe'; expected one of: attn_tp, dp, tp, pp, ep, cp");
 }
 
 TEST(GroupText, RejectsTheEmptyString) {
   Expected<Group> parsed = ParseGroup("");
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.error().message, "unknown group ''; expected one of: attn_tp, dp, tp, pp, ep");
+  EXPECT_EQ(parsed.error().message, "unknown group ''; expected one of: attn_tp, dp, tp, pp, ep, cp");
 }
 
 // ---------------------------------------------------------------------------
@@ -380,50 +380,61 @@ struct OracleRank {
   RankCoord coord;
 };
 
-std::vector<OracleRank> OracleRanks(int tp, int attn_dp, int pp) {
-  const int attn_tp = tp / attn_dp;
+// SGLang's order, attention TP fastest: (pp, dp, cp, attn_tp).
+std::vector<OracleRank> OracleRanks(int tp, int attn_dp, int pp, int cp = 1) {
+  const int attn_tp = tp / attn_dp / cp;
   std::vector<OracleRank> out;
+  int global = 0;
   for (int p = 0; p < pp; ++p) {
     for (int d = 0; d < attn_dp; ++d) {
-      for (int a = 0; a < attn_tp; ++a) {
-        out.push_back({p * tp + d * attn_tp + a, {p, d, a}});
+      for (int c = 0; c < cp; ++c) {
+        for (int a = 0; a < attn_tp; ++a) {
+          out.push_back({global++, {.pp_rank = p, .dp_rank = d, .attn_tp_rank = a, .cp_rank = c}});
+        }
       }
     }
   }
   return out;
 }
 
+// A rank's place among the TP group's, counted in the oracle's order.
+int OracleTpIndex(const RankCoord& c, int attn_tp, int cp) {
+  return (c.dp_rank * cp + c.cp_rank) * attn_tp + c.attn_tp_rank;
+}
+
 // An expert group is ep consecutive positions of the TP group.
-bool OracleMember(Group g, const RankCoord& me, const RankCoord& other, int attn_tp, int ep) {
-  if (g == Group::kPp) return me.dp_rank == other.dp_rank && me.attn_tp_rank == other.attn_tp_rank;
+bool OracleMember(Group g, const RankCoord& me, const RankCoord& other, int attn_tp, int ep, int cp) {
+  const bool same_shard = me.dp_rank == other.dp_rank && me.cp_rank == other.cp_rank;
+  if (g == Group::kPp) return same_shard && me.attn_tp_rank == other.attn_tp_rank;
   if (me.pp_rank != other.pp_rank) return false;
   switch (g) {
-    case Group::kAttnTp: return me.dp_rank == other.dp_rank;
+    case Group::kAttnTp: return same_shard;
     case Group::kDp: return me.attn_tp_rank == other.attn_tp_rank;
+    case Group::kCp: return me.dp_rank == other.dp_rank && me.attn_tp_rank == other.attn_tp_rank;
     case Group::kTp: return true;
-    case Group::kEp:
-      return (me.dp_rank * attn_tp + me.attn_tp_rank) / ep == (other.dp_rank * attn_tp + other.attn_tp_rank) / ep;
+    case Group::kEp: return OracleTpIndex(me, attn_tp, cp) / ep == OracleTpIndex(other, attn_tp, cp) / ep;
     case Group::kPp: break;
   }
   return false;
 }
 
 // The position a rank holds inside its own group.
-int OracleGroupIndex(Group g, const RankCoord& c, int attn_tp, int ep) {
+int OracleGroupIndex(Group g, const RankCoord& c, int attn_tp, int ep, int cp) {
   switch (g) {
     case Group::kAttnTp: return c.attn_tp_rank;
-    case Group::kDp: return c.dp_rank;
-    case Group::kTp: return c.dp_rank * attn_tp + c.attn_tp_rank;
-    case Group::kEp: return (c.dp_rank * attn_tp + c.attn_tp_rank) % ep;
+    case Group::kDp: return c.dp_rank * cp + c.cp_rank;
+    case Group::kCp: return c.cp_rank;
+    case Group::kTp: return OracleTpIndex(c, attn_tp, cp);
+    case Group::kEp: return OracleTpIndex(c, attn_tp, cp) % ep;
     case Group::kPp: return c.pp_rank;
   }
   return -1;
 }
 
-std::vector<int> OracleGroup(int tp, int attn_dp, int pp, int ep, Group g, const RankCoord& me) {
+std::vector<int> OracleGroup(int tp, int attn_dp, int pp, int ep, int cp, Group g, const RankCoord& me) {
   std::vector<int> out;
-  for (const OracleRank& r : OracleRanks(tp, attn_dp, pp)) {
-    if (OracleMember(g, me, r.coord, tp / attn_dp, ep)) out.push_back(r.global);
+  for (const OracleRank& r : OracleRanks(tp, attn_dp, pp, cp)) {
+    if (OracleMember(g, me, r.coord, tp / attn_dp / cp, ep, cp)) out.push_back(r.global);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -434,10 +445,12 @@ struct Geometry {
   int attn_dp;
   int pp;
   int ep = 0;  // 0: the TP group
+  int cp = 1;
   int ep_size() const { return ep == 0 ? tp : ep; }
+  int attn_tp() const { return tp / attn_dp / cp; }
 };
 void PrintTo(const Geometry& g, std::ostream* os) {
-  *os << "tp" << g.tp << " attn_dp" << g.attn_dp << " pp" << g.pp << " ep" << g.ep_size();
+  *os << "tp" << g.tp << " attn_dp" << g.attn_dp << " pp" << g.pp << " ep" << g.ep_size() << " cp" << g.cp;
 }
 
 class RankGeometry : public ::testing::TestWithParam<Geometry> {
@@ -446,10 +459,13 @@ class RankGeometry : public ::testing::TestWithParam<Geometry> {
     ParallelConfig c = Config(GetParam().tp, GetParam().attn_dp);
     c.pp = GetParam().pp;
     c.ep = GetParam().ep;
+    c.cp = GetParam().cp;
     c.moe = MoeMode::kA2a;
     return c;
   }
-  std::vector<OracleRank> ranks() const { return OracleRanks(GetParam().tp, GetParam().attn_dp, GetParam().pp); }
+  std::vector<OracleRank> ranks() const {
+    return OracleRanks(GetParam().tp, GetParam().attn_dp, GetParam().pp, GetParam().cp);
+  }
 };
 
 TEST_P(RankGeometry, WorldSizeIsTpTimesPp) {
@@ -465,9 +481,8 @@ TEST_P(RankGeometry, GlobalRankFollowsTheMegatronFormula) {
 }
 
 TEST_P(RankGeometry, TpRankIsThePositionInsideThePipelineRank) {
-  const int attn_tp = GetParam().tp / GetParam().attn_dp;
   for (const OracleRank& r : ranks()) {
-    EXPECT_EQ(TpRank(cfg(), r.coord), r.coord.dp_rank * attn_tp + r.coord.attn_tp_rank);
+    EXPECT_EQ(TpRank(cfg(), r.coord), OracleTpIndex(r.coord, GetParam().attn_tp(), GetParam().cp));
     EXPECT_EQ(TpRank(cfg(), r.coord), r.global % GetParam().tp);
   }
 }
@@ -487,8 +502,8 @@ TEST_P(RankGeometry, CoordOfRejectsRanksOutsideTheWorld) {
 TEST_P(RankGeometry, GroupRanksMatchTheOracleForEveryRank) {
   for (Group g : kEveryGroup) {
     for (const OracleRank& r : ranks()) {
-      EXPECT_EQ(GroupRanks(cfg(), g, r.global),
-                OracleGroup(GetParam().tp, GetParam().attn_dp, GetParam().pp, GetParam().ep_size(), g, r.coord))
+      EXPECT_EQ(GroupRanks(cfg(), g, r.global), OracleGroup(GetParam().tp, GetParam().attn_dp, GetParam().pp,
+                                                            GetParam().ep_size(), GetParam().cp, g, r.coord))
           << "group " << Name(g) << " rank " << r.global;
     }
   }
@@ -504,11 +519,10 @@ TEST_P(RankGeometry, GroupRanksHaveTheGroupSize) {
 }
 
 TEST_P(RankGeometry, EachRankSitsAtItsOwnIndexInItsGroup) {
-  const int attn_tp = GetParam().tp / GetParam().attn_dp;
   for (Group g : kEveryGroup) {
     for (const OracleRank& r : ranks()) {
       const std::vector<int> group = GroupRanks(cfg(), g, r.global);
-      const int at = OracleGroupIndex(g, r.coord, attn_tp, GetParam().ep_size());
+      const int at = OracleGroupIndex(g, r.coord, GetParam().attn_tp(), GetParam().ep_size(), GetParam().cp);
       ASSERT_GE(at, 0);
       ASSERT_LT(at, static_cast<int>(group.size()));
       EXPECT_EQ(group[static_cast<size_t>(at)], r.global) << "group " << Name(g) << " rank " << r.global;
@@ -532,10 +546,13 @@ INSTANTIATE_TEST_SUITE_P(Configs, RankGeometry,
                          ::testing::Values(Geometry{8, 4, 1}, Geometry{4, 2, 1}, Geometry{1, 1, 1}, Geometry{6, 3, 1},
                                            Geometry{8, 4, 2}, Geometry{4, 2, 2}, Geometry{1, 1, 2}, Geometry{6, 3, 2},
                                            Geometry{8, 1, 1}, Geometry{8, 8, 1}, Geometry{8, 2, 2, 2},
-                                           Geometry{8, 4, 1, 4}, Geometry{4, 1, 2, 1}),
+                                           Geometry{8, 4, 1, 4}, Geometry{4, 1, 2, 1}, Geometry{8, 1, 1, 0, 2},
+                                           Geometry{8, 2, 2, 0, 2}, Geometry{8, 1, 2, 4, 4}, Geometry{4, 1, 1, 0, 4},
+                                           Geometry{12, 2, 1, 0, 3}),
                          [](const ::testing::TestParamInfo<Geometry>& p) {
                            return "tp" + std::to_string(p.param.tp) + "_attn_dp" + std::to_string(p.param.attn_dp) +
-                                  "_pp" + std::to_string(p.param.pp) + "_ep" + std::to_string(p.param.ep_size());
+                                  "_pp" + std::to_string(p.param.pp) + "_ep" + std::to_string(p.param.ep_size()) +
+                                  "_cp" + std::to_string(p.param.cp);
                          });
 
 // A few spot checks written out by hand, beside the oracle.
@@ -563,6 +580,28 @@ TEST(GroupRanks, EveryGroupIsTheRankItselfUnderTpOne) {
     EXPECT_EQ(GroupRanks(cfg, g, 2), (std::vector<int>{2})) << Name(g);
   }
   EXPECT_EQ(GroupRanks(cfg, Group::kPp, 2), (std::vector<int>{0, 1, 2}));
+}
+
+// SGLang's docstring example: tp 8 with attn_cp 2 gives attention-TP groups
+// [0-3] [4-7] and CP groups [0,4] [1,5] [2,6] [3,7].
+TEST(GroupRanks, CpPeersAreAttentionTpApartAsInSglang) {
+  ParallelConfig cfg = Config(8, 1);
+  cfg.cp = 2;
+  EXPECT_EQ(GroupRanks(cfg, Group::kAttnTp, 5), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(GroupRanks(cfg, Group::kCp, 1), (std::vector<int>{1, 5}));
+  EXPECT_EQ(GroupRanks(cfg, Group::kCp, 7), (std::vector<int>{3, 7}));
+  EXPECT_EQ(CoordOf(cfg, 6), (RankCoord{.pp_rank = 0, .dp_rank = 0, .attn_tp_rank = 2, .cp_rank = 1}));
+}
+
+// Under attention DP and CP, the CP group stays inside its DP group while the
+// attention-row peers span every DP group's every CP rank.
+TEST(GroupRanks, CpGroupsStayInsideTheirDpGroup) {
+  ParallelConfig cfg = Config(8, 2);
+  cfg.cp = 2;  // attn_tp 2: shards (dp0 cp0) (dp0 cp1) (dp1 cp0) (dp1 cp1)
+  EXPECT_EQ(GroupRanks(cfg, Group::kCp, 5), (std::vector<int>{5, 7}));
+  EXPECT_EQ(GroupRanks(cfg, Group::kDp, 5), (std::vector<int>{1, 3, 5, 7}));
+  EXPECT_EQ(GroupRanks(cfg, Group::kAttnTp, 5), (std::vector<int>{4, 5}));
+  EXPECT_EQ(GroupSize(cfg, Group::kDp), 4);
 }
 
 TEST(CoordOf, SplitsAnOddTpGroup) {

@@ -144,7 +144,10 @@ TEST(Generate, ARequestsTokensAreTheSameBitsWhateverItIsBatchedWith) {
            {"tp4 attn-dp2, second (the other group)", {.tp = 4, .attn_dp = 2}, 1, {.chunk = 3, .mixed = true}},
            {"tp4 a2a, last, one token a step", {.tp = 4, .moe = MoeMode::kA2a}, 3, {.chunk = 1}},
            {"tp2 pp2, third, whole prompts", {.tp = 2, .pp = 2}, 2, {}},
-           {"tp4 input-scattered, chunks of 5", {.tp = 4, .input_scattered = true}, 1, {.chunk = 5}}}) {
+           {"tp4 input-scattered, chunks of 5", {.tp = 4, .input_scattered = true}, 1, {.chunk = 5}},
+           // Sequence shards: its tokens split over the CP ranks each step, a decode's on CP rank 0.
+           {"tp4 cp2, second, chunks of 3 mixed", {.tp = 4, .cp = 2}, 1, {.chunk = 3, .mixed = true}},
+           {"tp8 cp4, first, whole prompts", {.tp = 8, .cp = 4}, 0, {}}}) {
     const auto& alone = cfg.moe == MoeMode::kA2a ? a2a_alone : tp_alone;
     const auto batched = rows_of_a(cfg, others, at, o);
     EXPECT_TRUE(batched.first == alone.first) << what;
@@ -181,7 +184,10 @@ TEST(Generate, TheMemoryEstimatesCachesAreWhatTheRanksHoldAtTheEnd) {
                                                            {"qwen3", {.tp = 8}},
                                                            {"deepseek-v2-lite", {.tp = 4, .attn_dp = 2}},
                                                            {"nemotron-h", {.tp = 2}},
-                                                           {"qwen3-next", {.tp = 2}}}) {
+                                                           {"qwen3-next", {.tp = 2}},
+                                                           // Every CP rank holds its group's whole K/V.
+                                                           {"llama", {.tp = 4, .cp = 2}},
+                                                           {"deepseek-v2-lite", {.tp = 8, .attn_dp = 2, .cp = 2}}}) {
     const Model m = CatalogueModel(family).value();
     const Weights w = MustWeights(m, Dtype::kF32);
     const std::vector<Request> rs = {Of(6, 3), Of(6, 3, 0, 9)};

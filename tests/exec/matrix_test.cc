@@ -21,10 +21,13 @@ namespace {
 
 // The rule that rejects a configuration of the matrix on this model, or ""
 // when the model supports it: mixers and replicated linear stages cannot
-// take input-scattered batches, and an MoE without a dispatch path cannot
-// run as a2a.
+// take input-scattered batches, a mixer cannot take a sequence shard, and
+// an MoE without a dispatch path cannot run as a2a.
 std::string ExpectedRejection(const Model& m, const ParallelConfig& cfg) {
   const bool replicated = HasStageKind(m, StageKind::kMixer) || HasStageKind(m, StageKind::kLinear);
+  if (cfg.cp > 1 && HasStageKind(m, StageKind::kMixer)) {
+    return "(rule: context parallelism shards a request's tokens for attention only)";
+  }
   if (cfg.moe == MoeMode::kA2a && !MoeDispatchesA2a(m)) return "(rule: a2a MoE needs a dispatch/combine in the model)";
   if (cfg.input_scattered && replicated) return "(rule: input-scattered eligibility)";
   return "";

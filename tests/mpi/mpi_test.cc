@@ -118,6 +118,13 @@ INSTANTIATE_TEST_SUITE_P(
         // Expert groups of two inside a TP group of four: the
         // all-to-all's own communicator.
         Job{"ep_np4", 4, {"run", "deepseek-v2-lite", "--tp", "4", "--moe", "a2a", "--ep", "2"}},
+        // Context parallelism: each CP rank's keys and values gathered
+        // over its CP communicator, a handoff of sequence shards.
+        Job{"cp_np8", 8, {"run", "llama", "--tp", "4", "--cp", "2", "--pp", "2", "--dtype", "bf16"}},
+        Job{"cp_generate_np8",
+            8,
+            {"run", "deepseek-v2-lite", "--tp", "8", "--attn-dp", "2", "--cp", "2", "--moe", "a2a", "--dense-tp", "1",
+             "--generate", "3", "--chunk", "5", "--mixed"}},
         // One token: one attention-DP group and most ranks'
         // slices hold no rows, and still join every collective.
         Job{"empty_ranks_np8",

@@ -244,7 +244,7 @@ TEST(WellFormed, CatchesAnInputScatteredLineUnderAttentionDp) {
             "rank 0 ordinary header: invariant 8 (the plan agrees with itself, its model and its configuration): "
             "the configuration asks for ordinary batches but the plan has lines for ordinary, input-scattered\n"
             "rank 0 input-scattered header: invariant 8 (the plan agrees with itself, its model and its "
-            "configuration): input-scattered batches need tp > 1 and attn_dp = 1\n"
+            "configuration): input-scattered batches need tp > 1, attn_dp = 1 and cp = 1\n"
             "rank 0 input-scattered stage 0 compute: invariant 8 (the plan agrees with itself, its model and its "
             "configuration): the attention computes 'compute input' but its declaration and configuration "
             "require 'ag input; compute input'\n"
@@ -530,10 +530,11 @@ TEST(WellFormed, EachStepKindActsOnlyOnTheOperandsItsSpecificationAllows) {
       MustBindPipeline(LlamaModel(2), Cut({.tp = 8, .attn_dp = 8, .reduction = Reduction::kRsRsv}, {1, 1})),
       BindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}), {.fuse = false}).value(),
       MustBindPipeline(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}),
+      MustBindPipeline(LlamaModel(2), {.tp = 4, .cp = 2}),
   };
   int checked = 0;
   for (const StepSpec& spec : kStepSpecs) {
-    for (Operand wrong : {Operand::kValue, Operand::kResidual, Operand::kInput, Operand::kLogits}) {
+    for (Operand wrong : {Operand::kValue, Operand::kResidual, Operand::kInput, Operand::kLogits, Operand::kKeys}) {
       if (spec.operands.Has(wrong)) continue;
       std::optional<Found> f;
       for (const Pipeline& p : plans) {
@@ -542,8 +543,8 @@ TEST(WellFormed, EachStepKindActsOnlyOnTheOperandsItsSpecificationAllows) {
       ASSERT_TRUE(f.has_value()) << "no " << spec.name << " step in the plans";
       const std::string report = Of(Verify(f->edited), Invariant::kWellFormed);
       // A stage's compute section is checked whole against its declaration.
-      const bool in_compute =
-          spec.kind == StepKind::kCompute || spec.kind == StepKind::kDispatch || spec.kind == StepKind::kCombine;
+      const bool in_compute = spec.kind == StepKind::kCompute || spec.kind == StepKind::kDispatch ||
+                              spec.kind == StepKind::kCombine || spec.kind == StepKind::kGatherKeys;
       const std::string want = in_compute
                                    ? fmt::format("{} {}", spec.name, Name(wrong))
                                    : fmt::format("{} does not act on the {}; it acts on the ", spec.name, Name(wrong));
@@ -551,9 +552,74 @@ TEST(WellFormed, EachStepKindActsOnlyOnTheOperandsItsSpecificationAllows) {
       ++checked;
     }
   }
-  // Eleven kinds act on one buffer, send and recv on two, the all-gather, the
-  // all-to-all's two and the compute on any but the logits, the slice on any.
-  EXPECT_EQ(checked, 11 * 3 + 2 * 2 + 4 * 1);
+  // Twelve kinds act on one buffer of five, send and recv on two, the
+  // all-gather, the all-to-all's two and the compute on any but the logits
+  // and keys, the slice on any but the keys.
+  EXPECT_EQ(checked, 12 * 4 + 2 * 3 + 4 * 2 + 1 * 1);
+}
+
+// ---- context parallelism: each attention gathers its CP peers' keys once, over cp ----
+
+const ParallelConfig kCp{.tp = 4, .cp = 2};
+
+TEST(WellFormed, CatchesAnAttentionUnderCpThatDoesNotGatherItsPeersKeys) {
+  const Plan p = MustBind(StackOf("A F"), kCp);
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) {
+    std::vector<Step>& compute = StageAt(l, 0).compute;
+    compute.erase(compute.begin());
+  });
+  EXPECT_EQ(Of(Verify(broken), Invariant::kWellFormed),
+            "rank 0 ordinary stage 0 compute: invariant 8 (the plan agrees with itself, its model and its "
+            "configuration): the attention computes 'compute input' but its declaration and configuration "
+            "require 'ag-kv keys; compute input'\n");
+}
+
+TEST(WellFormed, CatchesAKeysGatherOverAnotherGroupThanCp) {
+  const Plan p = MustBind(StackOf("A F"), kCp);
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { StageAt(l, 0).compute[0].group = Group::kDp; });
+  const std::vector<Violation> v = Verify(broken);
+  EXPECT_NE(Of(v, Invariant::kWellFormed).find("ag-kv runs over dp, not cp"), std::string::npos) << Describe(v);
+  EXPECT_NE(Of(v, Invariant::kGroupFitsRows)
+                .find("gathers keys and values over dp: the other shards of its "
+                      "requests are its CP group's"),
+            std::string::npos)
+      << Describe(v);
+}
+
+TEST(WellFormed, CatchesAKeysGatherWithoutContextParallelism) {
+  const Plan p = MustBind(StackOf("A F"), {.tp = 4});
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) {
+    std::vector<Step>& compute = StageAt(l, 0).compute;
+    compute.insert(compute.begin(),
+                   Step{.kind = StepKind::kGatherKeys, .operand = Operand::kKeys, .group = Group::kCp, .width = 128});
+  });
+  const std::vector<Violation> v = Verify(broken);
+  EXPECT_NE(Of(v, Invariant::kWellFormed)
+                .find("the attention computes 'ag-kv keys; compute input' but its "
+                      "declaration and configuration require 'compute input'"),
+            std::string::npos)
+      << Describe(v);
+  EXPECT_NE(Of(v, Invariant::kFewestBytes).find("gathers keys and values without context parallelism"),
+            std::string::npos)
+      << Describe(v);
+}
+
+TEST(WellFormed, CatchesAKeysGatherOfNoWidth) {
+  const Plan p = MustBind(StackOf("A F"), kCp);
+  const Plan broken = Edited(p, [](std::vector<LinePlan>& l) { StageAt(l, 0).compute[0].width = 0; });
+  EXPECT_NE(Of(Verify(broken), Invariant::kWellFormed)
+                .find("ag-kv keys is 0 wide but the model makes it its heads' keys and values wide"),
+            std::string::npos);
+}
+
+// The byte count counts the CP peers' keys: (cp - 1) of this rank's rows'.
+TEST(WellFormed, TheKeysGatherMovesEachPeersShareOfTheKeys) {
+  const Plan p = MustBind(StackOf("A F"), {.tp = 8, .attn_dp = 2, .cp = 2});
+  const Step& gather = testing::StageOf(p, kOrd, 0).compute[0];
+  ASSERT_EQ(gather.kind, StepKind::kGatherKeys);
+  // A rank's rows are 1/4 of the batch (two DP groups, two CP ranks); it
+  // receives its one peer's, 2 bytes an element (bf16 on the wire).
+  EXPECT_DOUBLE_EQ(BytesPerToken(gather, p.header()), 1.0 * gather.width * 2 / 4);
 }
 
 }  // namespace

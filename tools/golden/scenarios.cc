@@ -81,6 +81,10 @@ ParallelConfig Config(int tp, int attn_dp, int dense_tp, MoeMode moe = MoeMode::
   return {.tp = tp, .attn_dp = attn_dp, .dense_tp = dense_tp, .moe = moe, .input_scattered = scattered};
 }
 
+ParallelConfig ContextParallel(int tp, int attn_dp, int cp, int dense_tp, MoeMode moe = MoeMode::kTp) {
+  return {.tp = tp, .attn_dp = attn_dp, .cp = cp, .dense_tp = dense_tp, .moe = moe};
+}
+
 // Two-rank splits: every one for up to four layers, else an even and an uneven one.
 std::vector<std::vector<int>> TwoRankSplits(int layers) {
   if (layers < 2) return {};
@@ -125,23 +129,48 @@ const std::vector<Subject>& Subjects() {
 std::vector<ParallelConfig> BaseConfigs() {
   const MoeMode a2a = MoeMode::kA2a;
   return {
-      Config(1, 1, 1),           Config(2, 1, 2),           Config(4, 1, 4),
-      Config(8, 1, 8),                                                                   // TP
-      Config(2, 1, 2, a2a),      Config(4, 1, 4, a2a),      Config(8, 1, 8, a2a),        // a2a MoE
-      Config(2, 1, 2, {}, true), Config(4, 1, 4, {}, true), Config(8, 1, 8, {}, true),   // input-scattered
-      Config(4, 1, 1),           Config(2, 1, 1, {}, true), Config(4, 1, 4, a2a, true),  // fully DP dense; rejections
-      Config(2, 2, 2),           Config(2, 2, 2, a2a),                                   // attention DP, attn_tp 1
-      Config(4, 2, 4),           Config(4, 2, 2),           Config(4, 2, 1),
-      Config(4, 2, 1, a2a),      Config(4, 2, 4, a2a),      Config(4, 4, 4),
-      Config(4, 4, 1, a2a),      Config(8, 2, 4),           Config(8, 2, 1, a2a),
-      Config(8, 4, 2),           Config(8, 4, 8, a2a),      Config(8, 8, 8),
+      Config(1, 1, 1),
+      Config(2, 1, 2),
+      Config(4, 1, 4),
+      Config(8, 1, 8),  // TP
+      Config(2, 1, 2, a2a),
+      Config(4, 1, 4, a2a),
+      Config(8, 1, 8, a2a),  // a2a MoE
+      Config(2, 1, 2, {}, true),
+      Config(4, 1, 4, {}, true),
+      Config(8, 1, 8, {}, true),  // input-scattered
+      Config(4, 1, 1),
+      Config(2, 1, 1, {}, true),
+      Config(4, 1, 4, a2a, true),  // fully DP dense; rejections
+      Config(2, 2, 2),
+      Config(2, 2, 2, a2a),  // attention DP, attn_tp 1
+      Config(4, 2, 4),
+      Config(4, 2, 2),
+      Config(4, 2, 1),
+      Config(4, 2, 1, a2a),
+      Config(4, 2, 4, a2a),
+      Config(4, 4, 4),
+      Config(4, 4, 1, a2a),
+      Config(8, 2, 4),
+      Config(8, 2, 1, a2a),
+      Config(8, 4, 2),
+      Config(8, 4, 8, a2a),
+      Config(8, 8, 8),
       Config(8, 8, 1, a2a),
+      ContextParallel(2, 1, 2, 2),
+      ContextParallel(4, 1, 2, 4),
+      ContextParallel(4, 1, 4, 4),  // context parallel
+      ContextParallel(4, 1, 2, 2),
+      ContextParallel(4, 1, 2, 1, a2a),
+      ContextParallel(8, 2, 2, 8),
+      ContextParallel(8, 2, 2, 1, a2a),
   };
 }
 
 std::string ConfigName(const ParallelConfig& cfg) {
   std::string out = fmt::format("tp{}", cfg.tp);
   if (cfg.attn_dp != 1) out += fmt::format(" attn-dp{}", cfg.attn_dp);
+  if (cfg.cp != 1) out += fmt::format(" cp{}", cfg.cp);
   if (cfg.dense_tp_size() != cfg.tp) out += fmt::format(" dense-tp{}", cfg.dense_tp_size());
   if (cfg.moe == MoeMode::kA2a) out += " a2a";
   if (cfg.input_scattered) out += " input-scattered";
@@ -170,6 +199,7 @@ Expected<ParallelConfig> ParseConfigName(std::string_view name) {
     return n.value_or(fallback);
   };
   cfg.attn_dp = number("attn-dp", 1);
+  cfg.cp = number("cp", 1);
   cfg.dense_tp = number("dense-tp", cfg.tp);
   if (word("a2a")) cfg.moe = MoeMode::kA2a;
   cfg.input_scattered = word("input-scattered");

@@ -2,14 +2,19 @@
 //
 // Requests go to attention-DP groups round robin (request i to group
 // i % attn_dp) unless the batch places them (a step of a generation:
-// seam/runtime/generate.h); the ranks order rows DP-group-major: group 0's
-// requests in order, then group 1's. The attention rows of a group are its requests'
-// tokens; a rank's slice is its attn_tp_rank-th chunk of ceil(rows/attn_tp)
-// rows, the last chunks shorter or empty. A group or a slice may hold no
-// rows: every rank still runs every step.
+// seam/runtime/generate.h); the ranks order rows shard-major (an
+// attention-row shard is one CP rank of one DP group, seam/topology.h):
+// group 0's shards, then group 1's. Under context parallelism each
+// request's tokens in the batch are cut zig-zag, as SGLang and vLLM cut a
+// prefill: into 2 x cp blocks (the remainder to the lowest blocks), CP rank
+// c holding blocks c and 2 x cp - 1 - c, so every rank has early and late
+// tokens. A shard's attention rows are its share of its group's requests'
+// tokens, in request order; a rank's slice is its attn_tp_rank-th chunk of
+// ceil(rows/attn_tp) rows, the last chunks shorter or empty. A group, a
+// shard or a slice may hold no rows: every rank still runs every step.
 //
 //   Batch b = RandomBatch(/*tokens=*/12, /*requests=*/3, /*vocab=*/256, /*seed=*/7);
-//   BatchLayout l = LayoutOf(b, cfg.attn_dp);
+//   BatchLayout l = LayoutOf(b, cfg.attn_dp, cfg.cp);
 //   RowSpan s = SpanOf(l, cfg, Rows::Slice(cfg), CoordOf(cfg, rank));
 #pragma once
 
@@ -47,18 +52,22 @@ Expected<Batch> RandomPrompts(const std::vector<int>& lengths, int vocab, uint64
 
 struct BatchLayout {
   int tokens = 0;
-  std::vector<int> group_offset;  // per DP group: its first row
-  std::vector<int> group_rows;    // per DP group: its row count
-  // Per row, in DP-major order:
+  std::vector<int> group_offset;  // per shard (DP group x CP rank): its first row
+  std::vector<int> group_rows;    // per shard: its row count
+  // Per row, in shard-major order:
   std::vector<int> token_ids;
   std::vector<int> positions;      // in its request, counted from its first token
   std::vector<int> request_id;     // RequestPlace::id
-  std::vector<int> request_start;  // the row of its request's first token in this batch
+  std::vector<int> request_start;  // the row of its request's first token in this batch and shard
   std::vector<int> batch_index;    // its row in the batch's own order
 };
-BatchLayout LayoutOf(const Batch& b, int attn_dp);
+BatchLayout LayoutOf(const Batch& b, int attn_dp, int cp = 1);
 
-// The DP-major rows a rank holds on a layout.
+// The positions, counted from 0, that CP rank c of `cp` holds of `tokens`
+// consecutive tokens of one request: blocks c and 2 x cp - 1 - c of 2 x cp.
+std::vector<std::vector<int>> ZigZagShards(int tokens, int cp);
+
+// The shard-major rows a rank holds on a layout.
 RowSpan SpanOf(const BatchLayout& l, const ParallelConfig& cfg, Rows rows, const RankCoord& c);
 
 }  // namespace seam

@@ -58,6 +58,9 @@ struct EngineLaunch {
   bool eplb = false;                // --enable-eplb
   double memory_fraction = 0;       // SGLang --mem-fraction-static, vLLM --gpu-memory-utilization (0: the default)
   int prefill_chunk = 0;            // SGLang --chunked-prefill-size, vLLM --max-num-batched-tokens (0: the default)
+  int cp = 1;                       // SGLang --attn-cp-size, vLLM --prefill-context-parallel-size
+  bool prefill_cp = false;          // SGLang --enable-prefill-cp
+  std::string cp_strategy;          // SGLang --cp-strategy ("": none given)
   std::string dtype = "auto";       // --dtype
   std::string quantization;         // --quantization ("": the checkpoint's own)
   std::string kv_cache_dtype = "auto";

@@ -34,6 +34,15 @@ Status AddDataParallel(const EmitRequest& r, Writing& w) {
   return Status::Ok();
 }
 
+// A zig-zag prefill split over the CP ranks is --attn-cp-size with
+// --enable-prefill-cp --cp-strategy zigzag.
+void AddContextParallel(const ParallelConfig& c, Writing& w) {
+  if (c.cp == 1) return;
+  w.Add("--attn-cp-size", std::to_string(c.cp));
+  w.Add("--enable-prefill-cp");
+  w.Add("--cp-strategy", "zigzag");
+}
+
 void AddDenseTp(const ParallelConfig& c, Writing& w) {
   if (c.dense_tp_size() == c.tp) return;
   if (c.dense_tp_size() == 1) {
@@ -100,6 +109,7 @@ Expected<Writing> WriteSglang(const EmitRequest& r, const Model& m) {
   w.Add("--tp-size", std::to_string(c.tp));
   AddPipeline(c, m, w);
   SEAM_RETURN_IF_ERROR(AddDataParallel(r, w));
+  AddContextParallel(c, w);
   AddDenseTp(c, w);
   AddMoe(r, m, w);
   if (c.input_scattered) w.Add("--enable-attn-tp-input-scattered");

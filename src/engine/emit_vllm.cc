@@ -50,8 +50,10 @@ void AddMoe(const EmitRequest& r, const CheckpointQuant& q, Writing& w) {
                                            Name(reduction), Name(c.reduction)));
   }
   if (c.moe != MoeMode::kA2a) return;
-  if (c.attn_dp == 1) {
-    w.Cannot(Knob::kMoe, "vLLM runs its all-to-all only across data-parallel ranks (--data-parallel-size > 1)");
+  if (c.attn_dp == 1 && c.cp == 1) {
+    w.Cannot(Knob::kMoe,
+             "vLLM runs its all-to-all only across data-parallel or prefill-context-parallel ranks "
+             "(--data-parallel-size or --prefill-context-parallel-size > 1)");
     return;
   }
   if (c.ep_size() != c.tp) {
@@ -102,6 +104,32 @@ void AddNodes(const EmitRequest& r, int dp, Writing& w) {
   }
 }
 
+// Prefill context parallelism is -pcp over TP groups of the attention-TP
+// size, each running its dense layers itself, its MoE all-to-all across
+// every rank; vLLM runs it without data parallelism.
+Status AddContextParallel(const EmitRequest& r, bool moe, Writing& w) {
+  const ParallelConfig& c = r.config;
+  if (c.cp == 1) return Status::Ok();
+  if (c.attn_dp > 1 || r.replicas > 1) {
+    return Cannot(r.engine, fmt::format("vLLM's prefill context parallelism runs without data parallelism (PCP "
+                                        "does not support data parallelism yet); --cp {} with {} is not a vLLM "
+                                        "line",
+                                        c.cp, c.attn_dp > 1 ? "--attn-dp" : "replicas"));
+  }
+  if (moe && c.moe != MoeMode::kA2a) {
+    return Cannot(r.engine,
+                  "a MoE under vLLM's prefill context parallelism is written with expert parallelism "
+                  "(--moe a2a); seam does not model its MoE without it");
+  }
+  if (c.dense_tp_size() != c.attn_tp()) {
+    w.Cannot(Knob::kDenseTp, fmt::format("each vLLM PCP rank runs its dense FFN over its own TP group of {}, not "
+                                         "--dense-tp {}",
+                                         c.attn_tp(), c.dense_tp_size()));
+  }
+  w.Add("--prefill-context-parallel-size", std::to_string(c.cp));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<Writing> WriteVllm(const EmitRequest& r, const Model& m, const CheckpointQuant& q) {
@@ -111,8 +139,9 @@ Expected<Writing> WriteVllm(const EmitRequest& r, const Model& m, const Checkpoi
   w.words = {"vllm", "serve", ModelPathOf(r.model_path)};
   Expected<int> dp = DataParallelOf(r, moe, w);
   if (!dp) return dp.error();
-  const bool split = moe && c.attn_dp > 1;
+  const bool split = (moe && c.attn_dp > 1) || c.cp > 1;
   w.Add("--tensor-parallel-size", std::to_string(split ? c.attn_tp() : c.tp));
+  SEAM_RETURN_IF_ERROR(AddContextParallel(r, moe, w));
   if (!split && c.dense_tp_size() != c.tp) {
     w.Cannot(Knob::kDenseTp,
              fmt::format("vLLM runs a dense FFN over the whole TP group, not --dense-tp {}", c.dense_tp_size()));

@@ -71,6 +71,9 @@ Status SetField(EngineLaunch& l, Field f, std::string_view flag, std::string_vie
     case Field::kEplb: l.eplb = on; return Status::Ok();
     case Field::kMemoryFraction: return Fraction(flag, v, l.memory_fraction);
     case Field::kPrefillChunk: return size(l.prefill_chunk, 1);
+    case Field::kCp: return size(l.cp, 1);
+    case Field::kPrefillCp: l.prefill_cp = on; return Status::Ok();
+    case Field::kCpStrategy: l.cp_strategy = v; return Status::Ok();
   }
   SEAM_CHECK(false, "an unknown launch field");
 }
@@ -83,11 +86,11 @@ std::string Spelled(const ReadFlag& r) {
 }
 
 Status Refuse(const EngineTable& t, const ReadFlag& r, const Unmodelled& u) {
-  return Unsupported(fmt::format(
-      "{} changes communication seam does not model ({}): {} runs it, seam plans tensor, attention-data, expert "
-      "and pipeline parallelism only{}",
-      Spelled(r), u.what, DisplayName(t.engine),
-      u.off == "-" ? "" : fmt::format("; leave it out or give {} {}", r.row->names.front(), u.off)));
+  return Unsupported(
+      fmt::format("{} changes communication seam does not model ({}): {} runs it, seam plans tensor, attention-data, "
+                  "context (prefill), expert and pipeline parallelism only{}",
+                  Spelled(r), u.what, DisplayName(t.engine),
+                  u.off == "-" ? "" : fmt::format("; leave it out or give {} {}", r.row->names.front(), u.off)));
 }
 
 class Applier {

@@ -149,6 +149,58 @@ WireDtype DispatchOf(const EngineLaunch& l, std::string_view backend, WireDtype 
   return WireDtype::kFp8;
 }
 
+// Context parallelism (server_args.py _handle_context_parallelism, the
+// layer-boundary package's CP resolution): the TP group is (dp, cp, attn_tp),
+// attention TP fastest. A prefill is sharded over the CP ranks only with
+// --enable-prefill-cp and a --cp-strategy; zigzag is seam's split.
+Status ReadContextParallel(const EngineLaunch& l, const Model& m, bool a2a, EngineTranslation& t) {
+  if (!l.cp_strategy.empty() && l.cp_strategy != "zigzag" && l.cp_strategy != "interleave") {
+    return Refuses(l.engine, fmt::format("argument --cp-strategy: invalid choice: '{}' (choose from zigzag, "
+                                         "interleave)",
+                                         Printable(l.cp_strategy)));
+  }
+  if (l.cp == 1) {
+    if (l.prefill_cp) t.notes.push_back("--enable-prefill-cp with --attn-cp-size 1: no CP ranks to shard over");
+    return Status::Ok();
+  }
+  if (l.tp % l.cp != 0) return Refuses(l.engine, "tp_size must be divisible by attn_cp_size");
+  if (l.tp % (l.dp * l.cp) != 0) {
+    return Refuses(l.engine, fmt::format("tp_size % (dp_size * attn_cp_size) != 0 (--tp-size {}, --dp-size {}, "
+                                         "--attn-cp-size {}: each CP rank of each DP group needs its own "
+                                         "attention-TP ranks)",
+                                         l.tp, l.dp, l.cp));
+  }
+  if (!l.prefill_cp) {
+    return Unsupported(fmt::format(
+        "--attn-cp-size {} changes communication seam does not model (context-parallelism without a prefill "
+        "split): SGLang splits a prefill's sequence over the CP ranks with --enable-prefill-cp (or a model's own "
+        "CP mode); seam plans the zig-zag split, --enable-prefill-cp --cp-strategy zigzag",
+        l.cp));
+  }
+  if (l.cp_strategy.empty()) {
+    return Refuses(l.engine, "--cp-strategy must be set when --enable-prefill-cp is enabled.");
+  }
+  if (l.cp_strategy == "interleave") {
+    return Unsupported(
+        "--cp-strategy interleave changes communication seam does not model (context-parallelism dealt token by "
+        "token): it deals a prompt's tokens to the CP ranks one by one; seam shards zig-zag (--cp-strategy zigzag, "
+        "formerly in-seq-split)");
+  }
+  const bool mla = m.dims && m.dims->mla.kv_lora > 0;
+  if (a2a && l.dp_attention && l.dp > 1 && !mla && HasStageKind(m, StageKind::kSparseFfn)) {
+    return Refuses(l.engine,
+                   "an all-to-all MoE dispatched per DP shard is not supported with DP attention and GQA prefill "
+                   "context parallelism (_reject_unsupported_cp_moe)");
+  }
+  t.config.cp = l.cp;
+  t.notes.push_back(fmt::format(
+      "--attn-cp-size {} --enable-prefill-cp --cp-strategy zigzag: each prefill split zig-zag over {} CP ranks, "
+      "keys and values all-gathered over the CP group; a decode token SGLang runs on every CP rank, seam on CP "
+      "rank 0 (the same values)",
+      l.cp, l.cp));
+  return Status::Ok();
+}
+
 Status ReadPlacement(const EngineLaunch& l, const Model& m, EngineTranslation& t) {
   if ((l.tp * l.pp) % l.nnodes != 0) {
     return Refuses(l.engine, fmt::format("tp_size must be divisible by number of nodes (--tp-size {} x --pp-size {} "
@@ -191,6 +243,7 @@ Expected<EngineTranslation> TranslateSglang(const EngineLaunch& l, const Model& 
     t.wire.dispatch = DispatchOf(l, backend, *act, t.notes);
   }
   c.input_scattered = l.input_scattered;
+  SEAM_RETURN_IF_ERROR(ReadContextParallel(l, m, a2a, t));
   SEAM_RETURN_IF_ERROR(ReadPlacement(l, m, t));
   t.weights = WeightsOf(l, q, *act, t.notes);
   // server_args.py's --kv-cache-dtype choices.

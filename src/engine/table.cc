@@ -47,7 +47,10 @@ constexpr auto kFields = EnumNames<Field>("role", {{Field::kModel, "model"},
                                                    {Field::kDpRank, "dp-rank"},
                                                    {Field::kEplb, "eplb"},
                                                    {Field::kMemoryFraction, "memory-fraction"},
-                                                   {Field::kPrefillChunk, "prefill-chunk"}});
+                                                   {Field::kPrefillChunk, "prefill-chunk"},
+                                                   {Field::kCp, "cp"},
+                                                   {Field::kPrefillCp, "prefill-cp"},
+                                                   {Field::kCpStrategy, "cp-strategy"}});
 
 constexpr auto kKinds = EnumNames<Kind>("kind", {{Kind::kServing, "serving"},
                                                  {Kind::kLimits, "limits"},

@@ -44,6 +44,9 @@ enum class Field {
   kEplb,
   kMemoryFraction,
   kPrefillChunk,
+  kCp,
+  kPrefillCp,
+  kCpStrategy,
 };
 
 // A flag the plan does not depend on, by why.

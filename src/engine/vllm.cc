@@ -120,10 +120,38 @@ void NoteUnused(const EngineLaunch& l, bool moe, bool all2all, std::string_view 
         fmt::format("--all2all-backend {} without --enable-expert-parallel: vLLM dispatches nothing", backend));
   } else if (!all2all && DispatchesA2a(backend)) {
     notes.push_back(
-        fmt::format("--all2all-backend {} without --data-parallel-size > 1: vLLM runs its all-to-all "
-                    "only across data-parallel ranks and dispatches nothing",
+        fmt::format("--all2all-backend {} without --data-parallel-size or --prefill-context-parallel-size > 1: "
+                    "vLLM runs its all-to-all only across those ranks and dispatches nothing",
                     backend));
   }
+}
+
+// Prefill context parallelism (ParallelConfig's checks; vllm/v1/worker/cp_utils.py):
+// -pcp multiplies the world by pcp, each PCP rank a TP group of
+// --tensor-parallel-size ranks holding a zig-zag shard of each prefill
+// (DualChunkSwap), its dense layers over that TP group; with expert
+// parallelism its MoE dispatches all-to-all across every TP x PCP rank.
+Status ReadContextParallel(const EngineLaunch& l, bool moe, EngineTranslation& t) {
+  if (l.cp == 1) return Status::Ok();
+  if (l.dp > 1) return Refuses(l.engine, "PCP does not support data parallelism yet");
+  if (moe && !l.expert_parallel) {
+    return Unsupported(fmt::format(
+        "--prefill-context-parallel-size {} changes communication seam does not model (prefill-context-parallelism "
+        "of a MoE without expert parallelism): which ranks its MoE sums over; with --enable-expert-parallel it "
+        "dispatches all-to-all across the {} x {} ranks",
+        l.cp, l.tp, l.cp));
+  }
+  ParallelConfig& c = t.config;
+  c.tp = l.tp * l.cp;
+  c.cp = l.cp;
+  c.dense_tp = l.tp;
+  t.notes.push_back(fmt::format(
+      "--prefill-context-parallel-size {}: {} x {} = {} ranks a pipeline rank (--tp {} --cp {}), each PCP rank's "
+      "dense layers over its own TP group (--dense-tp {}); a prefill split zig-zag, keys and values all-gathered "
+      "over the PCP group; a decode token vLLM runs on every PCP rank, seam on CP rank 0 (the same values), and "
+      "vLLM gathers the hidden states before its LM head where seam gathers them to the whole group",
+      l.cp, l.tp, l.cp, c.tp, c.tp, c.cp, l.tp));
+  return Status::Ok();
 }
 
 }  // namespace
@@ -159,9 +187,10 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m,
         fmt::format("--data-parallel-size {} of a model without MoE: {} replicas, each planned alone", l.dp, l.dp));
     t.replicas = l.dp;
   }
+  SEAM_RETURN_IF_ERROR(ReadContextParallel(l, moe, t));
   // vLLM runs its all-to-all kernels only with expert parallelism on, across
-  // data-parallel ranks (FusedMoEParallelConfig.use_all2all_kernels).
-  const bool all2all = moe && l.expert_parallel && l.dp > 1;
+  // data-parallel or prefill-context-parallel ranks (FusedMoEParallelConfig.use_all2all_kernels).
+  const bool all2all = moe && l.expert_parallel && (l.dp > 1 || l.cp > 1);
   if (all2all && DispatchesA2a(*backend)) {
     c.moe = MoeMode::kA2a;
     t.wire.dispatch = DispatchOf(*backend, q, l, *act);

@@ -123,9 +123,9 @@ std::string ToTable(const Plan& plan) {
   std::string out = fmt::format("{} on pipeline rank {} of {} (layers {}..{})\n{}\n", ModelLabel(h.model, h.hidden),
                                 h.pp_rank, h.config.pp, h.first_layer, h.last_layer - 1, Describe(h.config));
   out += WireText(h.wire);
-  out +=
-      "rows: full = every row of the batch, attn = this attention-DP group's rows, "
-      "slice = this rank's 1/attn_tp share of them\n";
+  out += fmt::format("rows: full = every row of the batch, attn = {}, slice = this rank's 1/attn_tp share of them\n",
+                     h.config.cp > 1 ? "this CP rank's zig-zag shard of its attention-DP group's rows"
+                                     : "this attention-DP group's rows");
   for (const LinePlan& line : plan.lines()) {
     std::vector<Row> rows = {kHeader};
     AddSteps(rows, line.start, "start", h.pp_rank == 0 ? "embedding" : "from_pp", h);

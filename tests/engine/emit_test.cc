@@ -164,8 +164,8 @@ const std::set<std::string> kVllmReasons = {
     "vLLM cannot run this configuration: vLLM has no input-scattered attention (SGLang's "
     "--enable-attn-tp-input-scattered)",
     "vLLM cannot run this configuration: vLLM runs a dense FFN over the whole TP group, not --dense-tp #",
-    "vLLM cannot run this configuration: vLLM runs its all-to-all only across data-parallel ranks "
-    "(--data-parallel-size > #)",
+    "vLLM cannot run this configuration: vLLM runs its all-to-all only across data-parallel or "
+    "prefill-context-parallel ranks (--data-parallel-size or --prefill-context-parallel-size > #)",
     "vLLM cannot run this configuration: vLLM's expert parallelism spreads the experts over all # DP x TP ranks, not "
     "--ep #",
     "vLLM cannot run this configuration: vLLM's DeepEP dispatches fp# for this checkpoint, not bf#",
@@ -335,8 +335,8 @@ TEST(Emit, WhatTheEngineHasNoFlagForIsRefusedNamingTheKnob) {
             "error: vLLM cannot run this configuration: vLLM's data parallelism of a model without MoE runs whole "
             "replicas; attention DP inside one TP group (--attn-dp 2) is SGLang's --enable-dp-attention");
   EXPECT_EQ(vllm({.tp = 8, .moe = MoeMode::kA2a}),
-            "error: vLLM cannot run this configuration: vLLM runs its all-to-all only across data-parallel ranks "
-            "(--data-parallel-size > 1)");
+            "error: vLLM cannot run this configuration: vLLM runs its all-to-all only across data-parallel or "
+            "prefill-context-parallel ranks (--data-parallel-size or --prefill-context-parallel-size > 1)");
   EXPECT_EQ(vllm({.tp = 8, .attn_dp = 4, .dense_tp = 2, .dp_lm_head = true}),
             "error: vLLM cannot run this configuration: vLLM completes this layout's sums with --reduction rsv, not "
             "ar");
@@ -348,6 +348,40 @@ TEST(Emit, WhatTheEngineHasNoFlagForIsRefusedNamingTheKnob) {
   EXPECT_EQ(vllm({.tp = 3}, "llama-3.1-70b.json"),
             "error: vLLM refuses this at start-up: Total number of attention heads (64) must be divisible by tensor "
             "parallel size (3).");
+}
+
+// Context parallelism is written in each engine's own flags and reads back
+// as the same configuration: SGLang's prefill CP inside its TP group,
+// vLLM's PCP multiplying the world over TP groups of the attention-TP size.
+TEST(Emit, ContextParallelismIsWrittenAsEachEnginesPrefillSplitAndReadsBack) {
+  const std::string llama = "llama-3.1-70b.json", moe = "qwen3-30b-a3b.json";
+  const std::string path = kConfigs + "/";
+  EXPECT_EQ(Emitted(Request(Engine::kSglang, llama, {.tp = 8, .cp = 2}), llama),
+            "python3 -m sglang.launch_server --model-path " + path + llama +
+                " --tp-size 8 --attn-cp-size 2 --enable-prefill-cp --cp-strategy zigzag");
+  EXPECT_EQ(Emitted(Request(Engine::kSglang, llama, {.tp = 8, .attn_dp = 2, .cp = 2, .dense_tp = 1}), llama),
+            "python3 -m sglang.launch_server --model-path " + path + llama +
+                " --tp-size 8 --dp-size 2 --enable-dp-attention --attn-cp-size 2 --enable-prefill-cp --cp-strategy "
+                "zigzag --moe-dense-tp-size 1");
+  EXPECT_EQ(Emitted(Request(Engine::kVllm, llama, {.tp = 8, .cp = 2, .dense_tp = 4}), llama),
+            "vllm serve " + path + llama + " --tensor-parallel-size 4 --prefill-context-parallel-size 2");
+  EXPECT_EQ(Emitted(Request(Engine::kVllm, moe, {.tp = 8, .cp = 2, .moe = MoeMode::kA2a}), moe),
+            "vllm serve " + path + moe +
+                " --tensor-parallel-size 4 --prefill-context-parallel-size 2 --enable-expert-parallel "
+                "--all2all-backend deepep_high_throughput");
+  // What an engine cannot say.
+  EXPECT_EQ(Emitted(Request(Engine::kVllm, llama, {.tp = 8, .cp = 2}), llama),
+            "error: vLLM cannot run this configuration: each vLLM PCP rank runs its dense FFN over its own TP group "
+            "of 4, not --dense-tp 8");
+  EXPECT_EQ(Emitted(Request(Engine::kVllm, moe, {.tp = 8, .attn_dp = 2, .cp = 2}), moe),
+            "error: vLLM cannot run this configuration: vLLM's prefill context parallelism runs without data "
+            "parallelism (PCP does not support data parallelism yet); --cp 2 with --attn-dp is not a vLLM line");
+  EXPECT_EQ(Emitted(Request(Engine::kVllm, moe, {.tp = 8, .cp = 2}), moe),
+            "error: vLLM cannot run this configuration: a MoE under vLLM's prefill context parallelism is written "
+            "with expert parallelism (--moe a2a); seam does not model its MoE without it");
+  EXPECT_EQ(Emitted(Request(Engine::kSglang, llama, {.tp = 8, .cp = 2, .dense_tp = 4}), llama),
+            "error: SGLang cannot run this configuration: SGLang runs a dense FFN over the whole TP group or, with "
+            "--moe-dense-tp-size 1, on each rank; not over 4 ranks (--dense-tp 4)");
 }
 
 TEST(Emit, AKnobThatChangesNothingForTheModelIsNotedNotRefused) {

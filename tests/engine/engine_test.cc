@@ -303,8 +303,9 @@ TEST(VllmDoor, ExpertParallelWithoutDataParallelismDispatchesNothing) {
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->seam_flags, "--tp 4");
   EXPECT_NE(std::find(t->notes.begin(), t->notes.end(),
-                      "--all2all-backend deepep_low_latency without --data-parallel-size > 1: vLLM runs its all-to-all "
-                      "only across data-parallel ranks and dispatches nothing"),
+                      "--all2all-backend deepep_low_latency without --data-parallel-size or "
+                      "--prefill-context-parallel-size > 1: vLLM runs its all-to-all only across those ranks and "
+                      "dispatches nothing"),
             t->notes.end());
 }
 
@@ -416,20 +417,40 @@ TEST(EngineFlags, EveryArgparseConventionOfTheEngines) {
   EXPECT_EQ(flags(Engine::kVllm, "vllm serve " + v2 + " -tp 2 --kv-transfer-config.kv_connector NixlConnector",
                   "deepseek-v2-lite.json"),
             "error: --kv-transfer-config.kv_connector NixlConnector changes communication seam does not model "
-            "(disaggregation): vLLM runs it, seam plans tensor, attention-data, expert and pipeline parallelism "
-            "only; leave it out or give --kv-transfer-config None");
+            "(disaggregation): vLLM runs it, seam plans tensor, attention-data, context (prefill), expert and "
+            "pipeline parallelism only; leave it out or give --kv-transfer-config None");
 }
 
 // A flag that changes communication seam does not model is refused saying
-// so; its off value is read past.
-TEST(EngineFlags, ContextParallelismIsRefusedAsUnmodelled) {
+// so; its off value is read past. SGLang's context parallelism without a
+// prefill split is such a flag; with --enable-prefill-cp --cp-strategy
+// zigzag it is seam's --cp.
+TEST(EngineFlags, ContextParallelismIsReadWithItsPrefillSplitAndRefusedWithout) {
   const std::string v2 = kConfigs + "/deepseek-v2-lite.json";
   EXPECT_EQ(FlagsOf(Engine::kSglang, {"--model-path", v2, "--tp", "4", "--attn-cp-size", "2"}, "deepseek-v2-lite.json"),
-            "error: --attn-cp-size 2 changes communication seam does not model (context-parallelism): SGLang runs "
-            "it, seam plans tensor, attention-data, expert and pipeline parallelism only; leave it out or give "
-            "--attn-cp-size 1");
+            "error: --attn-cp-size 2 changes communication seam does not model (context-parallelism without a "
+            "prefill split): SGLang splits a prefill's sequence over the CP ranks with --enable-prefill-cp (or a "
+            "model's own CP mode); seam plans the zig-zag split, --enable-prefill-cp --cp-strategy zigzag");
+  EXPECT_EQ(FlagsOf(Engine::kSglang,
+                    {"--model-path", v2, "--tp", "4", "--attn-cp-size", "2", "--enable-prefill-cp", "--cp-strategy",
+                     "zigzag"},
+                    "deepseek-v2-lite.json"),
+            "--tp 4 --cp 2");
   EXPECT_EQ(FlagsOf(Engine::kSglang, {"--model-path", v2, "--tp", "4", "--attn-cp-size", "1"}, "deepseek-v2-lite.json"),
             "--tp 4");
+  EXPECT_EQ(
+      FlagsOf(Engine::kSglang, {"--model-path", v2, "--tp", "4", "--cp-strategy", "ring"}, "deepseek-v2-lite.json"),
+      "error: SGLang refuses this at start-up: argument --cp-strategy: invalid choice: 'ring' (choose from "
+      "zigzag, interleave)");
+  // vLLM's PCP: the world grows by -pcp; its all-to-all needs an a2a backend.
+  EXPECT_EQ(FlagsOf(Engine::kVllm, {"vllm", "serve", v2, "-tp", "2", "-pcp", "2", "--enable-expert-parallel"},
+                    "deepseek-v2-lite.json"),
+            "--tp 4 --cp 2 --dense-tp 2");
+  EXPECT_EQ(FlagsOf(Engine::kVllm,
+                    {"vllm", "serve", v2, "-tp", "2", "-pcp", "2", "--enable-expert-parallel", "--all2all-backend",
+                     "deepep_low_latency"},
+                    "deepseek-v2-lite.json"),
+            "--tp 4 --cp 2 --dense-tp 2 --moe a2a");
 }
 
 // The memory flags are read into the launch: compare fills each GPU as the

@@ -96,6 +96,7 @@ std::map<std::string, std::string> Facts(const EngineChoice& c) {
   std::string kv = c.kv ? std::string(Name(*c.kv)) : "?";
   return {{"tp", std::to_string(cfg.tp)},
           {"attn_dp", std::to_string(cfg.attn_dp)},
+          {"cp", std::to_string(cfg.cp)},
           {"dense_tp", std::to_string(cfg.dense_tp == 0 ? cfg.tp : cfg.dense_tp)},
           {"moe", std::string(Name(cfg.moe))},
           {"pp", std::to_string(cfg.pp)},
@@ -145,9 +146,7 @@ std::string Check(const Block& b) {
 // the corpus records: the line must still differ (so one that seam learns
 // leaves this list).
 const std::map<std::string, std::string> kNotYetChecked = {
-    // Context parallelism: seam refuses it as unmodelled before the engine's own size checks.
-    {"deepseek-v3-attn-cp3-refused", "SGLang: tp_size must be divisible by attn_cp_size"},
-    {"deepseek-v3-prefill-cp-without-strategy-refused", "SGLang: --cp-strategy must be set"},
+    // Decode context parallelism: seam refuses it as unmodelled before vLLM's own size checks.
     {"qwen3-235b-dcp-not-dividing-tp-refused", "vLLM: tp_size must be divisible by dcp_size"},
     // Checks on flags seam reads past.
     {"deepseek-v3-pp2-speculative-refused", "SGLang: PP with speculative decoding"},

@@ -59,7 +59,9 @@ Work AttentionWork(const StageDecl& d, const ModelDims& dims, const ParallelConf
   Work w{.flops = rows * heads * per_head * context};
   const CacheRow c = CacheOf(d, dims, cfg, bytes);
   const double sequences = s.sequences * rows / s.tokens;
-  w.bytes = s.decode ? sequences * context * c.per_token : rows * c.per_token;  // read it, or write the prompt's
+  // A decode step reads its sequences' caches; a prefill writes its prompt's
+  // entries, and under context parallelism those its CP peers gathered too.
+  w.bytes = s.decode ? sequences * context * c.per_token : rows * cfg.cp * c.per_token;
   return w;
 }
 

@@ -17,7 +17,10 @@ namespace {
 using nlohmann::json;
 // Format 2: wire dtypes instead of a byte count; a pipeline is always written
 // as one, even of one rank.
-constexpr int kFormatVersion = 2;
+// 3: the configuration names cp. A format 2 document, written before context
+// parallelism, reads with cp 1.
+constexpr int kFormatVersion = 3;
+constexpr int kOldestFormat = 2;
 
 // ---- writing ----
 // Each object's keys in sorted order (JsonWriter; nlohmann's order).
@@ -331,8 +334,16 @@ LinePlan ReadLine(const Node& n, const ParallelConfig& cfg) {
   return line;
 }
 
+void CheckFormat(const Node& version) {
+  const int v = version.Int();
+  if (v < kOldestFormat || v > kFormatVersion) {
+    version.Fail(
+        fmt::format("expected format {} (or {}, written before context parallelism)", kFormatVersion, kOldestFormat));
+  }
+}
+
 Plan ReadPlan(const Node& n) {
-  if (n["seam_plan"].Int() != kFormatVersion) n["seam_plan"].Fail(fmt::format("expected format {}", kFormatVersion));
+  CheckFormat(n["seam_plan"]);
   const std::vector<Node> layers = n["layers"].Items(plan_limits::kMaxSteps, "entries");
   if (layers.size() != 2) n["layers"].Fail("needs [first, last)");
   PlanHeader h{.model = n["model"].String(),
@@ -355,9 +366,7 @@ Plan ReadPlan(const Node& n) {
 }
 
 Pipeline ReadPipeline(const Node& n) {
-  if (n["seam_pipeline"].Int() != kFormatVersion) {
-    n["seam_pipeline"].Fail(fmt::format("expected format {}", kFormatVersion));
-  }
+  CheckFormat(n["seam_pipeline"]);
   Pipeline ranks;
   for (const Node& r : n["ranks"].Items(plan_limits::kMaxRanks, "plans")) ranks.push_back(ReadPlan(r));
   if (ranks.empty()) n["ranks"].Fail("holds no plans");

@@ -661,7 +661,7 @@ TEST_F(Cli, APipelineJsonReadsBackEqualThroughShowAndDiff) {
   const std::vector<std::string> args = {
       "deepseek-v2-lite", "--tp", "4", "--attn-dp", "2", "--dense-tp", "1", "--moe", "a2a", "--pp", "3"};
   const std::string file = PlanFile("pipeline.json", args);
-  EXPECT_NE(ReadText(file).find("\"seam_pipeline\": 2"), std::string::npos);
+  EXPECT_NE(ReadText(file).find("\"seam_pipeline\": 3"), std::string::npos);
   const Result shown = Run({"show", file, "--format", "json"});
   ASSERT_EQ(shown.code, 0) << shown.err;
   EXPECT_EQ(shown.out, ReadText(file));

@@ -56,6 +56,21 @@ TEST(Work, APrefillAttendsOverHalfItsPromptOnAverageAndRunsTheHeadOnItsLastToken
   EXPECT_DOUBLE_EQ(w.prefill[0].flops, projections + attention + head);
 }
 
+// Under context parallelism a rank projects and attends its shard of the
+// prompt with the heads of its attention-TP group, and runs the TP FFN on
+// every row with its share of the whole TP group: tp 8 at cp 2 is half of
+// tp 4's work a rank, its attention at the same width.
+TEST(Work, AContextParallelPrefillHalvesEachRanksWorkAtTheSameAttentionWidth) {
+  const Model m = Config("llama-3.1-8b.json");
+  const RankWork tp4 = WorkFor(m, {.tp = 4}, {.prefill = 2048});
+  const RankWork cp2 = WorkFor(m, {.tp = 8, .cp = 2}, {.prefill = 2048});
+  EXPECT_DOUBLE_EQ(cp2.prefill[0].flops, tp4.prefill[0].flops / 2);
+  // It writes every token's keys and values of its group, gathered, as tp 4 does:
+  // what it reads less is the FFN's and the head's half of their weights.
+  const double halved = 2 * (3 * kHidden * kFfn * kLayers + kVocab * kHidden) / 8;
+  EXPECT_DOUBLE_EQ(cp2.prefill[0].bytes, tp4.prefill[0].bytes - halved);
+}
+
 TEST(Work, EachPipelineRankCountsItsOwnLayersAndTheLastTheHead) {
   const Model m = Config("llama-3.1-8b.json");
   const RankWork one = WorkFor(m, {.tp = 1}, {.batch = 4, .context = 10});

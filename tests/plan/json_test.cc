@@ -163,7 +163,7 @@ TEST(PlanJson, WritingWhatWasReadIsByteIdentical) {
 TEST(PlanJson, DocumentNamesTheFormatVersionAndEveryHeaderFact) {
   const Plan p = MustBind(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a});
   const json doc = json::parse(ToJson(p));
-  EXPECT_EQ(doc["seam_plan"], 2);
+  EXPECT_EQ(doc["seam_plan"], 3);
   EXPECT_EQ(doc["model"], "deepseek-v2-lite");
   EXPECT_EQ(doc["hidden"], 64);
   EXPECT_EQ(doc["residual_streams"], 1);
@@ -364,10 +364,24 @@ TEST(PlanJsonErrors, ABatchVariantTwiceIsNamed) {
   EXPECT_EQ(ErrorOf(doc), "lines[1].variant: the plan has this batch variant twice");
 }
 
+// Format 2 was written before context parallelism: its config names no cp,
+// and it reads as the same plan at cp 1. A format 3 plan names it.
+TEST(PlanJson, AFormatTwoPlanWrittenBeforeCpReadsWithCpOne) {
+  const Plan p = MustBind(LlamaModel(2), {.tp = 2});
+  json doc = json::parse(ToJson(p));
+  EXPECT_EQ(doc["seam_plan"], 3);
+  EXPECT_EQ(doc["config"]["cp"], 1);
+  doc["seam_plan"] = 2;
+  doc["config"].erase("cp");
+  const Expected<Plan> back = PlanFromJson(doc.dump());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, p);
+}
+
 TEST(PlanJsonErrors, WrongFormatVersionIsNamed) {
   json doc = LlamaDoc();
   doc["seam_plan"] = 1;  // element_bytes, before the wire dtypes
-  EXPECT_EQ(ErrorOf(doc), "seam_plan: expected format 2");
+  EXPECT_EQ(ErrorOf(doc), "seam_plan: expected format 3 (or 2, written before context parallelism)");
 
   doc = LlamaDoc();
   doc["seam_plan"] = "1";

@@ -72,7 +72,7 @@ def test_a_model_that_is_neither_a_name_nor_a_path_is_bad_input(model):
 
 
 @pytest.mark.parametrize("text", ["", "{", "[]", '{"seam_pipeline": 99, "ranks": []}', "plan x\n", "\x00" * 64,
-                                  '{"seam_pipeline": 2, "ranks": [{}]}'])
+                                  '{"seam_pipeline": 3, "ranks": [{}]}'])
 def test_a_malformed_plan_is_bad_input(text):
     with pytest.raises(seam.BadInput) as e:
         seam.Plan.from_json(text)
@@ -81,9 +81,9 @@ def test_a_malformed_plan_is_bad_input(text):
 
 def test_the_plan_format_is_versioned():
     doc = json.loads(seam.plan("llama").to_json())
-    assert doc["seam_pipeline"] == 2
-    doc["seam_pipeline"] = 3
-    with pytest.raises(seam.BadInput, match="expected format 2"):
+    assert doc["seam_pipeline"] == 3
+    doc["seam_pipeline"] = 4
+    with pytest.raises(seam.BadInput, match="expected format 3"):
         seam.Plan.from_json(json.dumps(doc))
 
 

@@ -26,7 +26,7 @@ import sys
 
 import jsonschema
 
-VERSION_KEYS = {"plan": ("seam_pipeline", 2), "models": ("seam_models", 1), "diff": ("seam_diff", 1),
+VERSION_KEYS = {"plan": ("seam_pipeline", 3), "models": ("seam_models", 1), "diff": ("seam_diff", 1),
                 "run": ("seam_run", 1), "sweep": ("seam_sweep", 1), "compare": ("seam_compare", 1),
                 "check": ("seam_check", 1)}
 CHECKS = ["plan", "models", "diff", "run", "sweep", "compare", "check", "enums"]

@@ -139,21 +139,9 @@ class Plan {
 double BytesPerToken(const Step& s, const PlanHeader& h);
 double BytesPerToken(const StagePlan& s, const PlanHeader& h);
 double BytesPerToken(const LinePlan& line, const PlanHeader& h);
-// The steps of a line: its start, every stage's entry, compute and exit, its end and head.
+// The steps of a line: its start, every stage's entry, compute and exit, its
+// end and head (seam/plan_walk.h walks them).
 size_t StepCount(const LinePlan& line);
-// Calls f(step) for each of them, in that order.
-template <class F>
-void ForEachStep(const LinePlan& line, F&& f) {
-  for (const Step& s : line.start) f(s);
-  for (const StagePlan& st : line.stages) {
-    for (const auto* list : {&st.entry, &st.compute, &st.exit}) {
-      for (const Step& s : *list) f(s);
-    }
-  }
-  for (const auto* list : {&line.end.steps, &line.end.head}) {
-    for (const Step& s : *list) f(s);
-  }
-}
 // Bytes as a person reads them: whole numbers in full (never 1.6e+06), a
 // fraction (a share of rows that does not divide evenly) to two places.
 std::string BytesText(double bytes);

@@ -14,6 +14,7 @@
 
 #include "seam/pipeline.h"
 #include "seam/plan.h"
+#include "seam/plan_walk.h"
 
 namespace seam {
 
@@ -49,6 +50,8 @@ enum class Side {
 };
 std::string_view Name(Side s);
 Side SideOf(EndKind k);  // a rank's end: its final norm or its send
+// The side a part of a line is (seam/plan_walk.h); its end by how the rank ends.
+Side SideOf(LinePart part, EndKind end);
 
 struct Violation {
   int pp_rank = 0;

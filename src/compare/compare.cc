@@ -1,4 +1,5 @@
 #include "seam/compare.h"
+#include "seam/plan_walk.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,5 @@
 #include "seam/cost.h"
+#include "seam/plan_walk.h"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,7 @@
 #include "seam/plan.h"
 
+#include "seam/plan_walk.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -66,8 +68,8 @@ double BytesPerToken(const StagePlan& s, const PlanHeader& h) {
 }
 
 size_t StepCount(const LinePlan& line) {
-  size_t steps = line.start.size() + line.end.steps.size() + line.end.head.size();
-  for (const StagePlan& s : line.stages) steps += s.entry.size() + s.compute.size() + s.exit.size();
+  size_t steps = 0;
+  WalkLine(line, [&steps](const LinePlace&, const std::vector<Step>& part) { steps += part.size(); });
   return steps;
 }
 
@@ -79,10 +81,7 @@ std::string BytesText(double bytes) {
 
 double BytesPerToken(const LinePlan& line, const PlanHeader& h) {
   double total = 0;
-  for (const Step& step : line.start) total += BytesPerToken(step, h);
-  for (const StagePlan& s : line.stages) total += BytesPerToken(s, h);
-  for (const Step& step : line.end.steps) total += BytesPerToken(step, h);
-  for (const Step& step : line.end.head) total += BytesPerToken(step, h);
+  ForEachStep(line, [&](const Step& step) { total += BytesPerToken(step, h); });
   return total;
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "seam/plan_io.h"
+#include "seam/plan_walk.h"
 #include "seam/printable.h"
 
 namespace seam {
@@ -34,11 +35,9 @@ Row StepRow(const Step& s, std::string_view side, const PlanHeader& h) {
           Bytes(BytesPerToken(s, h))};
 }
 
-void AddStage(std::vector<Row>& rows, const StagePlan& s, const PlanHeader& h) {
-  const size_t first = rows.size();
-  for (const auto& [side, steps] : {std::pair{"entry", &s.entry}, {"compute", &s.compute}, {"exit", &s.exit}}) {
-    for (const Step& step : *steps) rows.push_back(StepRow(step, side, h));
-  }
+// A stage's rows from `first` on (its entry, compute and exit) are labelled
+// on the first; a stage without steps passes the pending add on.
+void LabelStage(std::vector<Row>& rows, size_t first, const StagePlan& s) {
   if (rows.size() == first) rows.push_back({"", "", "", "", "-", "(passes the pending add on)", "", "", "", "", "0"});
   rows[first][0] = std::to_string(s.index);
   rows[first][1] = std::to_string(s.layer);
@@ -128,11 +127,23 @@ std::string ToTable(const Plan& plan) {
                                      : "this attention-DP group's rows");
   for (const LinePlan& line : plan.lines()) {
     std::vector<Row> rows = {kHeader};
-    AddSteps(rows, line.start, "start", h.pp_rank == 0 ? "embedding" : "from_pp", h);
-    for (const StagePlan& s : line.stages) AddStage(rows, s, h);
     const bool last = line.end.kind == EndKind::kFinalNorm;
-    AddSteps(rows, line.end.steps, Name(line.end.kind), last ? "final-norm" : "to_pp", h);
-    AddSteps(rows, line.end.head, "head", "lm-head", h);
+    size_t stage_first = 0;  // the first row of the stage being written
+    WalkLine(line, [&](const LinePlace& at, const std::vector<Step>& steps) {
+      switch (at.part) {
+        case LinePart::kStart: return AddSteps(rows, steps, "start", h.pp_rank == 0 ? "embedding" : "from_pp", h);
+        case LinePart::kEntry: stage_first = rows.size(); break;
+        case LinePart::kCompute:
+        case LinePart::kExit: break;
+        case LinePart::kEnd: return AddSteps(rows, steps, Name(line.end.kind), last ? "final-norm" : "to_pp", h);
+        case LinePart::kHead: return AddSteps(rows, steps, "head", "lm-head", h);
+      }
+      const std::string_view side = at.part == LinePart::kEntry     ? "entry"
+                                    : at.part == LinePart::kCompute ? "compute"
+                                                                    : "exit";
+      for (const Step& s : steps) rows.push_back(StepRow(s, side, h));
+      if (at.part == LinePart::kExit) LabelStage(rows, stage_first, *at.stage);
+    });
     out += fmt::format("\n{} batches\n", Name(line.variant));
     out += Render(rows);
     out += Totals(line, h);

@@ -13,36 +13,22 @@ class Walker {
       : ctx_(ctx), cfg_(plan.config()), rank_(rank), most_(most), place_(ctx.layout, cfg_, rank) {}
 
   std::vector<PlannedCall> Run(const LinePlan& line) {
-    Steps(line.start, {LinePart::kStart}, nullptr);
-    for (size_t i = 0; i < line.stages.size(); ++i) {
-      const StagePlan& s = line.stages[i];
-      const StageRef& ref = ctx_.stages[static_cast<size_t>(s.index)];
-      const int at = static_cast<int>(i);
-      Steps(s.entry, {LinePart::kEntry, at}, &ref);
-      Steps(s.compute, {LinePart::kCompute, at}, &ref);
-      Steps(s.exit, {LinePart::kExit, at}, &ref);
-    }
-    Steps(line.end.steps, {LinePart::kEnd}, nullptr);
-    Steps(line.end.head, {LinePart::kHead}, nullptr);
+    WalkSteps(line, [this](const StepPlace& at, const Step& s) {
+      if (calls_.size() >= most_) return;
+      SEAM_CHECK(StepRuleError(s, cfg_).empty(), StepRuleError(s, cfg_));
+      if (!IsCollective(s.kind)) return;
+      const StageRef* stage = at.line.in_stage() ? &ctx_.stages[static_cast<size_t>(at.line.stage->index)] : nullptr;
+      PlannedCall c = CallOf(s, stage);
+      c.step = &s;
+      c.where = at;
+      calls_.push_back(std::move(c));
+    });
     return std::move(calls_);
   }
 
  private:
   RowSpan Span(Rows r) const { return place_.Span(r); }
   RankGroup GroupFor(Group g) const { return place_.GroupFor(g); }
-
-  void Steps(const std::vector<Step>& steps, StepPlace where, const StageRef* stage) {
-    for (size_t i = 0; i < steps.size() && calls_.size() < most_; ++i) {
-      const Step& s = steps[i];
-      SEAM_CHECK(StepRuleError(s, cfg_).empty(), StepRuleError(s, cfg_));
-      if (!IsCollective(s.kind)) continue;
-      where.step = static_cast<int>(i);
-      PlannedCall c = CallOf(s, stage);
-      c.step = &s;
-      c.where = where;
-      calls_.push_back(std::move(c));
-    }
-  }
 
   PlannedCall CallOf(const Step& s, const StageRef* stage) const {
     if (s.kind == StepKind::kDispatch || s.kind == StepKind::kCombine) {

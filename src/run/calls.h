@@ -13,17 +13,9 @@
 #include <vector>
 
 #include "run/interpreter.h"
+#include "seam/plan_walk.h"
 
 namespace seam::exec {
-
-// Where in a rank's line a step is.
-enum class LinePart { kStart, kEntry, kCompute, kExit, kEnd, kHead };
-
-struct StepPlace {
-  LinePart part = LinePart::kStart;
-  int stage = -1;  // the index into the line's stages (entry, compute, exit)
-  int step = 0;    // the index into its part's steps
-};
 
 struct PlannedCall {
   const Step* step = nullptr;  // the plan's step it implements

@@ -16,6 +16,7 @@
 #include "run/rank_kernels.h"
 #include "run/rank_place.h"
 #include "seam/owed_sum.h"
+#include "seam/plan_walk.h"
 #include "seam/runtime/gemm.h"
 #include "seam/stage_shape.h"
 #include "seam/step_rules.h"
@@ -48,18 +49,15 @@ class RankRunner {
         kernels_(ctx, line, cfg_, me_) {}
 
   std::optional<FinalRows> Run() {
-    RunSteps(line_.start, nullptr);
-    for (const StagePlan& s : line_.stages) {
-      const StageRef& ref = ctx_.stages[static_cast<size_t>(s.index)];
-      RunSteps(s.entry, &ref);
-      RunCompute(s.compute, ref);
-      RunSteps(s.exit, &ref);
-    }
-    RunSteps(line_.end.steps, nullptr);
-    if (line_.end.kind != EndKind::kFinalNorm) return std::nullopt;
-    FinalRows out{.hidden = *input_, .logits = std::nullopt};  // the head gathers its input further
-    RunSteps(line_.end.head, nullptr);
-    if (me_.attn_tp_rank != 0) return std::nullopt;
+    std::optional<Tensor> hidden;  // the final norm's output, before the head gathers its input further
+    WalkLine(line_, [&](const LinePlace& at, const std::vector<Step>& steps) {
+      const StageRef* ref = at.in_stage() ? &ctx_.stages[static_cast<size_t>(at.stage->index)] : nullptr;
+      if (at.part == LinePart::kHead && line_.end.kind == EndKind::kFinalNorm) hidden = *input_;
+      if (at.part == LinePart::kCompute) return RunCompute(steps, *ref);
+      RunSteps(steps, ref);
+    });
+    if (!hidden || me_.attn_tp_rank != 0) return std::nullopt;
+    FinalRows out{.hidden = *std::move(hidden), .logits = std::nullopt};
     if (!line_.end.head.empty()) out.logits = std::move(logits_);
     return out;
   }

@@ -58,26 +58,25 @@ std::string After(const Plan& plan, const LinePlan& line, int i) {
   return plan.header().pp_rank + 1 < plan.config().pp ? "the handoff" : "the final norm";
 }
 
-std::string WhereOf(const Plan& plan, const LinePlan& line, const exec::StepPlace& at) {
+std::string WhereOf(const Plan& plan, const LinePlan& line, const StepPlace& at) {
   const int pp = plan.header().pp_rank;
-  switch (at.part) {
-    case exec::LinePart::kStart:
-      return pp == 0 ? "the embedding" : fmt::format("the handoff from pipeline rank {}", pp - 1);
-    case exec::LinePart::kEnd:
+  switch (at.line.part) {
+    case LinePart::kStart: return pp == 0 ? "the embedding" : fmt::format("the handoff from pipeline rank {}", pp - 1);
+    case LinePart::kEnd:
       return line.end.kind == EndKind::kSend ? fmt::format("the handoff to pipeline rank {}", pp + 1)
                                              : "the final norm";
-    case exec::LinePart::kHead: return "the LM head";
-    case exec::LinePart::kEntry:
-    case exec::LinePart::kCompute:
-    case exec::LinePart::kExit: break;
+    case LinePart::kHead: return "the LM head";
+    case LinePart::kEntry:
+    case LinePart::kCompute:
+    case LinePart::kExit: break;
   }
-  const StagePlan& s = line.stages[static_cast<size_t>(at.stage)];
+  const StagePlan& s = line.stages[static_cast<size_t>(at.line.stage_at)];
   const std::string kind(Name(s.decl.kind));
-  if (at.part == exec::LinePart::kEntry) {
-    return fmt::format("layer {} entry ({} -> {})", s.layer, Before(plan, line, at.stage), kind);
+  if (at.line.part == LinePart::kEntry) {
+    return fmt::format("layer {} entry ({} -> {})", s.layer, Before(plan, line, at.line.stage_at), kind);
   }
-  if (at.part == exec::LinePart::kCompute) return fmt::format("layer {} {}", s.layer, kind);
-  return fmt::format("layer {} exit ({} -> {})", s.layer, kind, After(plan, line, at.stage));
+  if (at.line.part == LinePart::kCompute) return fmt::format("layer {} {}", s.layer, kind);
+  return fmt::format("layer {} exit ({} -> {})", s.layer, kind, After(plan, line, at.line.stage_at));
 }
 
 BatchLayout LayoutOfRows(std::span<const int> group_rows) {

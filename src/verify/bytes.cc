@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "seam/plan_walk.h"
 #include "seam/stage_shape.h"
 #include "verify/checks.h"
 #include "verify/symbolic.h"
@@ -268,22 +269,13 @@ struct Located {
 // Calls f(seam, located) for each step of the line in order: seam k ends at
 // the k-th compute step. Returns the number of seams.
 template <typename F>
-size_t ForEachStep(const LinePlan& line, Side end, F&& f) {
+size_t ForEachSeamStep(const LinePlan& line, EndKind end, F&& f) {
   size_t seam = 0;
-  auto add = [&](int stage, Side side, const std::vector<Step>& steps) {
-    for (size_t i = 0; i < steps.size(); ++i) {
-      f(seam, Located{stage, side, static_cast<int>(i), &steps[i]});
-      if (steps[i].kind == StepKind::kCompute) ++seam;
-    }
-  };
-  add(-1, Side::kStart, line.start);
-  for (const StagePlan& s : line.stages) {
-    add(s.index, Side::kEntry, s.entry);
-    add(s.index, Side::kCompute, s.compute);
-    add(s.index, Side::kExit, s.exit);
-  }
-  add(-1, end, line.end.steps);
-  add(-1, Side::kHead, line.end.head);
+  WalkSteps(line, [&](const StepPlace& at, const Step& s) {
+    const int stage = at.line.in_stage() ? at.line.stage->index : -1;
+    f(seam, Located{stage, SideOf(at.line.part, end), at.step, &s});
+    if (s.kind == StepKind::kCompute) ++seam;
+  });
   return seam + 1;
 }
 
@@ -294,7 +286,7 @@ Violation SeamViolation(const Plan& plan, const LinePlan& line, size_t k, double
   const PlanHeader& h = plan.header();
   std::optional<Located> where;
   std::vector<std::string> moved;
-  ForEachStep(line, SideOf(line.end.kind), [&](size_t seam, const Located& l) {
+  ForEachSeamStep(line, line.end.kind, [&](size_t seam, const Located& l) {
     if (seam != k) return;
     const double b = BytesPerToken(*l.s, h);
     if (!where || (b > 0 && moved.empty())) where = l;
@@ -318,7 +310,7 @@ void CheckBytes(const Plan& plan, const LinePlan& line, std::vector<Violation>& 
   Count count(plan, line);
   const std::vector<double> want = count.Run();
   std::vector<double> got(want.size(), 0.0);
-  const size_t seams = ForEachStep(line, SideOf(line.end.kind), [&](size_t k, const Located& l) {
+  const size_t seams = ForEachSeamStep(line, line.end.kind, [&](size_t k, const Located& l) {
     if (k < got.size()) got[k] += BytesPerToken(*l.s, plan.header());
   });
   if (seams != want.size()) return;  // a missing compute step: invariant 8 reports it

@@ -12,6 +12,7 @@
 #include <array>
 #include <span>
 
+#include "seam/plan_walk.h"
 #include "seam/step_rules.h"
 #include "verify/checks.h"
 
@@ -76,15 +77,12 @@ class Checker {
     v_ = line.variant;
     Stages(line);
     if (v_ == Variant::kInputScattered) Eligible(line);
-    for (size_t i = 0; i < line.start.size(); ++i) Shape(-1, Side::kStart, i, line.start[i]);
-    for (const StagePlan& s : line.stages) {
-      for (size_t i = 0; i < s.entry.size(); ++i) Shape(s.index, Side::kEntry, i, s.entry[i]);
-      Compute(s);
-      for (size_t i = 0; i < s.exit.size(); ++i) Shape(s.index, Side::kExit, i, s.exit[i]);
-    }
-    const Side end = SideOf(line.end.kind);
-    for (size_t i = 0; i < line.end.steps.size(); ++i) Shape(-1, end, i, line.end.steps[i]);
-    Head(line.end.head, line.end.kind);
+    WalkLine(line, [&](const LinePlace& at, const std::vector<Step>& steps) {
+      if (at.part == LinePart::kCompute) return Compute(*at.stage);
+      if (at.part == LinePart::kHead) return Head(steps, line.end.kind);
+      const Side side = SideOf(at.part, line.end.kind);
+      for (size_t i = 0; i < steps.size(); ++i) Shape(at.in_stage() ? at.stage->index : -1, side, i, steps[i]);
+    });
   }
 
   // The LM head: its input gather is as wide as the value; its logits as

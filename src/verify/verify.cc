@@ -1,6 +1,7 @@
 // The plan walker: replays each line from the rank's start and compares the
 // replayed state with the boundaries the binder recorded.
 #include "seam/verify.h"
+#include "seam/plan_walk.h"
 
 #include <fmt/format.h>
 
@@ -50,9 +51,20 @@ class Walker {
 
   void Run() {
     State st;
-    RunStart(st);
-    for (const StagePlan& s : line_.stages) RunStage(s, st);
-    RunEnd(st);
+    WalkLine(line_, [&](const LinePlace& at, const std::vector<Step>& steps) {
+      switch (at.part) {
+        case LinePart::kStart: return RunStart(st);
+        case LinePart::kEntry: return EnterStage(*at.stage, st);
+        case LinePart::kCompute:
+          if (at.stage->decl.kind != StageKind::kNoOp) RunSteps(&at.stage->decl, steps, Side::kCompute, st);
+          return;
+        case LinePart::kExit: return LeaveStage(*at.stage, st);
+        case LinePart::kEnd: return RunEnd(st);
+        case LinePart::kHead:
+          if (line_.end.kind == EndKind::kFinalNorm) RunHead(st);
+          return;
+      }
+    });
   }
 
  private:
@@ -86,20 +98,21 @@ class Walker {
     }
   }
 
-  void RunStage(const StagePlan& s, State& st) {
+  // A stage's arrival, then its entry. A no-op's steps are not replayed: it
+  // has no shape to check them against.
+  void EnterStage(const StagePlan& s, State& st) {
     Where(s.index, Side::kArrival, -1);
     Compare(st, s.arrives, "the stage was bound for");
     st = {s.arrives.value, s.arrives.residual, std::nullopt};
-    if (s.decl.kind == StageKind::kNoOp) {
-      // Its steps are not replayed: a no-op has no shape to check them against.
-      if (!s.entry.empty() || !s.compute.empty() || !s.exit.empty() || s.input || s.residual) {
-        Report(Invariant::kStageRows, "a no-op stage runs steps or records rows");
-      }
-    } else {
-      RunEntry(s, st);
-      RunSteps(&s.decl, s.compute, Side::kCompute, st);
-      RunSteps(&s.decl, s.exit, Side::kExit, st);
+    if (s.decl.kind != StageKind::kNoOp) return RunEntry(s, st);
+    if (!s.entry.empty() || !s.compute.empty() || !s.exit.empty() || s.input || s.residual) {
+      Report(Invariant::kStageRows, "a no-op stage runs steps or records rows");
     }
+  }
+
+  // A stage's exit, then what it departs with.
+  void LeaveStage(const StagePlan& s, State& st) {
+    if (s.decl.kind != StageKind::kNoOp) RunSteps(&s.decl, s.exit, Side::kExit, st);
     Where(s.index, Side::kExit, -1);
     Compare(st, s.departs, "the exit records");
     st = {s.departs.value, s.departs.residual, std::nullopt};
@@ -144,7 +157,6 @@ class Walker {
     }
     if (st.input != Rows::Attention(cfg_))
       Report(Invariant::kStageRows, "the final norm does not read the attention rows");
-    RunHead(st);
   }
 
   // The LM head reads the final norm's output and leaves every row's logits
@@ -242,6 +254,18 @@ std::vector<Violation> Verify(const Plan& plan) {
 }
 
 Side SideOf(EndKind k) { return k == EndKind::kFinalNorm ? Side::kFinal : Side::kSend; }
+
+Side SideOf(LinePart part, EndKind end) {
+  switch (part) {
+    case LinePart::kStart: return Side::kStart;
+    case LinePart::kEntry: return Side::kEntry;
+    case LinePart::kCompute: return Side::kCompute;
+    case LinePart::kExit: return Side::kExit;
+    case LinePart::kEnd: return SideOf(end);
+    case LinePart::kHead: break;
+  }
+  return Side::kHead;
+}
 
 std::string_view Name(Side s) {
   switch (s) {

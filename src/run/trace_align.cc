@@ -215,6 +215,7 @@ std::string Verb(const PlannedCollective& p) {
     case StepKind::kReduceScatterV: return "completes the sum with a reduce-scatter";
     case StepKind::kAllGather: return "gathers the rows with an all-gather";
     case StepKind::kGatherVocab: return "gathers the vocabulary's columns with an all-gather";
+    case StepKind::kGatherKeys: return "gathers its CP peers' keys and values with an all-gather";
     case StepKind::kDispatch: return "sends the rows to their experts with an all-to-all";
     case StepKind::kCombine: return "brings the experts' outputs back with an all-to-all";
     case StepKind::kSend: return "sends its rows";

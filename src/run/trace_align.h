@@ -8,8 +8,13 @@
 
 namespace seam {
 
+// Why a batch of `given` rows counts does not fit the configuration: one
+// per DP group, or under context parallelism one per CP rank of each.
+std::string BatchShapeError(size_t given, const ParallelConfig& cfg);
+
 // The first `most` planned collectives of global rank `rank` (of the
-// configuration, not of a replica), at rows per DP group `group_rows`.
+// configuration, not of a replica), at rows per DP group (per shard under
+// context parallelism) `group_rows`.
 std::vector<PlannedCollective> PlannedFor(const Model& m, const Pipeline& plans, const std::vector<StageRef>& stages,
                                           std::span<const int> group_rows, int rank, size_t most = SIZE_MAX);
 

@@ -56,7 +56,7 @@ class Checker {
 
   // The rows of each DP group that the trace's first collectives fit.
   Expected<std::vector<int>> Infer() const {
-    const int groups = cfg_.attn_dp;
+    const int groups = cfg_.shards();  // DP groups, or under CP each group's CP ranks
     std::vector<std::vector<int>> candidates(static_cast<size_t>(groups));
     for (int g = 0; g < groups; ++g) {
       SEAM_ASSIGN_OR_RETURN(candidates[static_cast<size_t>(g)], Candidates(g));
@@ -87,7 +87,7 @@ class Checker {
     int matched = 0;
     bool all = true;
     for (const Placed& r : ranks_) {
-      if (CoordOf(cfg_, r.local).dp_rank != g) continue;
+      if (ShardOf(cfg_, CoordOf(cfg_, r.local)) != g) continue;
       const RankCheck c = Check(r, rows).check;
       matched += c.matched;
       all = all && !c.divergence;
@@ -117,7 +117,7 @@ class Checker {
       if (!out.empty() && rows > out.front() + window) break;
       bool fits = true;
       for (const Placed& r : ranks_) {
-        if (CoordOf(cfg_, r.local).dp_rank != g) continue;
+        if (ShardOf(cfg_, CoordOf(cfg_, r.local)) != g) continue;
         any = true;
         fits = fits && FirstFits(r, rows);
         if (!fits) break;
@@ -128,7 +128,7 @@ class Checker {
     if (out.empty()) {
       return InvalidArgument(fmt::format(
           "the batch cannot be read from the trace: no batch of up to {} rows in DP group {} starts its ranks' "
-          "traces as their plans start; give each DP group's rows with --tokens",
+          "traces as their plans start; give each DP group's rows with --tokens (under --cp, each CP rank's of each)",
           kMostInferredRows, g));
     }
     return out;
@@ -140,16 +140,16 @@ class Checker {
   // elements on rows W wide needs E / W / attn_dp rows a group or more.
   int Least(int g) const {
     int least = kMostInferredRows;
-    const std::vector<int> one(static_cast<size_t>(cfg_.attn_dp), 1);
+    const std::vector<int> one(static_cast<size_t>(cfg_.shards()), 1);
     for (const Placed& r : ranks_) {
-      if (CoordOf(cfg_, r.local).dp_rank != g) continue;
+      if (ShardOf(cfg_, CoordOf(cfg_, r.local)) != g) continue;
       const std::vector<PlannedCollective> plan = PlannedFor(m_, plans_, stages_, one, r.local, kFirstCalls);
       const auto p = std::find_if(plan.begin(), plan.end(), [](const PlannedCollective& c) { return !c.routed; });
       const int64_t width = p == plan.end() ? 0 : p->event.shape.back();
       const size_t j = First(*r.trace, std::max<int64_t>(width, 1));
       if (width <= 0 || j >= r.trace->events.size() || r.trace->events[j].op != p->event.op) return 0;
       least = static_cast<int>(
-          std::min<int64_t>(least, std::max<int64_t>(0, r.trace->events[j].elements / width / cfg_.attn_dp - 1)));
+          std::min<int64_t>(least, std::max<int64_t>(0, r.trace->events[j].elements / width / cfg_.shards() - 1)));
     }
     return least == kMostInferredRows ? 0 : least;
   }
@@ -168,7 +168,7 @@ class Checker {
   // sum's whole input. (A rank's first collective may hold other groups'
   // rows too, which are not read yet.)
   bool FirstFits(const Placed& r, int rows_g) const {
-    const std::vector<int> rows(static_cast<size_t>(cfg_.attn_dp), rows_g);
+    const std::vector<int> rows(static_cast<size_t>(cfg_.shards()), rows_g);
     const std::vector<PlannedCollective> plan = PlannedFor(m_, plans_, stages_, rows, r.local, kFirstCalls);
     const auto p = std::find_if(plan.begin(), plan.end(), [](const PlannedCollective& c) { return !c.routed; });
     if (p == plan.end()) return true;  // nothing to read the batch from
@@ -282,9 +282,8 @@ Expected<TraceCheck> CheckTraces(const Model& m, const Pipeline& plans, std::spa
   }
   if (ranks.empty()) return InvalidArgument("the trace holds no rank");
   std::sort(ranks.begin(), ranks.end(), [](const Placed& a, const Placed& b) { return a.trace->rank < b.trace->rank; });
-  if (!options.group_rows.empty() && static_cast<int>(options.group_rows.size()) != cfg.attn_dp) {
-    return InvalidArgument(fmt::format("the batch gives {} DP groups' rows; the configuration has {} (attention DP)",
-                                       options.group_rows.size(), cfg.attn_dp));
+  if (!options.group_rows.empty() && static_cast<int>(options.group_rows.size()) != cfg.shards()) {
+    return InvalidArgument(BatchShapeError(options.group_rows.size(), cfg));
   }
   TraceCheck out{.inferred = options.group_rows.empty(), .replicas = options.replicas};
   SEAM_RETURN_IF_ERROR(CheckPasses(m, plans, ranks, options, out));

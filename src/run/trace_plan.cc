@@ -91,6 +91,17 @@ BatchLayout LayoutOfRows(std::span<const int> group_rows) {
 
 }  // namespace
 
+std::string BatchShapeError(size_t given, const ParallelConfig& cfg) {
+  if (cfg.cp == 1) {
+    return fmt::format("the batch gives {} DP groups' rows; the configuration has {} (attention DP)", given,
+                       cfg.attn_dp);
+  }
+  return fmt::format(
+      "the batch gives {} shards' rows; the configuration has {} (attention DP {} x CP {}: each CP "
+      "rank's rows of each DP group, in that order)",
+      given, cfg.shards(), cfg.attn_dp, cfg.cp);
+}
+
 std::vector<PlannedCollective> PlannedFor(const Model& m, const Pipeline& plans, const std::vector<StageRef>& stages,
                                           std::span<const int> group_rows, int rank, size_t most) {
   const ParallelConfig& cfg = plans.front().config();
@@ -123,10 +134,8 @@ Expected<std::vector<std::vector<PlannedCollective>>> PlannedTraces(const Model&
                                                                     std::span<const int> group_rows) {
   SEAM_CHECK(!plans.empty(), "no plans");
   const ParallelConfig& cfg = plans.front().config();
-  if (static_cast<int>(group_rows.size()) != cfg.attn_dp) {
-    return InvalidArgument(fmt::format("the batch gives {} DP groups' rows; the configuration has {} (attention DP)",
-                                       group_rows.size(), cfg.attn_dp));
-  }
+  if (static_cast<int>(group_rows.size()) != cfg.shards())
+    return InvalidArgument(BatchShapeError(group_rows.size(), cfg));
   for (int rows : group_rows) {
     if (rows < 0) return InvalidArgument("a DP group's rows are negative");
   }

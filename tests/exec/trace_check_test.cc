@@ -48,7 +48,7 @@ const std::vector<Format>& Formats() {
 
 // One of each kind of configuration: TP, attention DP, input-scattered, a
 // fully data-parallel dense FFN, a2a MoE with expert groups apart from TP,
-// and pipelines of each.
+// context parallelism, and pipelines of each.
 std::vector<ParallelConfig> Configs() {
   return {{.tp = 4},
           {.tp = 4, .attn_dp = 2},
@@ -59,7 +59,9 @@ std::vector<ParallelConfig> Configs() {
           {.tp = 8, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .ep = 4},
           Cut({.tp = 2}, {2, 2}),
           Cut({.tp = 4, .attn_dp = 2}, {1, 3}),
-          Cut({.tp = 2, .input_scattered = true}, {3, 1})};
+          Cut({.tp = 2, .input_scattered = true}, {3, 1}),
+          {.tp = 4, .cp = 2},
+          Cut({.tp = 8, .attn_dp = 2, .cp = 2}, {2, 2})};
 }
 
 std::string Report(const TraceCheck& c) {
@@ -88,7 +90,7 @@ TEST(TraceCheck, EveryFamilysOwnRunMatchesItsPlanInEveryTraceFormatWithTheBatchR
       const Expected<RunOutput> out = RunPlans(m, *plans, w, *b, {.log_calls = true});
       ASSERT_TRUE(out.ok()) << entry.name << " " << Describe(cfg) << ": " << out.error().message;
       const std::vector<RankTrace> traces = TraceOfRun(*out, *plans);
-      const std::vector<int> rows = LayoutOf(*b, cfg.attn_dp).group_rows;
+      const std::vector<int> rows = LayoutOf(*b, cfg.attn_dp, cfg.cp).group_rows;
       for (const Format& f : Formats()) {
         const Expected<std::vector<RankTrace>> read = f.round_trip(traces);
         ASSERT_TRUE(read.ok()) << entry.name << " " << Describe(cfg) << " " << f.name << ": " << read.error().message;
@@ -277,7 +279,7 @@ OwnTrace Own(const std::string& family, const ParallelConfig& cfg, int tokens = 
   const Expected<RunOutput> out =
       RunPlans(o.model, o.plans, testing::MustWeights(o.model, Dtype::kF32), *b, {.log_calls = true});
   o.trace = TraceOfRun(*out, o.plans);
-  o.rows = LayoutOf(*b, cfg.attn_dp).group_rows;
+  o.rows = LayoutOf(*b, cfg.attn_dp, cfg.cp).group_rows;
   return o;
 }
 
@@ -331,6 +333,27 @@ TEST(TraceCheck, EachKindOfDifferenceIsNamed) {
   EXPECT_EQ(send.expected,
             "the plan completes the sum with an all-reduce over tp (4 ranks: 0,1,2,3; 23 x 64 bfloat16, 2.88 KiB)");
   EXPECT_EQ(send.observed, "the engine ran a send to rank 2 (1472 elements of bfloat16, 2.88 KiB) at trace line 3");
+}
+
+// Under context parallelism the batch is read per shard, and an engine that
+// skips an attention's key/value gather is named there.
+TEST(TraceCheck, AnAttentionThatDoesNotGatherItsCpPeersKeysIsNamed) {
+  const OwnTrace o = Own("llama", {.tp = 4, .cp = 2});
+  EXPECT_EQ(o.rows.size(), 2u);  // one count per CP rank of the DP group
+  std::vector<RankTrace> t = o.trace;
+  ASSERT_EQ(t[1].events.front().op, TraceOp::kAllGather);
+  t[1].events.erase(t[1].events.begin());
+  // Its first call gone, the batch cannot be read from rank 1: it is given.
+  const Expected<TraceCheck> c = CheckTraces(o.model, o.plans, t, {.group_rows = o.rows});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c->ranks[1].divergence.has_value());
+  EXPECT_FALSE(c->ranks[3].divergence.has_value());
+  const TraceDivergence& d = *c->ranks[1].divergence;
+  EXPECT_EQ(d.where, "layer 0 attention");
+  EXPECT_EQ(
+      d.expected.rfind("the plan gathers its CP peers' keys and values with an all-gather over cp (2 ranks: 1,3; ", 0),
+      0u)
+      << d.expected;
 }
 
 TEST(TraceCheck, AnEnginesBookkeepingIsPassedOverAndCounted) {

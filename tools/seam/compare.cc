@@ -270,6 +270,13 @@ Json CompareJson(const Model& m, const CompareOptions& o, const Comparison& c, i
 // The engine's own configuration first: its row and a verdict against the best.
 std::string WhereIs(const EngineChoice& e, const Comparison& c, std::string_view engine) {
   const std::optional<size_t> i = RankOf(c, e.config, e.replicas);
+  if (!i && e.config.cp > 1) {
+    return fmt::format(
+        "the {} configuration ({}) is not among the configurations of these GPUs: compare does not "
+        "rank context-parallel layouts yet (the engines run each decode token on every CP rank, "
+        "which its cost model does not price)\n",
+        engine, SeamFlags(e.config, {}));
+  }
   if (!i) {
     return fmt::format("the {} configuration ({}) is not among the configurations of these GPUs\n", engine,
                        SeamFlags(e.config, {}));

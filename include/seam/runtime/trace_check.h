@@ -39,7 +39,8 @@ struct PlannedCollective {
 };
 
 // Every rank's planned collectives at a batch whose DP group g holds
-// group_rows[g] rows (one count per attention-DP group).
+// group_rows[g] rows (one count per attention-DP group; under context
+// parallelism one per shard, each DP group's CP ranks in order).
 Expected<std::vector<std::vector<PlannedCollective>>> PlannedTraces(const Model& m, const Pipeline& plans,
                                                                     std::span<const int> group_rows);
 

@@ -76,19 +76,30 @@ def test_stages_name_their_collectives_in_order():
 
 # Written from the design's table of step kinds, apart from the native one
 # the package reads: which kinds move data between ranks.
-MOVES = {"ar", "rs", "rsv", "ag", "a2a-dispatch", "a2a-combine", "ar+add+norm", "ag-vocab", "send", "recv"}
+MOVES = {"ar", "rs", "rsv", "ag", "a2a-dispatch", "a2a-combine", "ar+add+norm", "ag-vocab", "send", "recv", "ag-kv"}
 LOCAL = {"slice", "start-residual", "add", "norm", "compute", "embed", "lm-head", "leave"}
 
 
 def test_a_step_is_collective_exactly_when_its_kind_moves_data():
     seen = set()
-    for kw in [dict(tp=4, attn_dp=2, dense_tp=1, moe="a2a", pp=2), dict(tp=2, reduction="rs", pp=2)]:
+    for kw in [dict(tp=4, attn_dp=2, dense_tp=1, moe="a2a", pp=2), dict(tp=2, reduction="rs", pp=2),
+               dict(tp=4, cp=2)]:
         for rank in seam.plan("deepseek-v2-lite", **kw):
             for step in rank.line().steps:
                 assert step.kind in MOVES | LOCAL, step.kind
                 assert step.is_collective == (step.kind in MOVES), str(step)
                 seen.add(step.kind)
-    assert {"leave", "rs", "ag", "a2a-dispatch", "send", "recv", "embed", "ag-vocab"} <= seen
+    assert {"leave", "rs", "ag", "a2a-dispatch", "send", "recv", "embed", "ag-vocab", "ag-kv"} <= seen
+
+
+def test_context_parallel_ranks_shard_the_attention_rows_and_gather_the_keys():
+    p = seam.plan("llama", tp=8, attn_dp=2, cp=2)
+    cfg = p.ranks[0].config
+    assert (cfg.tp, cfg.attn_dp, cfg.cp, cfg.attn_tp) == (8, 2, 2, 2)
+    attention = p.ranks[0].line().stages[0]
+    assert [str(s) for s in attention.collectives] == ["ag-kv(cp) keys attn"]
+    with pytest.raises(seam.BadInput, match="a mixer runs its recurrence"):
+        seam.plan("nemotron-h", tp=2, cp=2)
 
 
 def test_bytes_per_token_is_the_sum_of_the_steps_over_the_ranks():

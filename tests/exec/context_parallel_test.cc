@@ -98,5 +98,22 @@ TEST(ContextParallel, EveryFamilyWithAttentionRunsBitIdenticalToTheReference) {
   EXPECT_GT(refused, 0);
 }
 
+// One token over four CP ranks: three hold no rows of it, and every rank
+// still joins every collective (the same count on each), and the token's
+// bits are the reference's.
+TEST(ContextParallel, CpRanksWithoutRowsStillJoinEveryCollective) {
+  const Model m = CatalogueModel("llama").value();
+  const Weights w = MustWeights(m, Dtype::kF32);
+  const Batch b = MustBatch(1, 1);
+  const ParallelConfig cfg{.tp = 4, .cp = 4};
+  const testing::Ran r = MustRun(m, cfg, w, b, Dtype::kF32);
+  EXPECT_EQ(r.hidden, MustReference(m, cfg, w, b, Dtype::kF32));
+  ASSERT_EQ(r.ranks.size(), 4u);
+  for (const CommStats& s : r.ranks) {
+    EXPECT_GT(s.calls(), 0);
+    EXPECT_EQ(s.calls(), r.ranks.front().calls());
+  }
+}
+
 }  // namespace
 }  // namespace seam

@@ -255,7 +255,7 @@ void AttentionKernel::AttendCached(const Projected& p, int first, int last, std:
       }
       const float* sink = sinks_.empty() ? nullptr : sinks_.row(0) + h;
       AttendRow(p.q.row(r) + h * qk_dim_, k.data(), v.data(), static_cast<int>(k.size()), qk_dim_, v_dim_, scale_, sink,
-                out.row(r) + h * v_dim_);
+                FirstKey(t), out.row(r) + h * v_dim_);
     }
     RoundToStorage(std::span<float>(out.row(r), static_cast<size_t>(out.cols())), n_.dtype);
   }

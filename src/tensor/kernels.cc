@@ -140,25 +140,81 @@ void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<con
   RoundToStorage(x, d);
 }
 
+std::span<const int> KeyClassOrder() {
+  static constexpr int kOrder[kKeyClasses] = {0, 4, 2, 6, 1, 5, 3, 7};  // 3-bit reversals of 0..7
+  return kOrder;
+}
+
+namespace {
+
+// a merged with b in place, a first (MergePartials' rule).
+void MergeInto(AttentionPartial& a, const AttentionPartial& b) {
+  if (b.sum == 0) return;  // no keys on one side: the other as it is
+  if (a.sum == 0) {
+    a.max = b.max;
+    a.sum = b.sum;
+    std::copy(b.acc.begin(), b.acc.end(), a.acc.begin());
+    return;
+  }
+  const float top = std::max(a.max, b.max);
+  const float fa = std::exp(a.max - top), fb = std::exp(b.max - top);
+  a.sum = a.sum * fa + b.sum * fb;
+  for (size_t c = 0; c < a.acc.size(); ++c) a.acc[c] = a.acc[c] * fa + b.acc[c] * fb;
+  a.max = top;
+}
+
+}  // namespace
+
+AttentionPartial MergePartials(const AttentionPartial& a, const AttentionPartial& b) {
+  AttentionPartial out = a;
+  out.acc.resize(std::max(a.acc.size(), b.acc.size()), 0.0f);
+  MergeInto(out, b);
+  return out;
+}
+
 void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim, int v_dim,
-               float scale, const float* sink, float* out) {
-  std::vector<float> score(static_cast<size_t>(count));
-  float top = sink != nullptr ? *sink : -INFINITY;
+               float scale, const float* sink, int first_position, float* out) {
+  // Reused by the thread's every call: a prefill makes one a query and head.
+  thread_local std::vector<float> score;
+  thread_local std::vector<AttentionPartial> classes(kKeyClasses);
+  score.resize(static_cast<size_t>(count));
+  for (AttentionPartial& p : classes) {
+    p.max = -INFINITY;
+    p.sum = 0;
+    p.acc.assign(static_cast<size_t>(v_dim), 0.0f);
+  }
+  const auto class_of = [first_position](int j) { return static_cast<size_t>((first_position + j) % kKeyClasses); };
   for (int j = 0; j < count; ++j) {
     score[static_cast<size_t>(j)] = Dot(q, keys[j], qk_dim) * scale;
-    top = std::max(top, score[static_cast<size_t>(j)]);
+    AttentionPartial& p = classes[class_of(j)];
+    p.max = std::max(p.max, score[static_cast<size_t>(j)]);
   }
-  float total = 0;
-  for (int j = 0; j < count; ++j) {
-    score[static_cast<size_t>(j)] = std::exp(score[static_cast<size_t>(j)] - top);
-    total = total + score[static_cast<size_t>(j)];
+  for (int j = 0; j < count; ++j) {  // each class in position order
+    AttentionPartial& p = classes[class_of(j)];
+    const float e = std::exp(score[static_cast<size_t>(j)] - p.max);
+    p.sum = p.sum + e;
+    for (int c = 0; c < v_dim; ++c) p.acc[static_cast<size_t>(c)] = p.acc[static_cast<size_t>(c)] + e * values[j][c];
   }
-  if (sink != nullptr) total = total + std::exp(*sink - top);
-  for (int c = 0; c < v_dim; ++c) out[c] = 0;
-  for (int j = 0; j < count; ++j) {
-    const float p = score[static_cast<size_t>(j)] / total;
-    for (int c = 0; c < v_dim; ++c) out[c] = out[c] + p * values[j][c];
+  // The tree: leaves in KeyClassOrder(), neighbours merged level by level
+  // into the left one (its slot in the order), up to the root at leaf 0.
+  const std::span<const int> order = KeyClassOrder();
+  for (size_t width = 1; width < order.size(); width *= 2) {
+    for (size_t i = 0; i + width < order.size(); i += 2 * width) {
+      MergeInto(classes[static_cast<size_t>(order[i])], classes[static_cast<size_t>(order[i + width])]);
+    }
   }
+  AttentionPartial& root = classes[static_cast<size_t>(order[0])];
+  if (sink != nullptr && root.sum == 0) {
+    root.max = *sink;  // a sink and no key: all the weight on the sink, no value
+    root.sum = 1;
+  } else if (sink != nullptr) {
+    const float top = std::max(root.max, *sink);
+    const float fr = std::exp(root.max - top);
+    root.sum = root.sum * fr + std::exp(*sink - top);
+    for (float& a : root.acc) a = a * fr;
+    root.max = top;
+  }
+  for (int c = 0; c < v_dim; ++c) out[c] = root.sum == 0 ? 0.0f : root.acc[static_cast<size_t>(c)] / root.sum;
 }
 
 void SwiGlu(const Tensor& gate, const Tensor& up, Dtype d, Tensor& out) {

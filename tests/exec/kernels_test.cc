@@ -90,9 +90,9 @@ TEST(AttendRow, OneKeyReturnsItsValueAndEqualScoresAverage) {
   const float* keys[] = {k0, k1};
   const float* values[] = {v0, v1};
   float out[2];
-  AttendRow(q, keys, values, 1, 2, 2, 1.0f, nullptr, out);
+  AttendRow(q, keys, values, 1, 2, 2, 1.0f, nullptr, 0, out);
   EXPECT_EQ(out[0], 4.0f);
-  AttendRow(q, keys, values, 2, 2, 2, 1.0f, nullptr, out);  // q.k = 0 for both: weights 1/2 each
+  AttendRow(q, keys, values, 2, 2, 2, 1.0f, nullptr, 0, out);  // q.k = 0 for both: weights 1/2 each
   EXPECT_EQ(out[0], 3.0f);
   EXPECT_EQ(out[1], 7.0f);
 }
@@ -142,9 +142,84 @@ TEST(AttendRow, ASinkTakesWeightAndAddsNoValue) {
   const float* values[] = {v0};
   const float sink = 0.0f;  // the same logit as the one key: half the weight
   float out[2];
-  AttendRow(q, keys, values, 1, 2, 2, 1.0f, &sink, out);
+  AttendRow(q, keys, values, 1, 2, 2, 1.0f, &sink, 0, out);
   EXPECT_EQ(out[0], 3.0f);
   EXPECT_EQ(out[1], -3.0f);
+}
+
+// For every n dividing the class count, the classes r, r + n, ... sit
+// together in an aligned block of the leaf order: a rank holding the keys
+// at positions r mod n holds one subtree of the merge.
+TEST(AttendRow, TheClassesOfEachResidueAreOneAlignedSubtreeOfTheMerge) {
+  const std::span<const int> order = KeyClassOrder();
+  ASSERT_EQ(order.size(), static_cast<size_t>(kKeyClasses));
+  for (int n = 1; n <= kKeyClasses; n *= 2) {
+    const size_t block = static_cast<size_t>(kKeyClasses / n);
+    for (size_t at = 0; at < order.size(); at += block) {
+      for (size_t i = at; i < at + block; ++i) {
+        EXPECT_EQ(order[i] % n, order[at] % n) << "n " << n << " leaf " << i;
+      }
+    }
+  }
+}
+
+// The output is each class's partial over its keys in position order,
+// merged by the tree over KeyClassOrder() (stated here apart from the
+// kernel), then divided by the sum: the same bits, and within rounding of
+// a double-precision softmax.
+TEST(AttendRow, KeysSumByClassOfPositionAndMergeByTheCanonicalTree) {
+  constexpr int kCount = 21, kDim = 4, kFirst = 5;
+  std::vector<std::vector<float>> k(kCount, std::vector<float>(kDim)), v(kCount, std::vector<float>(kDim));
+  std::vector<const float*> keys, values;
+  for (int j = 0; j < kCount; ++j) {
+    for (int c = 0; c < kDim; ++c) {
+      k[j][c] = std::sin(1.3f * static_cast<float>(j * kDim + c));
+      v[j][c] = std::cos(0.7f * static_cast<float>(j * kDim + c));
+    }
+    keys.push_back(k[j].data());
+    values.push_back(v[j].data());
+  }
+  const float q[kDim] = {0.9f, -1.7f, 2.3f, 0.4f};
+  float out[kDim];
+  AttendRow(q, keys.data(), values.data(), kCount, kDim, kDim, 0.8f, nullptr, kFirst, out);
+  // The tree, by hand: one partial per class, then pairs of leaves.
+  std::vector<AttentionPartial> leaf(kKeyClasses);
+  for (int j = 0; j < kCount; ++j) {
+    AttentionPartial& p = leaf[static_cast<size_t>((kFirst + j) % kKeyClasses)];
+    p.max = std::max(p.max, Dot(q, k[j].data(), kDim) * 0.8f);  // the scores as the kernels take them
+  }
+  for (AttentionPartial& p : leaf) p.acc.assign(kDim, 0.0f);
+  for (int j = 0; j < kCount; ++j) {
+    AttentionPartial& p = leaf[static_cast<size_t>((kFirst + j) % kKeyClasses)];
+    const float e = std::exp(Dot(q, k[j].data(), kDim) * 0.8f - p.max);
+    p.sum += e;
+    for (int c = 0; c < kDim; ++c) p.acc[c] += e * v[j][c];
+  }
+  const auto at = [&](int i) { return leaf[static_cast<size_t>(i)]; };
+  const AttentionPartial root = MergePartials(MergePartials(MergePartials(at(0), at(4)), MergePartials(at(2), at(6))),
+                                              MergePartials(MergePartials(at(1), at(5)), MergePartials(at(3), at(7))));
+  double top = -1e300, total = 0, want[kDim] = {0, 0, 0, 0};
+  std::vector<double> score(kCount);
+  for (int j = 0; j < kCount; ++j) {
+    for (int c = 0; c < kDim; ++c) score[j] += double{q[c]} * k[j][c];
+    score[j] *= 0.8;
+    top = std::max(top, score[j]);
+  }
+  for (int j = 0; j < kCount; ++j) {
+    total += std::exp(score[j] - top);
+    for (int c = 0; c < kDim; ++c) want[c] += std::exp(score[j] - top) * v[j][c];
+  }
+  for (int c = 0; c < kDim; ++c) {
+    EXPECT_EQ(out[c], root.acc[static_cast<size_t>(c)] / root.sum) << c;
+    EXPECT_NEAR(out[c], want[c] / total, 1e-6) << c;
+  }
+  // Another order of the same merges gives other bits somewhere: the order is a fact of the result.
+  const AttentionPartial natural =
+      MergePartials(MergePartials(MergePartials(at(0), at(1)), MergePartials(at(2), at(3))),
+                    MergePartials(MergePartials(at(4), at(5)), MergePartials(at(6), at(7))));
+  bool differs = false;
+  for (int c = 0; c < kDim; ++c) differs = differs || out[c] != natural.acc[static_cast<size_t>(c)] / natural.sum;
+  EXPECT_TRUE(differs) << "these keys cannot tell the merge orders apart; pick others";
 }
 
 TEST(AttendRow, ValuesMayBeNarrowerThanKeys) {
@@ -155,7 +230,7 @@ TEST(AttendRow, ValuesMayBeNarrowerThanKeys) {
   const float* keys[] = {k0};
   const float* values[] = {v0};
   float out[1];
-  AttendRow(q, keys, values, 1, 3, 1, 0.5f, nullptr, out);
+  AttendRow(q, keys, values, 1, 3, 1, 0.5f, nullptr, 0, out);
   EXPECT_EQ(out[0], 5.0f);
 }
 

@@ -8,6 +8,8 @@
 // rounding happens where the comment of each kernel says.
 #pragma once
 
+#include <cmath>
+
 #include <span>
 #include <vector>
 
@@ -46,13 +48,39 @@ double YarnMscale(double factor, double m);
 void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<const int> positions, const RopeParams& p,
                Dtype d);
 
-// One query row attending over `count` earlier key/value rows (causal,
-// already chosen): softmax(q.k * scale) weighted sum of v, in key order.
+// The canonical attention order. The key at position p is in class
+// p mod kKeyClasses. Each class keeps its own maximum score, its sum of
+// exponentials and its weighted values, in position order. The classes
+// merge by a fixed binary tree whose leaves are the classes in
+// KeyClassOrder(), the bit-reversed indices: for every n dividing
+// kKeyClasses, the classes r, r + n, r + 2n, ... are one aligned subtree, so a
+// rank that holds those keys' cache (token p on rank p mod n) can merge its
+// own and hand one partial on (decode context parallelism), and the result
+// is the same bits whoever holds the keys.
+inline constexpr int kKeyClasses = 8;
+std::span<const int> KeyClassOrder();
+
+// A softmax partial of some keys: their maximum score, sum of exp(score -
+// max) and sum of exp(score - max) x value (v_dim wide). No keys: max -inf,
+// sum 0.
+struct AttentionPartial {
+  float max = -INFINITY;
+  float sum = 0;
+  std::vector<float> acc;
+};
+// The two partials merged by their log-sum-exp (a first, then b): the
+// larger maximum, each side rescaled to it.
+AttentionPartial MergePartials(const AttentionPartial& a, const AttentionPartial& b);
+
+// One query row attending over `count` key/value rows at positions
+// first_position, first_position + 1, ... (causal, already chosen):
+// softmax(q.k * scale) weighted sum of v in the canonical order above.
 // `keys[j]` point at qk_dim floats, `values[j]` at v_dim floats. A sink
 // logit, when given, takes part in the softmax and adds no value
-// (GPT-OSS's attention sinks). Writes v_dim floats.
+// (GPT-OSS's attention sinks): it merges at the root, after the classes.
+// Writes v_dim floats.
 void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim, int v_dim,
-               float scale, const float* sink, float* out);
+               float scale, const float* sink, int first_position, float* out);
 
 // The activation of an FFN row pair: silu(gate) * up, or relu(up)^2 (gate
 // unused); rounds.

@@ -211,15 +211,12 @@ std::vector<int> GroupRanks(const ParallelConfig& cfg, Group g, int global_rank)
   std::vector<int> ranks;
   const int my_shard = ShardOf(cfg, me);
   for (int shard = 0; shard < cfg.shards() && g != Group::kPp && g != Group::kEp; ++shard) {
-    const RankCoord at{.pp_rank = me.pp_rank, .dp_rank = shard / cfg.cp, .cp_rank = shard % cfg.cp};
     for (int a = 0; a < cfg.attn_tp(); ++a) {
+      const RankCoord c{.pp_rank = me.pp_rank, .dp_rank = shard / cfg.cp, .attn_tp_rank = a, .cp_rank = shard % cfg.cp};
       const bool member = (g == Group::kTp) || (g == Group::kAttnTp && shard == my_shard) ||
                           (g == Group::kDp && a == me.attn_tp_rank) ||
-                          (g == Group::kCp && at.dp_rank == me.dp_rank && a == me.attn_tp_rank);
-      if (!member) continue;
-      RankCoord c = at;
-      c.attn_tp_rank = a;
-      ranks.push_back(GlobalRank(cfg, c));
+                          (g == Group::kCp && c.dp_rank == me.dp_rank && a == me.attn_tp_rank);
+      if (member) ranks.push_back(GlobalRank(cfg, c));
     }
   }
   if (g == Group::kEp) {

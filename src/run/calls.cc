@@ -13,15 +13,19 @@ class Walker {
       : ctx_(ctx), cfg_(plan.config()), rank_(rank), most_(most), place_(ctx.layout, cfg_, rank) {}
 
   std::vector<PlannedCall> Run(const LinePlan& line) {
-    WalkSteps(line, [this](const StepPlace& at, const Step& s) {
-      if (calls_.size() >= most_) return;
-      SEAM_CHECK(StepRuleError(s, cfg_).empty(), StepRuleError(s, cfg_));
-      if (!IsCollective(s.kind)) return;
-      const StageRef* stage = at.line.in_stage() ? &ctx_.stages[static_cast<size_t>(at.line.stage->index)] : nullptr;
-      PlannedCall c = CallOf(s, stage);
-      c.step = &s;
-      c.where = at;
-      calls_.push_back(std::move(c));
+    // Past the first `most` calls each part is passed over without a look
+    // at its steps: a trace check asks for a few calls at many batches.
+    WalkLine(line, [this](const LinePlace& at, const std::vector<Step>& steps) {
+      const StageRef* stage = at.in_stage() ? &ctx_.stages[static_cast<size_t>(at.stage->index)] : nullptr;
+      for (size_t i = 0; i < steps.size() && calls_.size() < most_; ++i) {
+        const Step& s = steps[i];
+        SEAM_CHECK(StepRuleError(s, cfg_).empty(), StepRuleError(s, cfg_));
+        if (!IsCollective(s.kind)) continue;
+        PlannedCall c = CallOf(s, stage);
+        c.step = &s;
+        c.where = {at, static_cast<int>(i)};
+        calls_.push_back(std::move(c));
+      }
     });
     return std::move(calls_);
   }

@@ -49,14 +49,17 @@ class RankRunner {
         kernels_(ctx, line, cfg_, me_) {}
 
   std::optional<FinalRows> Run() {
-    std::optional<Tensor> hidden;  // the final norm's output, before the head gathers its input further
+    // Attention-TP rank 0 of each shard on the last pipeline rank returns the
+    // final norm's output, kept before the head gathers its input further.
+    const bool returns = line_.end.kind == EndKind::kFinalNorm && me_.attn_tp_rank == 0;
+    std::optional<Tensor> hidden;
     WalkLine(line_, [&](const LinePlace& at, const std::vector<Step>& steps) {
       const StageRef* ref = at.in_stage() ? &ctx_.stages[static_cast<size_t>(at.stage->index)] : nullptr;
-      if (at.part == LinePart::kHead && line_.end.kind == EndKind::kFinalNorm) hidden = *input_;
+      if (at.part == LinePart::kHead && returns) hidden = *input_;
       if (at.part == LinePart::kCompute) return RunCompute(steps, *ref);
       RunSteps(steps, ref);
     });
-    if (!hidden || me_.attn_tp_rank != 0) return std::nullopt;
+    if (!hidden) return std::nullopt;
     FinalRows out{.hidden = *std::move(hidden), .logits = std::nullopt};
     if (!line_.end.head.empty()) out.logits = std::move(logits_);
     return out;

@@ -204,15 +204,12 @@ void AttendRow(const float* q, const float* const* keys, const float* const* val
     }
   }
   AttentionPartial& root = classes[static_cast<size_t>(order[0])];
-  if (sink != nullptr && root.sum == 0) {
-    root.max = *sink;  // a sink and no key: all the weight on the sink, no value
-    root.sum = 1;
-  } else if (sink != nullptr) {
-    const float top = std::max(root.max, *sink);
-    const float fr = std::exp(root.max - top);
-    root.sum = root.sum * fr + std::exp(*sink - top);
-    for (float& a : root.acc) a = a * fr;
-    root.max = top;
+  if (sink != nullptr) {  // one more partial at the root: its logit's weight, no value
+    thread_local AttentionPartial sunk;
+    sunk.max = *sink;
+    sunk.sum = 1;
+    sunk.acc.assign(static_cast<size_t>(v_dim), 0.0f);
+    MergeInto(root, sunk);
   }
   for (int c = 0; c < v_dim; ++c) out[c] = root.sum == 0 ? 0.0f : root.acc[static_cast<size_t>(c)] / root.sum;
 }

@@ -50,4 +50,12 @@ StageShape LmHeadShape(const ParallelConfig& cfg);
 // dims (bound for its boundaries alone) keeps K and V as wide as the hidden size.
 int CacheWidth(const StageDecl& d, const ModelDims* dims, int hidden, const ParallelConfig& cfg);
 
+// Decode context parallelism: the elements per token of one rank's query
+// heads (each qk wide: MLA's nope and rope parts) that its DCP peers
+// gather, and of the partial outputs it receives from each peer for them,
+// a maximum, a sum and v_dim weighted values a head. Without dims a rank's
+// heads are as wide as its share of the hidden size, one head.
+int QueryWidth(const StageDecl& d, const ModelDims* dims, int hidden, const ParallelConfig& cfg);
+int PartialWidth(const StageDecl& d, const ModelDims* dims, int hidden, const ParallelConfig& cfg);
+
 }  // namespace seam

@@ -21,6 +21,8 @@ enum class Operand {
   kInput,     // the normed input a stage computes on
   kLogits,    // the LM head's output, [rows, vocabulary]
   kKeys,      // what an attention caches of its rows' tokens: their keys and values
+  kQueries,   // an attention's query heads of its rows, rotary applied
+  kPartials,  // an attention's partial outputs: per head a maximum, a sum, the weighted values
 };
 
 // How a step's bytes per token are counted from its logical buffer (the
@@ -41,6 +43,8 @@ struct Operands {
   bool input = false;
   bool logits = false;
   bool keys = false;
+  bool queries = false;
+  bool partials = false;
   constexpr bool Has(Operand o) const {
     switch (o) {
       case Operand::kValue: return value;
@@ -48,6 +52,8 @@ struct Operands {
       case Operand::kInput: return input;
       case Operand::kLogits: return logits;
       case Operand::kKeys: return keys;
+      case Operand::kQueries: return queries;
+      case Operand::kPartials: return partials;
     }
     return false;
   }
@@ -60,6 +66,8 @@ inline constexpr Operands kInputOnly{.input = true};
 inline constexpr Operands kLogitsOnly{.logits = true};
 inline constexpr Operands kAnyBuffer{.value = true, .residual = true, .input = true, .logits = true};
 inline constexpr Operands kKeysOnly{.keys = true};
+inline constexpr Operands kQueriesOnly{.queries = true};
+inline constexpr Operands kPartialsOnly{.partials = true};
 
 // X(enumerator, name, traffic, completes an owed sum, operands)
 #define SEAM_STEP_KINDS(X)                                                                                          \
@@ -75,13 +83,15 @@ inline constexpr Operands kKeysOnly{.keys = true};
   X(kNorm, "norm", Traffic::kNone, false, kResidualOnly)                     /* input = norm(residual) */           \
   X(kAllReduceAddNorm, "ar+add+norm", Traffic::kAllReduce, true, kValueOnly) /* fused, same bits */                 \
   X(kCompute, "compute", Traffic::kNone, false, kAnyOperand)                 /* the stage itself: input -> value */ \
-  X(kEmbed, "embed", Traffic::kNone, false, kValueOnly)            /* the tokens' rows of this rank's table */      \
-  X(kLmHead, "lm-head", Traffic::kNone, false, kInputOnly)         /* input -> this rank's vocabulary columns */    \
-  X(kGatherVocab, "ag-vocab", Traffic::kShare, false, kLogitsOnly) /* gather the columns of the vocabulary */       \
-  X(kLeave, "leave", Traffic::kNone, false, kValueOnly)            /* the owed sum goes to the reader */            \
-  X(kSend, "send", Traffic::kWhole, false, kValueOrResidual)       /* this rank's slice to the next */              \
-  X(kRecv, "recv", Traffic::kAtTheSender, false, kValueOrResidual) /* the slice from the previous */                \
-  X(kGatherKeys, "ag-kv", Traffic::kAlongside, false, kKeysOnly)   /* CP: the other shards' keys, values */
+  X(kEmbed, "embed", Traffic::kNone, false, kValueOnly)               /* the tokens' rows of this rank's table */   \
+  X(kLmHead, "lm-head", Traffic::kNone, false, kInputOnly)            /* input -> this rank's vocabulary columns */ \
+  X(kGatherVocab, "ag-vocab", Traffic::kShare, false, kLogitsOnly)    /* gather the columns of the vocabulary */    \
+  X(kLeave, "leave", Traffic::kNone, false, kValueOnly)               /* the owed sum goes to the reader */         \
+  X(kSend, "send", Traffic::kWhole, false, kValueOrResidual)          /* this rank's slice to the next */           \
+  X(kRecv, "recv", Traffic::kAtTheSender, false, kValueOrResidual)    /* the slice from the previous */             \
+  X(kGatherKeys, "ag-kv", Traffic::kAlongside, false, kKeysOnly)      /* CP: the other shards' keys, values */      \
+  X(kGatherQueries, "ag-q", Traffic::kAlongside, false, kQueriesOnly) /* DCP: the group's query heads */            \
+  X(kExchangePartials, "a2a-lse", Traffic::kAlongside, false, kPartialsOnly) /* DCP: partials to their heads */
 
 enum class StepKind {
 #define SEAM_ENUMERATOR(kind, name, traffic, completes, operands) kind,

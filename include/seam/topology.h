@@ -39,6 +39,13 @@ struct ParallelConfig {
   // vLLM's prefill context parallelism split them); attention gathers the
   // keys and values of the other shards over the CP group.
   int cp = 1;
+  // Decode context parallelism: each request's cached keys and values split
+  // by position over `dcp` consecutive attention-TP ranks that hold the same
+  // key/value heads (the token at position p on the group's rank p mod dcp,
+  // as vLLM's and SGLang's --decode-context-parallel-size interleave them);
+  // each rank attends every query head of the group over its share and the
+  // partial outputs merge by their log-sum-exp in the canonical order.
+  int dcp = 1;
   int dense_tp = 0;  // 0 means "the whole TP group" (the default width)
   MoeMode moe = MoeMode::kTp;
   // All-to-all MoE only: the ranks one expert set is spread over, ep
@@ -80,6 +87,10 @@ Status Validate(const ParallelConfig& cfg);
 // subtree of it. The block count is 8, or the TP size where that is larger,
 // so every group has at least one block per rank.
 inline constexpr int kDefaultKBlocks = 8;
+// The canonical attention order's key classes (seam/runtime/kernels.h): the
+// key at position p is in class p mod 8, and a DCP size divides it so that
+// each DCP rank's positions are one aligned subtree of the classes' merge.
+inline constexpr int kKeyClasses = 8;
 int CanonicalKBlocks(const ParallelConfig& cfg);
 // Whether every group that may complete a sum (tp, attn_tp, dense_tp) is a
 // power of two: a binary tree has no aligned subtree for three ranks.
@@ -101,8 +112,10 @@ enum class Group {
   kPp,      // the ranks at the same TP position on every pipeline rank
   kEp,      // an all-to-all MoE's expert group: ep consecutive ranks of the TP group
   kCp,      // context-parallel peers: the same DP group and attn_tp_rank, every CP rank
+  kDcp,     // decode-context-parallel peers: dcp consecutive ranks of one attention-TP group
 };
-inline constexpr std::array kEveryGroup = {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp, Group::kEp, Group::kCp};
+inline constexpr std::array kEveryGroup = {Group::kAttnTp, Group::kDp, Group::kTp, Group::kPp,
+                                           Group::kEp,     Group::kCp, Group::kDcp};
 // The group an all-to-all MoE exchanges rows over: the TP group when ep
 // spans it, so a plan names the EP group only where it is apart from TP.
 Group A2aGroup(const ParallelConfig& cfg);

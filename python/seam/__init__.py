@@ -109,7 +109,7 @@ def _dtype(name: str, value: str | None) -> str | None:
     return None if value is None else _args.text(name, value)
 
 
-def plan(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, cp: int = 1,
+def plan(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, cp: int = 1, dcp: int = 1,
          dense_tp: int | None = None, ep: int | None = None, moe: str = "tp", reduction: str = "ar",
          input_scattered: bool = False, dp_lm_head: bool = False, pp: int | None = None,
          pp_split: _Sequence[int] | None = None,
@@ -550,7 +550,7 @@ def _run_limits(a: _Any, dtype: str, seed: int, timeout: float, max_memory: int,
     a.max_memory = max_memory
 
 
-def run(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, cp: int = 1,
+def run(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, cp: int = 1, dcp: int = 1,
         dense_tp: int | None = None, ep: int | None = None, moe: str = "tp", reduction: str = "ar",
         input_scattered: bool = False, dp_lm_head: bool = False, pp: int | None = None,
         pp_split: _Sequence[int] | None = None,
@@ -599,7 +599,7 @@ class Generation:
     dtype: str
 
 
-def generate(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, cp: int = 1,
+def generate(model: str | _os.PathLike[str], *, tp: int = 1, attn_dp: int = 1, cp: int = 1, dcp: int = 1,
              dense_tp: int | None = None, ep: int | None = None, moe: str = "tp", reduction: str = "ar",
              input_scattered: bool = False, dp_lm_head: bool = False, pp: int | None = None,
              pp_split: _Sequence[int] | None = None,

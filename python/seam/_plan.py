@@ -133,6 +133,7 @@ class Config:
     tp: int
     attn_dp: int
     cp: int
+    dcp: int
     dense_tp: int
     ep: int
     moe: str

@@ -131,6 +131,15 @@ void Cursor::GatherKeys(int width) {
   Emit({StepKind::kGatherKeys, Operand::kKeys, Group::kCp, *input_, *input_, Owed::kNothing, Owed::kNothing, width});
 }
 
+void Cursor::SplitCache(int query_width, int partial_width) {
+  SEAM_CHECK(input_.has_value(), "the queries are gathered from an input's projection");
+  if (cfg_.dcp == 1) return;  // every cached token of each request is on this rank
+  Emit({StepKind::kGatherQueries, Operand::kQueries, Group::kDcp, *input_, *input_, Owed::kNothing, Owed::kNothing,
+        query_width});
+  Emit({StepKind::kExchangePartials, Operand::kPartials, Group::kDcp, *input_, *input_, Owed::kNothing, Owed::kNothing,
+        partial_width});
+}
+
 void Cursor::Dispatch(int width) {
   SEAM_CHECK(input_.has_value(), "dispatch needs an input");
   if (cfg_.ep_size() == 1) return;  // every expert is on this rank

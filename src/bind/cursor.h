@@ -46,6 +46,9 @@ class Cursor {
   // Context parallelism: the keys and values of the CP peers' rows, `width`
   // elements a token, gathered beside this rank's own (no rows move).
   void GatherKeys(int width);
+  // Decode context parallelism: the DCP peers' queries gathered, then each
+  // rank's partial outputs exchanged, both beside the attention rows.
+  void SplitCache(int query_width, int partial_width);
   void Dispatch(int width);
   void Compute(Rows output, Owed owes, UpdateKind update);
   void Embed(Rows output, Owed owes);

@@ -118,7 +118,11 @@ void ExitMixer(Cursor& cur, const Context& ctx, const StageDecl& d, const Downst
 void BindCompute(Cursor& cur, const Context& ctx, const StageDecl& d, const Contract& c) {
   const int dispatched = d.top_k * ctx.widths.value;
   if (c.gathers_itself) cur.GatherInputInside(c.need, d.gather_width > 0 ? d.gather_width : ctx.widths.value);
-  if (d.kind == StageKind::kAttention) cur.GatherKeys(CacheWidth(d, ctx.dims, ctx.widths.value, ctx.cfg));
+  if (d.kind == StageKind::kAttention) {
+    cur.GatherKeys(CacheWidth(d, ctx.dims, ctx.widths.value, ctx.cfg));
+    cur.SplitCache(QueryWidth(d, ctx.dims, ctx.widths.value, ctx.cfg),
+                   PartialWidth(d, ctx.dims, ctx.widths.value, ctx.cfg));
+  }
   const bool a2a = d.kind == StageKind::kSparseFfn && ctx.cfg.moe == MoeMode::kA2a;
   if (a2a) cur.Dispatch(dispatched);
   cur.Compute(c.output, c.owes, d.update);

@@ -44,6 +44,17 @@ constexpr Knob kKnobs[] = {
      .added_later = true,
      .sglang = "--attn-cp-size",
      .vllm = "--prefill-context-parallel-size"},
+    {.field = &ParallelConfig::dcp,
+     .json = "dcp",
+     .text = "dcp",
+     .python = "dcp",
+     .flag = "--dcp",
+     .value_name = "N",
+     .help = "decode context parallelism: each request's cached keys and values split by position over dcp "
+             "attention-TP ranks that hold the same key/value heads, partial outputs merged by log-sum-exp",
+     .added_later = true,
+     .sglang = "--dcp-size",
+     .vllm = "--decode-context-parallel-size"},
     {.field = &ParallelConfig::dense_tp,
      .json = "dense_tp",
      .text = "dense_tp",
@@ -130,12 +141,13 @@ constexpr const Knob* Row(std::string_view json) {
 // were); a new knob goes last in each.
 constexpr const Knob* kTextOrder[] = {Row("tp"), Row("attn_dp"),    Row("dense_tp"),  Row("moe"),
                                       Row("ep"), Row("dp_lm_head"), Row("reduction"), Row("input_scattered"),
-                                      Row("pp"), Row("pp_split"),   Row("cp")};
+                                      Row("pp"), Row("pp_split"),   Row("cp"),        Row("dcp")};
 // cp is named only when set, so it may stand beside the attention-DP size
 // whose attention-TP size it shares.
 constexpr const Knob* kDescribeOrder[] = {
-    Row("tp"),         Row("attn_dp"),         Row("cp"), Row("dense_tp"), Row("moe"), Row("ep"), Row("reduction"),
-    Row("dp_lm_head"), Row("input_scattered"), Row("pp"), Row("pp_split")};
+    Row("tp"),  Row("attn_dp"), Row("cp"),        Row("dcp"),        Row("dense_tp"),
+    Row("moe"), Row("ep"),      Row("reduction"), Row("dp_lm_head"), Row("input_scattered"),
+    Row("pp"),  Row("pp_split")};
 
 template <size_t N>
 constexpr bool EveryRowOnce(const Knob* const (&order)[N]) {

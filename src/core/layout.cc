@@ -24,9 +24,10 @@ Rows AxesOf(const ParallelConfig& cfg, Group g) {
     case Group::kAttnTp: return Rows::FromAxes(false, cfg.attn_tp() > 1);
     case Group::kDp: return Rows::FromAxes(cfg.shards() > 1, false);
     case Group::kTp: return Rows::FromAxes(cfg.shards() > 1, cfg.attn_tp() > 1);
-    case Group::kCp: break;  // exchanges keys and values: every member keeps its own rows
-    case Group::kPp: break;  // pipeline neighbours shard layers, not rows
-    case Group::kEp: break;  // an expert group exchanges rows and hands each back where it was
+    case Group::kCp: break;   // exchanges keys and values: every member keeps its own rows
+    case Group::kDcp: break;  // exchanges queries and partial outputs of the same rows
+    case Group::kPp: break;   // pipeline neighbours shard layers, not rows
+    case Group::kEp: break;   // an expert group exchanges rows and hands each back where it was
   }
   return Rows::Full();
 }

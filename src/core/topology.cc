@@ -20,7 +20,7 @@ std::string Divisors(int n) {
 
 Status PositiveSizes(const ParallelConfig& cfg) {
   const std::pair<const char*, int> sizes[] = {
-      {"tp", cfg.tp}, {"attn_dp", cfg.attn_dp}, {"cp", cfg.cp}, {"pp", cfg.pp}};
+      {"tp", cfg.tp}, {"attn_dp", cfg.attn_dp}, {"cp", cfg.cp}, {"dcp", cfg.dcp}, {"pp", cfg.pp}};
   for (const auto& [name, value] : sizes) {
     if (value < 1) return InvalidArgument(fmt::format("{}={} must be at least 1", name, value));
   }
@@ -64,6 +64,24 @@ Status InputScatteredFits(const ParallelConfig& cfg) {
                     "entry runs over the whole TP group, which spans other CP ranks' sequence shards; "
                     "drop --cp or --input-scattered",
                     cfg.cp));
+  }
+  return Status::Ok();
+}
+
+Status DecodeContextFits(const ParallelConfig& cfg) {
+  if (cfg.dcp == 1) return Status::Ok();
+  if (cfg.attn_tp() % cfg.dcp != 0) {
+    // vLLM's rule: the DCP group is a part of the (attention) TP group.
+    return InvalidArgument(
+        fmt::format("dcp={} does not divide the attention-TP size {}: a DCP group is dcp "
+                    "consecutive attention-TP ranks (divisors of {}: {})",
+                    cfg.dcp, cfg.attn_tp(), cfg.attn_tp(), Divisors(cfg.attn_tp())));
+  }
+  if (kKeyClasses % cfg.dcp != 0) {
+    return InvalidArgument(
+        fmt::format("dcp={} does not divide {}: the partials of the DCP ranks merge along the "
+                    "canonical attention order's tree over {} key classes (dcp 2, 4 or 8)",
+                    cfg.dcp, kKeyClasses, kKeyClasses));
   }
   return Status::Ok();
 }
@@ -128,6 +146,7 @@ Status Validate(const ParallelConfig& cfg) {
                     "own attention-TP ranks (divisors of {}: {})",
                     cfg.tp, cfg.attn_dp, cfg.cp, cfg.tp / cfg.attn_dp, Divisors(cfg.tp / cfg.attn_dp)));
   }
+  SEAM_RETURN_IF_ERROR(DecodeContextFits(cfg));
   SEAM_RETURN_IF_ERROR(DenseWidthFits(cfg));
   SEAM_RETURN_IF_ERROR(InputScatteredFits(cfg));
   SEAM_RETURN_IF_ERROR(ExpertGroupFits(cfg));
@@ -165,7 +184,8 @@ constexpr auto kGroups = EnumNames<Group>("group", {{Group::kAttnTp, "attn_tp"},
                                                     {Group::kTp, "tp"},
                                                     {Group::kPp, "pp"},
                                                     {Group::kEp, "ep"},
-                                                    {Group::kCp, "cp"}});
+                                                    {Group::kCp, "cp"},
+                                                    {Group::kDcp, "dcp"}});
 
 std::string_view Name(MoeMode m) { return kMoeModes.Name(m); }
 std::string_view Name(Reduction r) { return kReductions.Name(r); }
@@ -182,6 +202,7 @@ int GroupSize(const ParallelConfig& cfg, Group g) {
     case Group::kPp: return cfg.pp;
     case Group::kEp: return cfg.ep_size();
     case Group::kCp: return cfg.cp;
+    case Group::kDcp: return cfg.dcp;
   }
   return 0;
 }
@@ -215,7 +236,8 @@ std::vector<int> GroupRanks(const ParallelConfig& cfg, Group g, int global_rank)
       const RankCoord c{.pp_rank = me.pp_rank, .dp_rank = shard / cfg.cp, .attn_tp_rank = a, .cp_rank = shard % cfg.cp};
       const bool member = (g == Group::kTp) || (g == Group::kAttnTp && shard == my_shard) ||
                           (g == Group::kDp && a == me.attn_tp_rank) ||
-                          (g == Group::kCp && c.dp_rank == me.dp_rank && a == me.attn_tp_rank);
+                          (g == Group::kCp && c.dp_rank == me.dp_rank && a == me.attn_tp_rank) ||
+                          (g == Group::kDcp && shard == my_shard && a / cfg.dcp == me.attn_tp_rank / cfg.dcp);
       if (member) ranks.push_back(GlobalRank(cfg, c));
     }
   }

@@ -61,7 +61,9 @@ Work AttentionWork(const StageDecl& d, const ModelDims& dims, const ParallelConf
   const double sequences = s.sequences * rows / s.tokens;
   // A decode step reads its sequences' caches; a prefill writes its prompt's
   // entries, and under context parallelism those its CP peers gathered too.
-  w.bytes = s.decode ? sequences * context * c.per_token : rows * cfg.cp * c.per_token;
+  // Under decode context parallelism a rank holds, and so reads and
+  // writes, one token in dcp (and attends dcp times its heads over them).
+  w.bytes = (s.decode ? sequences * context * c.per_token : rows * cfg.cp * c.per_token) / cfg.dcp;
   return w;
 }
 

@@ -47,14 +47,18 @@ Tensor HeadColumns(const Tensor& x, int heads, int width, int first, int last) {
 
 }  // namespace
 
-AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n)
-    : d_(*m.dims), n_(n), shard_(shard) {
+AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n,
+                                 int dcp)
+    : d_(*m.dims), n_(n), shard_(shard), dcp_(dcp) {
   const std::string p = StagePrefix(s);
   SEAM_CHECK(d_.heads % shard.count == 0, "attention heads do not split over the group");
   heads_ = d_.heads / shard.count;
   window_ = s.decl.window;
   rope_ = {.theta = d_.rope_theta, .scaling = d_.rope_scaling, .yarn = d_.yarn, .pairing = d_.rope_pairing};
   const int h0 = shard.index * heads_;
+  SEAM_CHECK(dcp >= 1 && shard.count % dcp == 0, "a DCP group that does not split the attention group");
+  attend_heads_ = heads_ * dcp;
+  attend_h0_ = shard.index / dcp * attend_heads_;
   mla_ = d_.mla.kv_lora > 0;
   if (mla_) {
     const MlaDims& a = d_.mla;
@@ -72,7 +76,9 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
     }
     kv_a_ = w.at(p + ".kv_a_proj_with_mqa.weight");
     kv_a_norm_ = w.at(p + ".kv_a_layernorm.weight");
-    kv_b_ = w.at(p + ".kv_b_proj.weight").Rows(h0 * (a.qk_nope + a.v), (h0 + heads_) * (a.qk_nope + a.v));
+    // The keys and values of every head it attends, made from the one latent.
+    kv_b_ = w.at(p + ".kv_b_proj.weight")
+                .Rows(attend_h0_ * (a.qk_nope + a.v), (attend_h0_ + attend_heads_) * (a.qk_nope + a.v));
     o_ = w.at(p + ".o_proj.weight").Cols(h0 * v_dim_, (h0 + heads_) * v_dim_);
     return;
   }
@@ -83,6 +89,8 @@ AttentionKernel::AttentionKernel(const StageRef& s, const Model& m, const Weight
   group_ = d_.heads / kv_total;
   kv_first_ = h0 / group_;
   kv_heads_ = (h0 + heads_ - 1) / group_ + 1 - kv_first_;
+  SEAM_CHECK(attend_h0_ / group_ == kv_first_ && (attend_h0_ + attend_heads_ - 1) / group_ == kv_first_ + kv_heads_ - 1,
+             "a DCP group whose ranks hold different key/value heads");
   q_ = w.at(p + ".q_proj.weight").Rows(h0 * hd, (h0 + heads_) * hd);
   k_ = w.at(p + ".k_proj.weight").Rows(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
   v_ = w.at(p + ".v_proj.weight").Rows(kv_first_ * hd, (kv_first_ + kv_heads_) * hd);
@@ -200,11 +208,11 @@ void AttentionKernel::KeyValues(const float* cache, int lo, int hi, Tensor& k, T
     std::copy(e, e + a.kv_lora, latent.row(j));
   }
   const Tensor kv = Linear(latent, kv_b_, n_.dtype);  // per head: [nope | v]
-  k = Tensor(count, heads_ * qk_dim_);
-  v = HeadColumns(kv, heads_, a.qk_nope + a.v, a.qk_nope, a.qk_nope + a.v);
+  k = Tensor(count, attend_heads_ * qk_dim_);
+  v = HeadColumns(kv, attend_heads_, a.qk_nope + a.v, a.qk_nope, a.qk_nope + a.v);
   for (int j = 0; j < count; ++j) {
     const float* rope = cache + static_cast<size_t>(lo + j) * static_cast<size_t>(width) + a.kv_lora;
-    for (int h = 0; h < heads_; ++h) {
+    for (int h = 0; h < attend_heads_; ++h) {
       float* key = k.row(j) + h * qk_dim_;
       const float* nope = kv.row(j) + h * (a.qk_nope + a.v);
       std::copy(nope, nope + a.qk_nope, key);
@@ -226,6 +234,7 @@ AttentionKernel::Projected AttentionKernel::Project(const Tensor& prepared, std:
 void AttentionKernel::AttendCached(const Projected& p, int first, int last, std::span<const int> positions,
                                    const float* cache, int cached, Tensor& out) const {
   if (first == last) return;
+  SEAM_CHECK(dcp_ == 1, "a whole cache read under decode context parallelism");
   const int lo = FirstKey(positions[static_cast<size_t>(first)]), hi = positions[static_cast<size_t>(last - 1)] + 1;
   SEAM_CHECK(hi <= cached, "a query past its request's cache");
   // Keys and values of positions [lo, hi) for this rank's heads: GQA's in
@@ -256,6 +265,86 @@ void AttentionKernel::AttendCached(const Projected& p, int first, int last, std:
       const float* sink = sinks_.empty() ? nullptr : sinks_.row(0) + h;
       AttendRow(p.q.row(r) + h * qk_dim_, k.data(), v.data(), static_cast<int>(k.size()), qk_dim_, v_dim_, scale_, sink,
                 FirstKey(t), out.row(r) + h * v_dim_);
+    }
+    RoundToStorage(std::span<float>(out.row(r), static_cast<size_t>(out.cols())), n_.dtype);
+  }
+}
+
+namespace {
+
+// The entries [lo, hi) of a cache holding positions residue + i x stride
+// that lie in positions [from, to].
+struct Held {
+  int lo = 0, hi = 0;
+};
+Held HeldIn(int from, int to, int stride, int residue) {
+  const auto ceil_div = [](int a, int b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  const int lo = std::max(0, ceil_div(from - residue, stride));
+  const int hi = to < residue ? 0 : (to - residue) / stride + 1;
+  return {lo, std::max(lo, hi)};
+}
+
+}  // namespace
+
+void AttentionKernel::AttendPartials(const Tensor& q_group, int first, int last, std::span<const int> positions,
+                                     const float* cache, int held, int stride, int residue, Tensor& partials) const {
+  if (first == last) return;
+  SEAM_CHECK(stride == dcp_ && q_group.cols() == attend_heads_ * qk_dim_, "queries of another DCP group");
+  const Held all = HeldIn(FirstKey(positions[static_cast<size_t>(first)]), positions[static_cast<size_t>(last - 1)],
+                          stride, residue);
+  SEAM_CHECK(all.hi <= held, "a query past the cache entries this rank holds");
+  const size_t width = static_cast<size_t>(cache_width());
+  Tensor mla_k, mla_v;
+  const float* keys = cache + static_cast<size_t>(all.lo) * width;
+  const float* values = keys + kv_width();
+  size_t k_stride = width, v_stride = width;
+  if (mla_) {
+    KeyValues(cache, all.lo, all.hi, mla_k, mla_v);
+    keys = mla_k.data();
+    values = mla_v.data();
+    k_stride = static_cast<size_t>(mla_k.cols());
+    v_stride = static_cast<size_t>(mla_v.cols());
+  }
+  const int pw = v_dim_ + 2;
+  std::vector<const float*> k, v;
+  for (int r = first; r < last; ++r) {
+    const int t = positions[static_cast<size_t>(r)];
+    const Held mine = HeldIn(FirstKey(t), t, stride, residue);
+    for (int h = 0; h < attend_heads_; ++h) {
+      const int kv = mla_ ? h : (attend_h0_ + h) / group_ - kv_first_;
+      k.clear();
+      v.clear();
+      for (int i = mine.lo; i < mine.hi; ++i) {
+        k.push_back(keys + static_cast<size_t>(i - all.lo) * k_stride + static_cast<size_t>(kv * qk_dim_));
+        v.push_back(values + static_cast<size_t>(i - all.lo) * v_stride + static_cast<size_t>(kv * v_dim_));
+      }
+      const AttentionPartial part =
+          AttendPartial(q_group.row(r) + h * qk_dim_, k.data(), v.data(), static_cast<int>(k.size()), qk_dim_, v_dim_,
+                        scale_, residue + mine.lo * stride, stride);
+      float* to = partials.row(r) + h * pw;
+      to[0] = part.max;
+      to[1] = part.sum;
+      std::copy(part.acc.begin(), part.acc.end(), to + 2);
+    }
+  }
+}
+
+void AttentionKernel::MergePeers(std::span<const Tensor> from_each, Tensor& out) const {
+  SEAM_CHECK(static_cast<int>(from_each.size()) == dcp_, "partials from another number of DCP peers");
+  const int pw = v_dim_ + 2;
+  std::vector<AttentionPartial> by_rank(from_each.size());
+  for (int r = 0; r < out.rows(); ++r) {
+    for (int h = 0; h < heads_; ++h) {
+      for (size_t peer = 0; peer < from_each.size(); ++peer) {
+        SEAM_CHECK(from_each[peer].rows() == out.rows() && from_each[peer].cols() == partial_width(),
+                   "a DCP peer's partials of another shape");
+        const float* at = from_each[peer].row(r) + h * pw;
+        by_rank[peer].max = at[0];
+        by_rank[peer].sum = at[1];
+        by_rank[peer].acc.assign(at + 2, at + pw);
+      }
+      const float* sink = sinks_.empty() ? nullptr : sinks_.row(0) + h;
+      MergeRanks(by_rank, v_dim_, sink, out.row(r) + h * v_dim_);
     }
     RoundToStorage(std::span<float>(out.row(r), static_cast<size_t>(out.cols())), n_.dtype);
   }

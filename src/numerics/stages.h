@@ -33,9 +33,13 @@ struct Shard {
 // DeepSeek's multi-head latent attention.
 class AttentionKernel {
  public:
-  AttentionKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n);
+  // Under decode context parallelism (`dcp` > 1) the rank attends every
+  // query head of its DCP group (the dcp consecutive shards its own is in)
+  // over the cache positions it holds; it projects its own heads and
+  // applies their output projection as without.
+  AttentionKernel(const StageRef& s, const Model& m, const Weights& w, Shard shard, const Numerics& n, int dcp = 1);
   // The kernel reads the weights in place: temporary ones would be gone.
-  AttentionKernel(const StageRef&, const Model&, Weights&&, Shard, const Numerics&) = delete;
+  AttentionKernel(const StageRef&, const Model&, Weights&&, Shard, const Numerics&, int = 1) = delete;
 
   // What an input-scattered batch gathers: MLA with a query latent projects
   // its rows to the latents first; any other attention gathers its input.
@@ -65,6 +69,22 @@ class AttentionKernel {
   void AttendCached(const Projected& p, int first, int last, std::span<const int> positions, const float* cache,
                     int cached, Tensor& out) const;
   int out_width() const { return heads_ * v_dim_; }
+
+  // Decode context parallelism. The widths a rank's heads exchange: its
+  // queries, and per head a partial (maximum, sum, v_dim weighted values).
+  int query_width() const { return heads_ * qk_dim_; }
+  int partial_width() const { return heads_ * (v_dim_ + 2); }
+  // Rows [first, last) of `q_group` (every query head of the DCP group,
+  // peer by peer) against the cache entries this rank holds: positions
+  // residue, residue + stride, ... (`held` of them, from `cache`). Each
+  // head's partial of the keys FirstKey(t) .. t among them, written into
+  // the same rows of `partials` ([rows, dcp x partial_width()]).
+  void AttendPartials(const Tensor& q_group, int first, int last, std::span<const int> positions, const float* cache,
+                      int held, int stride, int residue, Tensor& partials) const;
+  // Each row's partials of this rank's heads from every DCP peer (in peer
+  // order: peer r held positions r mod dcp), merged in the canonical order
+  // with the sink, written rounded into `out` ([rows, out_width()]).
+  void MergePeers(std::span<const Tensor> from_each, Tensor& out) const;
   // The keys (qk_dim a key/value head) and values (v_dim) of cache entries
   // [lo, hi) for the heads this rank holds: GQA's are in the entries, MLA
   // makes each head's [nope | rope] key and its value from the latent.
@@ -84,7 +104,10 @@ class AttentionKernel {
   Numerics n_;
   Shard shard_;
   bool mla_ = false;
-  int heads_ = 0;     // query heads this rank holds
+  int heads_ = 0;      // query heads this rank holds
+  int dcp_ = 1;        // the ranks its cache is split over (decode context parallelism)
+  int attend_h0_ = 0;  // the first query head it attends: its DCP group's (its own without DCP)
+  int attend_heads_ = 0;
   int kv_heads_ = 0;  // key/value heads it holds
   int group_ = 1;     // query heads per key/value head
   int kv_first_ = 0;  // its first key/value head (model-wide)

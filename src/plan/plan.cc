@@ -94,7 +94,9 @@ constexpr auto kOperands = EnumNames<Operand>("operand", {{Operand::kValue, "val
                                                           {Operand::kResidual, "residual"},
                                                           {Operand::kInput, "input"},
                                                           {Operand::kLogits, "logits"},
-                                                          {Operand::kKeys, "keys"}});
+                                                          {Operand::kKeys, "keys"},
+                                                          {Operand::kQueries, "queries"},
+                                                          {Operand::kPartials, "partials"}});
 
 }  // namespace
 

@@ -8,7 +8,8 @@ namespace {
 
 std::string OperandsText(const Operands& ops) {
   std::vector<std::string_view> names;
-  for (Operand o : {Operand::kValue, Operand::kResidual, Operand::kInput, Operand::kLogits, Operand::kKeys}) {
+  for (Operand o : {Operand::kValue, Operand::kResidual, Operand::kInput, Operand::kLogits, Operand::kKeys,
+                    Operand::kQueries, Operand::kPartials}) {
     if (ops.Has(o)) names.push_back(Name(o));
   }
   return fmt::format("{}", fmt::join(names, " or "));
@@ -81,6 +82,12 @@ std::string StepRuleError(const Step& s, const ParallelConfig& cfg) {
         return "the key/value gather runs over cp beside the attention rows, which it keeps";
       }
       return untouched ? "" : "the key/value gather moves complete keys and values";
+    case StepKind::kGatherQueries:
+    case StepKind::kExchangePartials:
+      if (s.group != Group::kDcp || !same_rows || s.rows_in != Rows::Attention(cfg)) {
+        return "the DCP exchanges run over dcp beside the attention rows, which they keep";
+      }
+      return untouched ? "" : "the DCP exchanges move complete queries and partial outputs";
     case StepKind::kEmbed:
       if (!same_rows || s.owed_before != Owed::kNothing) return "the embedding starts a value on its rows";
       return s.owed_after == Owed::kNothing || s.owed_after == Owed::kTp ? "" : "the embedding's table splits over tp";

@@ -59,9 +59,16 @@ class Walker {
         for (const RowSpan& sp : place_.ScatterSpans(g, s.rows_in, s.rows_out)) c.call.parts.push_back(sp.rows());
         break;
       case StepKind::kAllGather:
-      case StepKind::kGatherKeys:  // each CP peer's rows' keys and values, beside this rank's
+      case StepKind::kGatherQueries:  // each DCP peer's query heads of the same rows
+      case StepKind::kGatherKeys:     // each CP peer's rows' keys and values, beside this rank's
         c.call.op = CommOp::kAllGather;
         c.call.parts = place_.MemberRows(g, s.rows_in);
+        break;
+      case StepKind::kExchangePartials:  // to each DCP peer its heads' partials of every row
+        c.call.op = CommOp::kAllToAll;
+        c.call.parts = place_.MemberRows(g, s.rows_in);
+        c.call.rows = 0;
+        for (int rows : c.call.parts) c.call.rows += rows;
         break;
       case StepKind::kGatherVocab:
         // Each member's columns of the vocabulary, padded to one chunk.

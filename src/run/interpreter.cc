@@ -212,7 +212,11 @@ class RankRunner {
       case StepKind::kCombine: return Combine(s, *stage);
       case StepKind::kSend: return comm_.Send(Neighbour(+1), Take(s.operand));
       case StepKind::kRecv: return Recv(s);
-      case StepKind::kGatherKeys: SEAM_CHECK(false, "a key/value gather outside an attention's compute"); return;
+      case StepKind::kGatherKeys:
+      case StepKind::kGatherQueries:
+      case StepKind::kExchangePartials:
+        SEAM_CHECK(false, fmt::format("{} outside an attention's compute", Name(s.kind)));
+        return;
     }
   }
 
@@ -311,25 +315,41 @@ class RankRunner {
     return out;
   }
 
+  // An attention's exchanges inside its compute, as the plan lists them
+  // before the compute step: they run once its rows are projected.
+  struct Exchanges {
+    const Step* keys = nullptr;      // ag-kv: the CP peers' cache entries
+    const Step* queries = nullptr;   // ag-q: the DCP group's query heads
+    const Step* partials = nullptr;  // a2a-lse: the partial outputs to their heads' ranks
+    const Step** Slot(StepKind kind) {
+      switch (kind) {
+        case StepKind::kGatherKeys: return &keys;
+        case StepKind::kGatherQueries: return &queries;
+        case StepKind::kExchangePartials: return &partials;
+        default: return nullptr;
+      }
+    }
+  };
+
   // A stage's compute section. A gather there is the stage gathering its own
   // prepared input (the latents, for MLA with a query latent; the plan states
   // its width): the attention prepares before it and not again after. A
   // key/value gather is the attention's, once it has projected its rows.
   void RunCompute(const std::vector<Step>& steps, const StageRef& s) {
     bool prepared = false;
-    const Step* keys = nullptr;
+    Exchanges ex;
     for (const Step& step : steps) {
       if (step.kind == StepKind::kAllGather) {
         CheckRule(step);
         GatherPrepared(step, s);
         prepared = true;
-      } else if (step.kind == StepKind::kGatherKeys) {
+      } else if (const Step** slot = ex.Slot(step.kind)) {
         CheckRule(step);
-        SEAM_CHECK(s.decl.kind == StageKind::kAttention, "only an attention gathers keys and values");
-        keys = &step;
+        SEAM_CHECK(s.decl.kind == StageKind::kAttention, fmt::format("only an attention runs {}", Name(step.kind)));
+        *slot = &step;
       } else if (step.kind == StepKind::kCompute) {
         CheckRule(step);
-        Compute(step, s, prepared, keys);
+        Compute(step, s, prepared, ex);
       } else {
         RunStep(step, &s);  // checks its rule itself
       }
@@ -344,14 +364,14 @@ class RankRunner {
     input_ = Gather(step, mine);
   }
 
-  void Compute(const Step& step, const StageRef& s, bool prepared, const Step* keys) {
+  void Compute(const Step& step, const StageRef& s, bool prepared, const Exchanges& ex) {
     if (s.decl.kind == StageKind::kNoOp) return;
     if (s.decl.kind == StageKind::kLinear) {
       value_ = kernels_.Linear(s.index).Run(Take(Operand::kInput));
       return;
     }
     if (s.decl.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a) return RunA2aExperts(s);
-    Tensor partial = Partial(step, s, prepared, keys);
+    Tensor partial = Partial(step, s, prepared, ex);
     if (step.owed_after != Owed::kNothing) {
       value_ = OwedSum<Tensor>(std::move(partial), step.owed_after);
     } else {
@@ -360,9 +380,9 @@ class RankRunner {
   }
 
   // The stage's output on this rank: a partial sum where its weights are sharded.
-  Tensor Partial(const Step& step, const StageRef& s, bool prepared, const Step* keys) {
+  Tensor Partial(const Step& step, const StageRef& s, bool prepared, const Exchanges& ex) {
     switch (s.decl.kind) {
-      case StageKind::kAttention: return Attention(step, s, prepared, keys);
+      case StageKind::kAttention: return Attention(step, s, prepared, ex);
       case StageKind::kMixer: return Mixer(step, s);
       case StageKind::kDenseFfn: return kernels_.Ffn(s.index).Partial(Take(Operand::kInput));
       case StageKind::kSparseFfn: return kernels_.Moe(s.index).TpPartial(Take(Operand::kInput));
@@ -374,26 +394,71 @@ class RankRunner {
   }
 
   // Each request's rows extend its cache on this rank (with its CP peers'
-  // rows of the same requests, where `keys` gathers them), then attend over it.
-  Tensor Attention(const Step& step, const StageRef& s, bool prepared, const Step* keys) {
+  // rows of the same requests, where `ex.keys` gathers them), then attend
+  // over it: whole, or under decode context parallelism over the positions
+  // this rank holds, its DCP group's heads.
+  Tensor Attention(const Step& step, const StageRef& s, bool prepared, const Exchanges& ex) {
     std::vector<int> pos;
     const std::vector<RequestRows> requests = RequestsIn(step.rows_in, pos);
     const AttentionKernel& k = kernels_.Attention(s.index);
     Tensor x = Take(Operand::kInput);
     const AttentionKernel::Projected p = k.Project(prepared ? x : k.Prepare(x), pos);
-    if (keys != nullptr) {
-      CacheGathered(*keys, s, k, p.entries);
+    if (ex.keys != nullptr) {
+      CacheGathered(*ex.keys, s, k, p.entries);
     } else {
       for (const RequestRows& r : requests) {
-        ctx_.cache.Attention(s.index, r.id, k.cache_width()).Append(p.entries, r.first, r.last, pos[r.first]);
+        CacheOf(s, r.id, k).Append(p.entries, r.first, r.last, pos[r.first]);
       }
     }
     Tensor o(x.rows(), k.out_width());
-    for (const RequestRows& r : requests) {
-      const CacheRows& cache = ctx_.cache.Attention(s.index, r.id, k.cache_width());
-      k.AttendCached(p, r.first, r.last, pos, cache.data(), cache.count(), o);
+    SEAM_CHECK((ex.queries == nullptr) == (cfg_.dcp == 1) && (ex.queries == nullptr) == (ex.partials == nullptr),
+               "an attention's DCP exchanges do not match the configuration");
+    if (ex.queries != nullptr) {
+      AttendSplit(ex, s, k, p, requests, pos, o);
+    } else {
+      for (const RequestRows& r : requests) {
+        const CacheRows& cache = CacheOf(s, r.id, k);
+        k.AttendCached(p, r.first, r.last, pos, cache.data(), cache.count(), o);
+      }
     }
     return k.Output(o, p.gate);
+  }
+
+  // The request's cache at the attention: under decode context parallelism
+  // the positions p with p mod dcp = this rank's place in its DCP group.
+  CacheRows& CacheOf(const StageRef& s, int request, const AttentionKernel& k) {
+    return ctx_.cache.Attention(s.index, request, k.cache_width(), cfg_.dcp, me_.attn_tp_rank % cfg_.dcp);
+  }
+
+  // Decode context parallelism: the DCP group's queries gathered, each
+  // head's partial over this rank's positions, the partials sent to their
+  // heads' ranks, and each of this rank's heads merged from its peers'.
+  void AttendSplit(const Exchanges& ex, const StageRef& s, const AttentionKernel& k,
+                   const AttentionKernel::Projected& p, const std::vector<RequestRows>& requests,
+                   std::span<const int> pos, Tensor& o) {
+    SEAM_CHECK(ex.queries->width == k.query_width() && ex.partials->width == k.partial_width(),
+               "the plan exchanges queries or partials of other widths than the attention makes");
+    const RankGroup g = GroupFor(*ex.queries->group);
+    const int rows = p.q.rows(), n = g.size();
+    const Tensor gathered = comm_.AllGather(g, p.q, std::vector<int>(static_cast<size_t>(n), rows));
+    Tensor q_group(rows, n * k.query_width());  // member j's heads after member j-1's
+    for (int j = 0; j < n; ++j) {
+      for (int r = 0; r < rows; ++r) {
+        std::copy(gathered.row(j * rows + r), gathered.row(j * rows + r) + k.query_width(),
+                  q_group.row(r) + j * k.query_width());
+      }
+    }
+    Tensor partials(rows, n * k.partial_width());
+    for (const RequestRows& r : requests) {
+      const CacheRows& cache = CacheOf(s, r.id, k);
+      k.AttendPartials(q_group, r.first, r.last, pos, cache.data(), cache.count(), cache.stride(), cache.residue(),
+                       partials);
+    }
+    std::vector<Tensor> to_each;
+    for (int j = 0; j < n; ++j)
+      to_each.push_back(partials.ColRange(j * k.partial_width(), (j + 1) * k.partial_width()));
+    const std::vector<Tensor> from_each = comm_.AllToAll(GroupFor(*ex.partials->group), std::move(to_each));
+    k.MergePeers(from_each, o);
   }
 
   // Context parallelism: the cache entries of every CP peer's rows (the
@@ -417,7 +482,7 @@ class RankRunner {
     }
     for (auto& [id, rows] : by_request) {
       std::sort(rows.begin(), rows.end());
-      CacheRows& cache = ctx_.cache.Attention(s.index, id, k.cache_width());
+      CacheRows& cache = CacheOf(s, id, k);
       for (const auto& [position, row] : rows) cache.Append(all, row, row + 1, position);
     }
   }

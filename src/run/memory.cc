@@ -46,11 +46,12 @@ int64_t GenerationCacheBytes(const Model& m, const ParallelConfig& cfg, Generati
   }
   // Each DP group's attention-TP ranks hold its requests' caches, on every
   // CP rank: each keeps the keys and values it gathers of every token (as
-  // SGLang writes the gathered K/V into each CP rank's pool). The
-  // generation keeps every token's final hidden state and logits.
+  // SGLang writes the gathered K/V into each CP rank's pool); under decode
+  // context parallelism each token's entries are on one rank of its DCP
+  // group. The generation keeps every token's final hidden state and logits.
   const double fed = static_cast<double>(generation.fed);
   const double bytes =
-      cfg.cp * cfg.attn_tp() * (per_token * fed + per_sequence * static_cast<double>(generation.requests)) +
+      cfg.cp * cfg.attn_tp() * (per_token * fed / cfg.dcp + per_sequence * static_cast<double>(generation.requests)) +
       fed * (m.hidden + m.dims->vocab) * kBytes;
   return static_cast<int64_t>(bytes);
 }

@@ -5,8 +5,10 @@
 
 namespace seam::exec {
 
-CacheRows& RankCache::Attention(int stage, int request, int width) {
-  return attention_.try_emplace({request, stage}, width).first->second;
+CacheRows& RankCache::Attention(int stage, int request, int width, int stride, int residue) {
+  CacheRows& rows = attention_.try_emplace({request, stage}, width, stride, residue).first->second;
+  SEAM_CHECK(rows.stride() == stride && rows.residue() == residue, "a cache read with another DCP split");
+  return rows;
 }
 
 MixerKernel::State& RankCache::Mixer(int stage, int request, const MixerKernel& k, int position, int count) {

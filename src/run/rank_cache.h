@@ -14,8 +14,9 @@ namespace seam::exec {
 
 class RankCache {
  public:
-  // The request's cache at an attention stage, empty at its first use.
-  CacheRows& Attention(int stage, int request, int width);
+  // The request's cache at an attention stage, empty at its first use;
+  // under decode context parallelism the positions residue mod stride.
+  CacheRows& Attention(int stage, int request, int width, int stride = 1, int residue = 0);
   // The request's state at a mixer stage for its tokens from `position`
   // to `position + count`: fresh at position 0, else the one its earlier
   // tokens left (a gap or a repeat is a bug).

@@ -30,7 +30,7 @@ StageKernels Build(const RunContext& ctx, const StageRef& s, const ParallelConfi
     case StageKind::kNoOp: return k;
     case StageKind::kLinear: k.linear = std::make_unique<LinearKernel>(s, ctx.weights, n); break;
     case StageKind::kAttention:
-      k.attention = std::make_unique<AttentionKernel>(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n);
+      k.attention = std::make_unique<AttentionKernel>(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n, cfg.dcp);
       break;
     case StageKind::kMixer: k.mixer = MakeMixerKernel(s, ctx.model, ctx.weights, ShardOf(s.decl, cfg, me), n); break;
     case StageKind::kDenseFfn:

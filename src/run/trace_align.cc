@@ -216,6 +216,8 @@ std::string Verb(const PlannedCollective& p) {
     case StepKind::kAllGather: return "gathers the rows with an all-gather";
     case StepKind::kGatherVocab: return "gathers the vocabulary's columns with an all-gather";
     case StepKind::kGatherKeys: return "gathers its CP peers' keys and values with an all-gather";
+    case StepKind::kGatherQueries: return "gathers its DCP group's queries with an all-gather";
+    case StepKind::kExchangePartials: return "sends each DCP peer its heads' partial outputs with an all-to-all";
     case StepKind::kDispatch: return "sends the rows to their experts with an all-to-all";
     case StepKind::kCombine: return "brings the experts' outputs back with an all-to-all";
     case StepKind::kSend: return "sends its rows";

@@ -39,6 +39,19 @@ Status KvHeadsSplit(std::string_view field, int kv, const Split& by) {
                   field, kv, by.name, by.size, by.origin, by.name, by.name, kv, Divisors(kv)));
 }
 
+// A DCP group splits the cache of the key/value heads its ranks share, so
+// they must hold the same ones: attention TP replicates each head over
+// attn_tp / kv consecutive ranks, and dcp must divide that (vLLM's ceiling,
+// dcp <= tp / num_key_value_heads). MLA's one latent is on every rank.
+Status DcpSharesKvHeads(std::string_view field, int kv, const ParallelConfig& cfg) {
+  if (cfg.dcp == 1 || cfg.attn_tp() % (kv * cfg.dcp) == 0) return Status::Ok();
+  const int copies = cfg.attn_tp() % kv == 0 ? cfg.attn_tp() / kv : 1;
+  return InvalidArgument(fmt::format(
+      "dcp = {} needs {} attention-TP ranks that hold the same key/value heads, but with {} = {} over attn_tp = {} "
+      "each head is on {} rank{}; dcp must divide {} (attn_tp / key/value heads): {}",
+      cfg.dcp, cfg.dcp, field, kv, cfg.attn_tp(), copies, copies == 1 ? "" : "s", copies, Divisors(copies)));
+}
+
 // A mixer's heads split over attention TP, and its groups of heads split
 // whole: each rank holds the groups its heads use. Mamba2's groups share B
 // and C, and its gated RMSNorm normalises each group's channels together;
@@ -87,7 +100,8 @@ Status StageSplits(const StageRef& s, const ModelDims& d, const ParallelConfig& 
         return InvalidArgument(
             fmt::format("num_attention_heads = {} is not a multiple of {} = {}", d.heads, field, kv));
       }
-      return KvHeadsSplit(field, kv, g.attn_tp);
+      SEAM_RETURN_IF_ERROR(KvHeadsSplit(field, kv, g.attn_tp));
+      return DcpSharesKvHeads(field, kv, cfg);
     }
     case StageKind::kMixer: return MixerSplits(d, g.attn_tp);
     case StageKind::kDenseFfn:

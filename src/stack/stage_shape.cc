@@ -52,4 +52,30 @@ int CacheWidth(const StageDecl& d, const ModelDims* dims, int hidden, const Para
   return 2 * std::max(1, kv / cfg.attn_tp()) * dims->head_dim;
 }
 
+namespace {
+
+// A rank's query heads and their qk and v widths.
+struct RankHeads {
+  int heads, qk, v;
+};
+RankHeads HeadsOf(const StageDecl& d, const ModelDims* dims, int hidden, const ParallelConfig& cfg) {
+  SEAM_CHECK(d.kind == StageKind::kAttention, "only an attention has query heads");
+  if (dims == nullptr) return {1, hidden / cfg.attn_tp(), hidden / cfg.attn_tp()};
+  const int heads = dims->heads / cfg.attn_tp();
+  if (dims->mla.kv_lora > 0) return {heads, dims->mla.qk_nope + dims->mla.qk_rope, dims->mla.v};
+  return {heads, dims->head_dim, dims->head_dim};
+}
+
+}  // namespace
+
+int QueryWidth(const StageDecl& d, const ModelDims* dims, int hidden, const ParallelConfig& cfg) {
+  const RankHeads h = HeadsOf(d, dims, hidden, cfg);
+  return h.heads * h.qk;
+}
+
+int PartialWidth(const StageDecl& d, const ModelDims* dims, int hidden, const ParallelConfig& cfg) {
+  const RankHeads h = HeadsOf(d, dims, hidden, cfg);
+  return h.heads * (h.v + 2);
+}
+
 }  // namespace seam

@@ -172,8 +172,14 @@ AttentionPartial MergePartials(const AttentionPartial& a, const AttentionPartial
   return out;
 }
 
-void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim, int v_dim,
-               float scale, const float* sink, int first_position, float* out) {
+namespace {
+
+// Each class's partial of the keys at positions first_position + j x stride:
+// the scores' maximum first, then the sums in position order. Classes with
+// no key keep max -inf, sum 0.
+std::vector<AttentionPartial>& ClassPartials(const float* q, const float* const* keys, const float* const* values,
+                                             int count, int qk_dim, int v_dim, float scale, int first_position,
+                                             int stride) {
   // Reused by the thread's every call: a prefill makes one a query and head.
   thread_local std::vector<float> score;
   thread_local std::vector<AttentionPartial> classes(kKeyClasses);
@@ -183,7 +189,7 @@ void AttendRow(const float* q, const float* const* keys, const float* const* val
     p.sum = 0;
     p.acc.assign(static_cast<size_t>(v_dim), 0.0f);
   }
-  const auto class_of = [first_position](int j) { return static_cast<size_t>((first_position + j) % kKeyClasses); };
+  const auto class_of = [=](int j) { return static_cast<size_t>((first_position + j * stride) % kKeyClasses); };
   for (int j = 0; j < count; ++j) {
     score[static_cast<size_t>(j)] = Dot(q, keys[j], qk_dim) * scale;
     AttentionPartial& p = classes[class_of(j)];
@@ -195,16 +201,32 @@ void AttendRow(const float* q, const float* const* keys, const float* const* val
     p.sum = p.sum + e;
     for (int c = 0; c < v_dim; ++c) p.acc[static_cast<size_t>(c)] = p.acc[static_cast<size_t>(c)] + e * values[j][c];
   }
-  // The tree: leaves in KeyClassOrder(), neighbours merged level by level
-  // into the left one (its slot in the order), up to the root at leaf 0.
-  const std::span<const int> order = KeyClassOrder();
-  for (size_t width = 1; width < order.size(); width *= 2) {
-    for (size_t i = 0; i + width < order.size(); i += 2 * width) {
-      MergeInto(classes[static_cast<size_t>(order[i])], classes[static_cast<size_t>(order[i + width])]);
-    }
+  return classes;
+}
+
+// The tree over `leaves` (slots of the canonical order, left to right):
+// neighbours merged level by level into the left one, up to leaves[0]. A
+// subtree's leaves, or the roots of the aligned subtrees in their slot
+// order, make the same merges as the whole tree makes there.
+void MergeLevels(std::span<AttentionPartial* const> leaves) {
+  for (size_t width = 1; width < leaves.size(); width *= 2) {
+    for (size_t i = 0; i + width < leaves.size(); i += 2 * width) MergeInto(*leaves[i], *leaves[i + width]);
   }
-  AttentionPartial& root = classes[static_cast<size_t>(order[0])];
-  if (sink != nullptr) {  // one more partial at the root: its logit's weight, no value
+}
+
+// The leaves of the classes r mod n, in their slots' order: one aligned subtree.
+std::vector<AttentionPartial*> SubtreeOf(std::vector<AttentionPartial>& classes, int residue, int n) {
+  std::vector<AttentionPartial*> leaves;
+  for (int c : KeyClassOrder()) {
+    if (c % n == residue) leaves.push_back(&classes[static_cast<size_t>(c)]);
+  }
+  return leaves;
+}
+
+// The root's output: with the sink (a logit of its own, no value) merged
+// last, divided by its sum.
+void Finish(AttentionPartial& root, int v_dim, const float* sink, float* out) {
+  if (sink != nullptr) {
     thread_local AttentionPartial sunk;
     sunk.max = *sink;
     sunk.sum = 1;
@@ -212,6 +234,46 @@ void AttendRow(const float* q, const float* const* keys, const float* const* val
     MergeInto(root, sunk);
   }
   for (int c = 0; c < v_dim; ++c) out[c] = root.sum == 0 ? 0.0f : root.acc[static_cast<size_t>(c)] / root.sum;
+}
+
+// The slot a DCP rank's subtree starts at: where class `residue` sits.
+size_t SlotOf(int residue) {
+  const std::span<const int> order = KeyClassOrder();
+  return static_cast<size_t>(std::find(order.begin(), order.end(), residue) - order.begin());
+}
+
+}  // namespace
+
+void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim, int v_dim,
+               float scale, const float* sink, int first_position, float* out) {
+  std::vector<AttentionPartial>& classes =
+      ClassPartials(q, keys, values, count, qk_dim, v_dim, scale, first_position, 1);
+  const std::vector<AttentionPartial*> leaves = SubtreeOf(classes, 0, 1);
+  MergeLevels(leaves);
+  Finish(*leaves.front(), v_dim, sink, out);
+}
+
+AttentionPartial AttendPartial(const float* q, const float* const* keys, const float* const* values, int count,
+                               int qk_dim, int v_dim, float scale, int first_position, int stride) {
+  SEAM_CHECK(stride >= 1 && kKeyClasses % stride == 0, "a DCP stride that does not divide the key classes");
+  std::vector<AttentionPartial>& classes =
+      ClassPartials(q, keys, values, count, qk_dim, v_dim, scale, first_position, stride);
+  const int residue = ((first_position % stride) + stride) % stride;
+  const std::vector<AttentionPartial*> leaves = SubtreeOf(classes, residue, stride);
+  MergeLevels(leaves);
+  return *leaves.front();
+}
+
+void MergeRanks(std::span<AttentionPartial> by_rank, int v_dim, const float* sink, float* out) {
+  const int n = static_cast<int>(by_rank.size());
+  SEAM_CHECK(n >= 1 && kKeyClasses % n == 0, "DCP partials that do not split the key classes");
+  std::vector<AttentionPartial*> roots(by_rank.size());
+  for (int r = 0; r < n; ++r) {
+    SEAM_CHECK(by_rank[static_cast<size_t>(r)].acc.size() == static_cast<size_t>(v_dim), "a partial of another width");
+    roots[SlotOf(r) / static_cast<size_t>(kKeyClasses / n)] = &by_rank[static_cast<size_t>(r)];
+  }
+  MergeLevels(roots);
+  Finish(*roots.front(), v_dim, sink, out);
 }
 
 void SwiGlu(const Tensor& gate, const Tensor& up, Dtype d, Tensor& out) {

@@ -149,11 +149,11 @@ class Count {
     bytes_ += Move(s.residual_to, s.input, value_bytes_);
   }
 
-  static int KeysWidth(const StagePlan& s) {
+  static int WidthOf(const StagePlan& s, StepKind kind) {
     for (const Step& step : s.compute) {
-      if (step.kind == StepKind::kGatherKeys) return step.width;
+      if (step.kind == kind) return step.width;
     }
-    return 0;  // none: the structure check reports the missing gather
+    return 0;  // none: the structure check reports the missing exchange
   }
 
   void Stage(const StageDecl& d, size_t at) {
@@ -166,7 +166,15 @@ class Count {
     if (d.kind == StageKind::kAttention && cfg_.cp > 1) {
       // The other CP ranks' keys and values, as wide as the plan's gather
       // says (the plan names the heads' widths, not the verifier).
-      bytes_ += (cfg_.cp - 1) * Fraction(s.need) * RowBytes(wire_.act, KeysWidth(line_.stages[at]));
+      bytes_ +=
+          (cfg_.cp - 1) * Fraction(s.need) * RowBytes(wire_.act, WidthOf(line_.stages[at], StepKind::kGatherKeys));
+    }
+    if (d.kind == StageKind::kAttention && cfg_.dcp > 1) {
+      // Each DCP peer's query heads, then from each its partials of this
+      // rank's heads (widths again as the plan states them).
+      for (StepKind k : {StepKind::kGatherQueries, StepKind::kExchangePartials}) {
+        bytes_ += (cfg_.dcp - 1) * Fraction(s.need) * RowBytes(wire_.act, WidthOf(line_.stages[at], k));
+      }
     }
     const bool a2a = d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a;
     // The dispatch may go in fp8 with its scales; the combine returns in the

@@ -203,7 +203,7 @@ class Checker {
   // At most a gather or a dispatch, the compute, a combine or an
   // all-reduce: held in place, as every stage of every plan is checked.
   struct Expects {
-    std::array<Expect, 4> at;
+    std::array<Expect, 6> at;
     size_t size = 0;
     void push_back(const Expect& e) { at[size++] = e; }
     const Expect& operator[](size_t i) const { return at[i]; }
@@ -221,6 +221,10 @@ class Checker {
     }
     if (d.kind == StageKind::kAttention && cfg_.cp > 1) {
       out.push_back({StepKind::kGatherKeys, Operand::kKeys, Group::kCp, kHeadsWide});
+    }
+    if (d.kind == StageKind::kAttention && cfg_.dcp > 1) {
+      out.push_back({StepKind::kGatherQueries, Operand::kQueries, Group::kDcp, kHeadsWide});
+      out.push_back({StepKind::kExchangePartials, Operand::kPartials, Group::kDcp, kHeadsWide});
     }
     const bool a2a = d.kind == StageKind::kSparseFfn && cfg_.moe == MoeMode::kA2a && cfg_.ep_size() > 1;
     const int dispatched = d.top_k * value_width();
@@ -265,10 +269,13 @@ class Checker {
                            want[i].group ? Name(*want[i].group) : "no group"));
       }
       if (want[i].width == kHeadsWide ? step.width < 1 : step.width != want[i].width) {
-        Report(v_, s.index, Side::kCompute, static_cast<int>(i),
-               fmt::format(
-                   "{} {} is {} wide but the model makes it {}", Name(step.kind), Name(step.operand), step.width,
-                   want[i].width == kHeadsWide ? "its heads' keys and values wide" : std::to_string(want[i].width)));
+        Report(
+            v_, s.index, Side::kCompute, static_cast<int>(i),
+            fmt::format("{} {} is {} wide but the model makes it {}", Name(step.kind), Name(step.operand), step.width,
+                        want[i].width == kHeadsWide
+                            ? fmt::format("its heads' {} wide",
+                                          step.operand == Operand::kKeys ? "keys and values" : Name(step.operand))
+                            : std::to_string(want[i].width)));
       }
       if (step.kind != StepKind::kCompute) Transitions(s.index, Side::kCompute, i, step);
     }
@@ -284,7 +291,8 @@ class Checker {
              fmt::format("{} {} is {} wide but the model makes it {}", Name(s.kind), Name(s.operand), s.width, want));
     }
     if (s.kind == StepKind::kCompute || s.kind == StepKind::kDispatch || s.kind == StepKind::kCombine ||
-        s.kind == StepKind::kGatherKeys) {
+        s.kind == StepKind::kGatherKeys || s.kind == StepKind::kGatherQueries ||
+        s.kind == StepKind::kExchangePartials) {
       return Report(v_, stage, side, static_cast<int>(i),
                     fmt::format("{} belongs to a stage's compute, not its {}", Name(s.kind), Name(side)));
     }

@@ -181,6 +181,23 @@ void CheckGatherKeys(const ParallelConfig& cfg, const StageDecl* decl, const Ste
   }
 }
 
+// Under decode context parallelism an attention's cache is split by
+// position over its DCP group: the group's queries are gathered and each
+// rank's partial outputs go to the heads' ranks, over that group alone.
+void CheckSplitCache(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, const Report& report) {
+  if (decl == nullptr || decl->kind != StageKind::kAttention) {
+    report(Invariant::kStageRows, fmt::format("only an attention exchanges {}", Name(s.operand)));
+  }
+  if (cfg.dcp == 1) {
+    report(Invariant::kFewestBytes, fmt::format("exchanges {} without decode context parallelism", Name(s.operand)));
+  }
+  if (s.group != Group::kDcp) {
+    report(Invariant::kGroupFitsRows, fmt::format("exchanges {} over {}: the ranks splitting its cache are its DCP "
+                                                  "group",
+                                                  Name(s.operand), s.group ? Name(*s.group) : "no group"));
+  }
+}
+
 // Moves the state on to what the step claims.
 void Advance(const Step& s, State& st) {
   switch (s.kind) {
@@ -226,6 +243,8 @@ void Advance(const Step& s, State& st) {
     case StepKind::kCombine:
     case StepKind::kGatherVocab:
     case StepKind::kGatherKeys:
+    case StepKind::kGatherQueries:
+    case StepKind::kExchangePartials:
     case StepKind::kLeave: return;
   }
 }
@@ -289,6 +308,8 @@ void Apply(const ParallelConfig& cfg, const StageDecl* decl, const Step& s, Stat
     case StepKind::kSend:
     case StepKind::kRecv: CheckTransport(cfg, s, st, report); break;
     case StepKind::kGatherKeys: CheckGatherKeys(cfg, decl, s, report); break;
+    case StepKind::kGatherQueries:
+    case StepKind::kExchangePartials: CheckSplitCache(cfg, decl, s, report); break;
     case StepKind::kLeave:
       if (!st.value || st.value->owed == Owed::kNothing) {
         report(Invariant::kSumOnce, "leaves a sum to the next reader, but the value owes nothing");

@@ -539,7 +539,7 @@ TEST_F(Cli, ShowOfABadFieldExitsTwoNamingTheFileAndThePath) {
             "seam: " + file +
                 ": ranks[0].lines[0].stages[0].entry[1].step: unknown step 'frobnicate'; expected one of: ar, rs, "
                 "rsv, ag, a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, "
-                "compute, embed, lm-head, ag-vocab, leave, send, recv, ag-kv\n");
+                "compute, embed, lm-head, ag-vocab, leave, send, recv, ag-kv, ag-q, a2a-lse\n");
 }
 
 TEST_F(Cli, ShowOfANonexistentFileExitsTwo) {

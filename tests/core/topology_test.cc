@@ -361,13 +361,13 @@ TEST(GroupText, RejectsAnUnknownGroupWithTheChoices) {
   Expected<Group> parsed = ParseGroup("moe");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, ErrorCode::kMalformed);
-  EXPECT_EQ(parsed.error().message, "unknown group 'moe'; expected one of: attn_tp, dp, tp, pp, ep, cp");
+  EXPECT_EQ(parsed.error().message, "unknown group 'moe'; expected one of: attn_tp, dp, tp, pp, ep, cp, dcp");
 }
 
 TEST(GroupText, RejectsTheEmptyString) {
   Expected<Group> parsed = ParseGroup("");
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.error().message, "unknown group ''; expected one of: attn_tp, dp, tp, pp, ep, cp");
+  EXPECT_EQ(parsed.error().message, "unknown group ''; expected one of: attn_tp, dp, tp, pp, ep, cp, dcp");
 }
 
 // ---------------------------------------------------------------------------
@@ -403,7 +403,8 @@ int OracleTpIndex(const RankCoord& c, int attn_tp, int cp) {
 }
 
 // An expert group is ep consecutive positions of the TP group.
-bool OracleMember(Group g, const RankCoord& me, const RankCoord& other, int attn_tp, int ep, int cp) {
+// A DCP group is dcp consecutive positions of one attention-TP group.
+bool OracleMember(Group g, const RankCoord& me, const RankCoord& other, int attn_tp, int ep, int cp, int dcp) {
   const bool same_shard = me.dp_rank == other.dp_rank && me.cp_rank == other.cp_rank;
   if (g == Group::kPp) return same_shard && me.attn_tp_rank == other.attn_tp_rank;
   if (me.pp_rank != other.pp_rank) return false;
@@ -411,6 +412,7 @@ bool OracleMember(Group g, const RankCoord& me, const RankCoord& other, int attn
     case Group::kAttnTp: return same_shard;
     case Group::kDp: return me.attn_tp_rank == other.attn_tp_rank;
     case Group::kCp: return me.dp_rank == other.dp_rank && me.attn_tp_rank == other.attn_tp_rank;
+    case Group::kDcp: return same_shard && me.attn_tp_rank / dcp == other.attn_tp_rank / dcp;
     case Group::kTp: return true;
     case Group::kEp: return OracleTpIndex(me, attn_tp, cp) / ep == OracleTpIndex(other, attn_tp, cp) / ep;
     case Group::kPp: break;
@@ -419,11 +421,12 @@ bool OracleMember(Group g, const RankCoord& me, const RankCoord& other, int attn
 }
 
 // The position a rank holds inside its own group.
-int OracleGroupIndex(Group g, const RankCoord& c, int attn_tp, int ep, int cp) {
+int OracleGroupIndex(Group g, const RankCoord& c, int attn_tp, int ep, int cp, int dcp) {
   switch (g) {
     case Group::kAttnTp: return c.attn_tp_rank;
     case Group::kDp: return c.dp_rank * cp + c.cp_rank;
     case Group::kCp: return c.cp_rank;
+    case Group::kDcp: return c.attn_tp_rank % dcp;
     case Group::kTp: return OracleTpIndex(c, attn_tp, cp);
     case Group::kEp: return OracleTpIndex(c, attn_tp, cp) % ep;
     case Group::kPp: return c.pp_rank;
@@ -431,10 +434,10 @@ int OracleGroupIndex(Group g, const RankCoord& c, int attn_tp, int ep, int cp) {
   return -1;
 }
 
-std::vector<int> OracleGroup(int tp, int attn_dp, int pp, int ep, int cp, Group g, const RankCoord& me) {
+std::vector<int> OracleGroup(int tp, int attn_dp, int pp, int ep, int cp, int dcp, Group g, const RankCoord& me) {
   std::vector<int> out;
   for (const OracleRank& r : OracleRanks(tp, attn_dp, pp, cp)) {
-    if (OracleMember(g, me, r.coord, tp / attn_dp / cp, ep, cp)) out.push_back(r.global);
+    if (OracleMember(g, me, r.coord, tp / attn_dp / cp, ep, cp, dcp)) out.push_back(r.global);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -446,11 +449,13 @@ struct Geometry {
   int pp;
   int ep = 0;  // 0: the TP group
   int cp = 1;
+  int dcp = 1;
   int ep_size() const { return ep == 0 ? tp : ep; }
   int attn_tp() const { return tp / attn_dp / cp; }
 };
 void PrintTo(const Geometry& g, std::ostream* os) {
-  *os << "tp" << g.tp << " attn_dp" << g.attn_dp << " pp" << g.pp << " ep" << g.ep_size() << " cp" << g.cp;
+  *os << "tp" << g.tp << " attn_dp" << g.attn_dp << " pp" << g.pp << " ep" << g.ep_size() << " cp" << g.cp << " dcp"
+      << g.dcp;
 }
 
 class RankGeometry : public ::testing::TestWithParam<Geometry> {
@@ -460,6 +465,7 @@ class RankGeometry : public ::testing::TestWithParam<Geometry> {
     c.pp = GetParam().pp;
     c.ep = GetParam().ep;
     c.cp = GetParam().cp;
+    c.dcp = GetParam().dcp;
     c.moe = MoeMode::kA2a;
     return c;
   }
@@ -502,8 +508,9 @@ TEST_P(RankGeometry, CoordOfRejectsRanksOutsideTheWorld) {
 TEST_P(RankGeometry, GroupRanksMatchTheOracleForEveryRank) {
   for (Group g : kEveryGroup) {
     for (const OracleRank& r : ranks()) {
-      EXPECT_EQ(GroupRanks(cfg(), g, r.global), OracleGroup(GetParam().tp, GetParam().attn_dp, GetParam().pp,
-                                                            GetParam().ep_size(), GetParam().cp, g, r.coord))
+      EXPECT_EQ(GroupRanks(cfg(), g, r.global),
+                OracleGroup(GetParam().tp, GetParam().attn_dp, GetParam().pp, GetParam().ep_size(), GetParam().cp,
+                            GetParam().dcp, g, r.coord))
           << "group " << Name(g) << " rank " << r.global;
     }
   }
@@ -522,7 +529,8 @@ TEST_P(RankGeometry, EachRankSitsAtItsOwnIndexInItsGroup) {
   for (Group g : kEveryGroup) {
     for (const OracleRank& r : ranks()) {
       const std::vector<int> group = GroupRanks(cfg(), g, r.global);
-      const int at = OracleGroupIndex(g, r.coord, GetParam().attn_tp(), GetParam().ep_size(), GetParam().cp);
+      const int at =
+          OracleGroupIndex(g, r.coord, GetParam().attn_tp(), GetParam().ep_size(), GetParam().cp, GetParam().dcp);
       ASSERT_GE(at, 0);
       ASSERT_LT(at, static_cast<int>(group.size()));
       EXPECT_EQ(group[static_cast<size_t>(at)], r.global) << "group " << Name(g) << " rank " << r.global;
@@ -548,11 +556,13 @@ INSTANTIATE_TEST_SUITE_P(Configs, RankGeometry,
                                            Geometry{8, 1, 1}, Geometry{8, 8, 1}, Geometry{8, 2, 2, 2},
                                            Geometry{8, 4, 1, 4}, Geometry{4, 1, 2, 1}, Geometry{8, 1, 1, 0, 2},
                                            Geometry{8, 2, 2, 0, 2}, Geometry{8, 1, 2, 4, 4}, Geometry{4, 1, 1, 0, 4},
-                                           Geometry{12, 2, 1, 0, 3}),
+                                           Geometry{12, 2, 1, 0, 3}, Geometry{8, 1, 1, 0, 1, 2},
+                                           Geometry{8, 2, 2, 0, 1, 4}, Geometry{8, 1, 1, 2, 2, 2},
+                                           Geometry{8, 1, 2, 0, 1, 8}),
                          [](const ::testing::TestParamInfo<Geometry>& p) {
                            return "tp" + std::to_string(p.param.tp) + "_attn_dp" + std::to_string(p.param.attn_dp) +
                                   "_pp" + std::to_string(p.param.pp) + "_ep" + std::to_string(p.param.ep_size()) +
-                                  "_cp" + std::to_string(p.param.cp);
+                                  "_cp" + std::to_string(p.param.cp) + "_dcp" + std::to_string(p.param.dcp);
                          });
 
 // A few spot checks written out by hand, beside the oracle.

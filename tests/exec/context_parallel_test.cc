@@ -115,5 +115,46 @@ TEST(ContextParallel, CpRanksWithoutRowsStillJoinEveryCollective) {
   }
 }
 
+// ---- decode context parallelism: the cache split by position ----
+
+// Every family with attention, its cache split over DCP groups of 2, 4 and
+// 8 ranks, with attention DP and a pipeline cut, under prefill context
+// parallelism, on input-scattered batches and with an a2a MoE, fp32 and
+// bf16: the same bits as one rank holding the whole cache. Where a
+// family's key/value heads are not shared by a DCP group's ranks it is
+// refused saying so.
+TEST(DecodeContextParallel, EveryFamilyWithAttentionRunsBitIdenticalToTheReference) {
+  int ran = 0, refused = 0;
+  for (const CatalogueEntry& e : Catalogue()) {
+    const Model m = e.make();
+    for (Dtype d : {Dtype::kF32, Dtype::kBf16}) {
+      const Weights w = MustWeights(m, d);
+      const Batch b = MustBatch(37, 5);
+      for (ParallelConfig cfg :
+           {ParallelConfig{.tp = 4, .dcp = 2}, ParallelConfig{.tp = 8, .dcp = 4}, ParallelConfig{.tp = 8, .dcp = 8},
+            ParallelConfig{.tp = 8, .attn_dp = 2, .dcp = 2, .pp = 2}, ParallelConfig{.tp = 8, .cp = 2, .dcp = 2},
+            ParallelConfig{.tp = 4, .dcp = 2, .input_scattered = true},
+            ParallelConfig{.tp = 8, .attn_dp = 2, .dcp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .ep = 4}}) {
+        const Expected<Pipeline> plans = BindPipelineChecked(m, cfg);
+        if (!plans) {
+          const std::string& why = plans.error().message;
+          const bool heads = why.find("attention-TP ranks that hold the same key/value heads") != std::string::npos;
+          const bool mixer = HasMixer(m) && why.find("a mixer runs its recurrence") != std::string::npos;
+          const bool other = why.find("no all-to-all dispatch path") != std::string::npos ||
+                             why.find("input-scattered") != std::string::npos;
+          EXPECT_TRUE(heads || mixer || other) << e.name << " " << Describe(cfg) << ": " << why;
+          ++refused;
+          continue;
+        }
+        const Tensor ref = MustReference(m, cfg, w, b, d);
+        EXPECT_EQ(MustRun(m, cfg, w, b, d).hidden, ref) << e.name << " " << Describe(cfg) << " " << Name(d);
+        ++ran;
+      }
+    }
+  }
+  EXPECT_GE(ran, 2 * 40);
+  EXPECT_GT(refused, 0);
+}
+
 }  // namespace
 }  // namespace seam

@@ -147,7 +147,11 @@ TEST(Generate, ARequestsTokensAreTheSameBitsWhateverItIsBatchedWith) {
            {"tp4 input-scattered, chunks of 5", {.tp = 4, .input_scattered = true}, 1, {.chunk = 5}},
            // Sequence shards: its tokens split over the CP ranks each step, a decode's on CP rank 0.
            {"tp4 cp2, second, chunks of 3 mixed", {.tp = 4, .cp = 2}, 1, {.chunk = 3, .mixed = true}},
-           {"tp8 cp4, first, whole prompts", {.tp = 8, .cp = 4}, 0, {}}}) {
+           {"tp8 cp4, first, whole prompts", {.tp = 8, .cp = 4}, 0, {}},
+           // Its cache split by position over the DCP ranks, their partials merged by the canonical tree.
+           {"tp8 dcp2, second, chunks of 3 mixed", {.tp = 8, .dcp = 2}, 1, {.chunk = 3, .mixed = true}},
+           {"tp8 dcp4, last, one token a step", {.tp = 8, .dcp = 4}, 3, {.chunk = 1}},
+           {"tp8 cp2 dcp2, first, chunks of 5", {.tp = 8, .cp = 2, .dcp = 2}, 0, {.chunk = 5}}}) {
     const auto& alone = cfg.moe == MoeMode::kA2a ? a2a_alone : tp_alone;
     const auto batched = rows_of_a(cfg, others, at, o);
     EXPECT_TRUE(batched.first == alone.first) << what;
@@ -187,7 +191,12 @@ TEST(Generate, TheMemoryEstimatesCachesAreWhatTheRanksHoldAtTheEnd) {
                                                            {"qwen3-next", {.tp = 2}},
                                                            // Every CP rank holds its group's whole K/V.
                                                            {"llama", {.tp = 4, .cp = 2}},
-                                                           {"deepseek-v2-lite", {.tp = 8, .attn_dp = 2, .cp = 2}}}) {
+                                                           {"deepseek-v2-lite", {.tp = 8, .attn_dp = 2, .cp = 2}},
+                                                           // Each token's entries on one rank of its DCP group.
+                                                           {"llama", {.tp = 8, .dcp = 4}},
+                                                           {"deepseek-v2-lite", {.tp = 8, .attn_dp = 2, .dcp = 2}},
+                                                           {"nemotron-h", {.tp = 4, .dcp = 2}},
+                                                           {"qwen3", {.tp = 8, .cp = 2, .dcp = 2}}}) {
     const Model m = CatalogueModel(family).value();
     const Weights w = MustWeights(m, Dtype::kF32);
     const std::vector<Request> rs = {Of(6, 3), Of(6, 3, 0, 9)};

@@ -222,6 +222,63 @@ TEST(AttendRow, KeysSumByClassOfPositionAndMergeByTheCanonicalTree) {
   EXPECT_TRUE(differs) << "these keys cannot tell the merge orders apart; pick others";
 }
 
+// Decode context parallelism: n ranks each hold the keys at positions
+// r mod n, make their partial, and the partials merge along the top of the
+// tree: the same bits as one rank attending every key, sink or none, for
+// every DCP size and wherever the window starts. Merging the ranks'
+// partials in rank order instead gives other bits for some of these keys.
+TEST(AttendPartial, RanksHoldingPositionsModNMergeToTheBitsOfOneRank) {
+  constexpr int kDim = 3;
+  bool rank_order_differs = false;
+  for (int count : {1, 2, 7, 19, 40}) {
+    for (int first : {0, 3, 6}) {
+      std::vector<std::vector<float>> k(count, std::vector<float>(kDim)), v(count, std::vector<float>(kDim));
+      std::vector<const float*> keys, values;
+      for (int j = 0; j < count; ++j) {
+        for (int c = 0; c < kDim; ++c) {
+          k[j][c] = std::sin(0.37f * static_cast<float>((first + j) * kDim + c) + 0.1f * static_cast<float>(count));
+          v[j][c] = std::cos(1.9f * static_cast<float>((first + j) * kDim + c));
+        }
+        keys.push_back(k[j].data());
+        values.push_back(v[j].data());
+      }
+      const float q[kDim] = {2.1f, -1.3f, 3.7f};
+      const float sink = 0.25f;
+      for (const float* s : {static_cast<const float*>(nullptr), &sink}) {
+        float whole[kDim];
+        AttendRow(q, keys.data(), values.data(), count, kDim, kDim, 0.9f, s, first, whole);
+        for (int n : {2, 4, 8}) {
+          std::vector<AttentionPartial> by_rank;
+          for (int r = 0; r < n; ++r) {
+            std::vector<const float*> mine_k, mine_v;
+            int mine_first = r;  // the rank's first position in the window, or any of its residue
+            for (int j = 0; j < count; ++j) {
+              if ((first + j) % n != r) continue;
+              if (mine_k.empty()) mine_first = first + j;
+              mine_k.push_back(keys[j]);
+              mine_v.push_back(values[j]);
+            }
+            by_rank.push_back(AttendPartial(q, mine_k.data(), mine_v.data(), static_cast<int>(mine_k.size()), kDim,
+                                            kDim, 0.9f, mine_first, n));
+          }
+          std::vector<AttentionPartial> in_rank_order = by_rank;
+          float merged[kDim];
+          MergeRanks(by_rank, kDim, s, merged);
+          for (int c = 0; c < kDim; ++c) {
+            EXPECT_EQ(merged[c], whole[c]) << "count " << count << " first " << first << " n " << n << " c " << c;
+          }
+          AttentionPartial naive = in_rank_order[0];
+          for (int r = 1; r < n; ++r) naive = MergePartials(naive, in_rank_order[static_cast<size_t>(r)]);
+          for (int c = 0; c < kDim && naive.sum > 0; ++c) {
+            rank_order_differs = rank_order_differs || naive.acc[static_cast<size_t>(c)] / naive.sum != whole[c];
+          }
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(rank_order_differs) << "these keys cannot tell a rank-order merge apart; pick others";
+}
+
 TEST(AttendRow, ValuesMayBeNarrowerThanKeys) {
   // MLA: keys carry a rotary part the values do not.
   const float q[3] = {1, 0, 0};

@@ -171,7 +171,8 @@ TEST(PlanJson, DocumentNamesTheFormatVersionAndEveryHeaderFact) {
   EXPECT_EQ(doc["dispatch_dtype"], "bf16");
   EXPECT_EQ(doc["pp_rank"], 0);
   EXPECT_EQ(doc["layers"], json::array({0, 3}));
-  EXPECT_EQ(doc["config"], json::parse(R"({"tp": 4, "attn_dp": 2, "cp": 1, "dense_tp": 1, "moe": "a2a", "ep": 4,
+  EXPECT_EQ(doc["config"],
+            json::parse(R"({"tp": 4, "attn_dp": 2, "cp": 1, "dcp": 1, "dense_tp": 1, "moe": "a2a", "ep": 4,
       "dp_lm_head": false, "input_scattered": false, "reduction": "ar", "pp": 1, "pp_split": []})"));
   ASSERT_EQ(doc["lines"].size(), 1U);
   EXPECT_EQ(doc["lines"][0]["variant"], "ordinary");
@@ -290,14 +291,15 @@ TEST(PlanJsonErrors, UnknownStepNamesThePathAndTheChoices) {
   EXPECT_EQ(ErrorOf(doc),
             "lines[0].stages[2].entry[0].step: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, "
             "a2a-dispatch, a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, embed, lm-head, "
-            "ag-vocab, leave, send, recv, ag-kv");
+            "ag-vocab, leave, send, recv, ag-kv, ag-q, a2a-lse");
 }
 
 TEST(PlanJsonErrors, UnknownEnumValuesNameThePathAndTheChoices) {
   json doc = LlamaDoc();
   doc["lines"][0]["stages"][1]["entry"][0]["group"] = "world";
-  EXPECT_EQ(ErrorOf(doc),
-            "lines[0].stages[1].entry[0].group: unknown group 'world'; expected one of: attn_tp, dp, tp, pp, ep, cp");
+  EXPECT_EQ(
+      ErrorOf(doc),
+      "lines[0].stages[1].entry[0].group: unknown group 'world'; expected one of: attn_tp, dp, tp, pp, ep, cp, dcp");
 
   doc = LlamaDoc();
   doc["lines"][0]["stages"][1]["exit"][0]["rows"][1] = "half";

@@ -77,7 +77,7 @@ TEST_F(TextCli, AMalformedTextPlanExitsTwoNamingFileAndLine) {
             "seam: " + file +
                 ":8: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, a2a-dispatch, "
                 "a2a-combine, slice, start-residual, add, norm, ar+add+norm, compute, embed, lm-head, ag-vocab, leave, "
-                "send, recv, ag-kv\n");
+                "send, recv, ag-kv, ag-q, a2a-lse\n");
 }
 
 TEST_F(TextCli, AnEmptyFileIsATextPlanWithNothingInIt) {

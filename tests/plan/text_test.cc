@@ -178,9 +178,10 @@ std::vector<BadText> BadTexts() {
       {"not key=value", WithLine(5, "    arrives value=full residual"), "t:5: expected key=value, got 'residual'"},
       {"unknown step", WithLine(7, "    entry frobnicate value full w=8"),
        "t:7: unknown step 'frobnicate'; expected one of: ar, rs, rsv, ag, a2a-dispatch, a2a-combine, slice, "
-       "start-residual, add, norm, ar+add+norm, compute, embed, lm-head, ag-vocab, leave, send, recv, ag-kv"},
+       "start-residual, add, norm, ar+add+norm, compute, embed, lm-head, ag-vocab, leave, send, recv, ag-kv, ag-q, "
+       "a2a-lse"},
       {"unknown group", WithLine(14, "    step ar+add+norm(world) value full owes=attn_tp->- w=8"),
-       "t:14: unknown group 'world'; expected one of: attn_tp, dp, tp, pp, ep, cp"},
+       "t:14: unknown group 'world'; expected one of: attn_tp, dp, tp, pp, ep, cp, dcp"},
       {"unclosed group", WithLine(14, "    step ar+add+norm(attn_tp value full owes=attn_tp->- w=8"),
        "t:14: step 'ar+add+norm(attn_tp' has no closing ')'"},
       {"unknown rows", WithLine(7, "    entry start-residual value half w=8"),

@@ -531,10 +531,12 @@ TEST(WellFormed, EachStepKindActsOnlyOnTheOperandsItsSpecificationAllows) {
       BindPipeline(LlamaModel(2), Cut({.tp = 2}, {1, 1}), {.fuse = false}).value(),
       MustBindPipeline(DeepseekModel(3, 64, 3), {.tp = 4, .attn_dp = 2, .dense_tp = 1, .moe = MoeMode::kA2a}),
       MustBindPipeline(LlamaModel(2), {.tp = 4, .cp = 2}),
+      MustBindPipeline(LlamaModel(2), {.tp = 4, .dcp = 2}),
   };
   int checked = 0;
   for (const StepSpec& spec : kStepSpecs) {
-    for (Operand wrong : {Operand::kValue, Operand::kResidual, Operand::kInput, Operand::kLogits, Operand::kKeys}) {
+    for (Operand wrong : {Operand::kValue, Operand::kResidual, Operand::kInput, Operand::kLogits, Operand::kKeys,
+                          Operand::kQueries, Operand::kPartials}) {
       if (spec.operands.Has(wrong)) continue;
       std::optional<Found> f;
       for (const Pipeline& p : plans) {
@@ -544,7 +546,8 @@ TEST(WellFormed, EachStepKindActsOnlyOnTheOperandsItsSpecificationAllows) {
       const std::string report = Of(Verify(f->edited), Invariant::kWellFormed);
       // A stage's compute section is checked whole against its declaration.
       const bool in_compute = spec.kind == StepKind::kCompute || spec.kind == StepKind::kDispatch ||
-                              spec.kind == StepKind::kCombine || spec.kind == StepKind::kGatherKeys;
+                              spec.kind == StepKind::kCombine || spec.kind == StepKind::kGatherKeys ||
+                              spec.kind == StepKind::kGatherQueries || spec.kind == StepKind::kExchangePartials;
       const std::string want = in_compute
                                    ? fmt::format("{} {}", spec.name, Name(wrong))
                                    : fmt::format("{} does not act on the {}; it acts on the ", spec.name, Name(wrong));
@@ -552,10 +555,10 @@ TEST(WellFormed, EachStepKindActsOnlyOnTheOperandsItsSpecificationAllows) {
       ++checked;
     }
   }
-  // Twelve kinds act on one buffer of five, send and recv on two, the
-  // all-gather, the all-to-all's two and the compute on any but the logits
-  // and keys, the slice on any but the keys.
-  EXPECT_EQ(checked, 12 * 4 + 2 * 3 + 4 * 2 + 1 * 1);
+  // Fourteen kinds act on one buffer of seven, send and recv on two, the
+  // all-gather, the all-to-all's two and the compute on any of the first
+  // three, the slice on any of the first four.
+  EXPECT_EQ(checked, 14 * 6 + 2 * 5 + 4 * 4 + 1 * 3);
 }
 
 // ---- context parallelism: each attention gathers its CP peers' keys once, over cp ----

@@ -15,6 +15,7 @@
 
 #include "seam/model.h"
 #include "seam/runtime/tensor.h"
+#include "seam/topology.h"
 
 namespace seam {
 
@@ -56,8 +57,8 @@ void ApplyRope(Tensor& x, int heads, int head_dim, int rotary_dim, std::span<con
 // kKeyClasses, the classes r, r + n, r + 2n, ... are one aligned subtree, so a
 // rank that holds those keys' cache (token p on rank p mod n) can merge its
 // own and hand one partial on (decode context parallelism), and the result
-// is the same bits whoever holds the keys.
-inline constexpr int kKeyClasses = 8;
+// is the same bits whoever holds the keys. (kKeyClasses is in
+// seam/topology.h, whose DCP sizes divide it.)
 std::span<const int> KeyClassOrder();
 
 // A softmax partial of some keys: their maximum score, sum of exp(score -
@@ -81,6 +82,17 @@ AttentionPartial MergePartials(const AttentionPartial& a, const AttentionPartial
 // Writes v_dim floats.
 void AttendRow(const float* q, const float* const* keys, const float* const* values, int count, int qk_dim, int v_dim,
                float scale, const float* sink, int first_position, float* out);
+
+// Decode context parallelism, the same order split over n = `stride` ranks.
+// One query row's partial over the keys a DCP rank holds, at positions
+// first_position, first_position + stride, ... (`count` of them): its
+// classes summed as above and merged along their aligned subtree.
+AttentionPartial AttendPartial(const float* q, const float* const* keys, const float* const* values, int count,
+                               int qk_dim, int v_dim, float scale, int first_position, int stride);
+// The n ranks' partials (by_rank[r] of positions r mod n) merged along the
+// top of the tree, then the sink at the root as AttendRow merges it: the
+// same bits as AttendRow over every key. Consumes the partials.
+void MergeRanks(std::span<AttentionPartial> by_rank, int v_dim, const float* sink, float* out);
 
 // The activation of an FFN row pair: silu(gate) * up, or relu(up)^2 (gate
 // unused); rounds.

@@ -61,6 +61,9 @@ struct EngineLaunch {
   int cp = 1;                       // SGLang --attn-cp-size, vLLM --prefill-context-parallel-size
   bool prefill_cp = false;          // SGLang --enable-prefill-cp
   std::string cp_strategy;          // SGLang --cp-strategy ("": none given)
+  int dcp = 1;                      // --decode-context-parallel-size (SGLang --dcp-size, vLLM -dcp)
+  std::string dcp_backend;          // --dcp-comm-backend ("": the default, ag_rs)
+  int dcp_interleave = 1;           // vLLM --cp-kv-cache-interleave-size: tokens a DCP rank holds in a run
   std::string dtype = "auto";       // --dtype
   std::string quantization;         // --quantization ("": the checkpoint's own)
   std::string kv_cache_dtype = "auto";

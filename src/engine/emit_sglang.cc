@@ -43,6 +43,22 @@ void AddContextParallel(const ParallelConfig& c, Writing& w) {
   w.Add("--cp-strategy", "zigzag");
 }
 
+// A cache split token by token over consecutive TP ranks is --dcp-size,
+// its partials exchanged all-to-all as seam's plan exchanges them. Beside
+// DP attention or attention CP SGLang's grouping is not seam's to write.
+Status AddDecodeContextParallel(const EmitRequest& r, Writing& w) {
+  const ParallelConfig& c = r.config;
+  if (c.dcp == 1) return Status::Ok();
+  if (c.attn_dp > 1 || c.cp > 1) {
+    return Cannot(r.engine, fmt::format("seam does not read SGLang's DCP groups beside {}, so --dcp {} with it is "
+                                        "not written",
+                                        c.cp > 1 ? "--attn-cp-size" : "--enable-dp-attention", c.dcp));
+  }
+  w.Add("--dcp-size", std::to_string(c.dcp));
+  w.Add("--dcp-comm-backend", "a2a");
+  return Status::Ok();
+}
+
 void AddDenseTp(const ParallelConfig& c, Writing& w) {
   if (c.dense_tp_size() == c.tp) return;
   if (c.dense_tp_size() == 1) {
@@ -110,6 +126,7 @@ Expected<Writing> WriteSglang(const EmitRequest& r, const Model& m) {
   AddPipeline(c, m, w);
   SEAM_RETURN_IF_ERROR(AddDataParallel(r, w));
   AddContextParallel(c, w);
+  SEAM_RETURN_IF_ERROR(AddDecodeContextParallel(r, w));
   AddDenseTp(c, w);
   AddMoe(r, m, w);
   if (c.input_scattered) w.Add("--enable-attn-tp-input-scattered");

@@ -130,6 +130,23 @@ Status AddContextParallel(const EmitRequest& r, bool moe, Writing& w) {
   return Status::Ok();
 }
 
+// Decode context parallelism is -dcp over consecutive ranks of each TP
+// group, its partials exchanged all-to-all as seam's plan exchanges them;
+// with -pcp vLLM's DCP group spans the PCP ranks instead.
+Status AddDecodeContextParallel(const EmitRequest& r, Writing& w) {
+  const ParallelConfig& c = r.config;
+  if (c.dcp == 1) return Status::Ok();
+  if (c.cp > 1) {
+    return Cannot(r.engine, fmt::format("with prefill context parallelism vLLM's DCP group spans the PCP ranks; "
+                                        "--cp {} --dcp {} (a split within each CP rank's TP group) is not a vLLM "
+                                        "line",
+                                        c.cp, c.dcp));
+  }
+  w.Add("--decode-context-parallel-size", std::to_string(c.dcp));
+  w.Add("--dcp-comm-backend", "a2a");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<Writing> WriteVllm(const EmitRequest& r, const Model& m, const CheckpointQuant& q) {
@@ -142,6 +159,7 @@ Expected<Writing> WriteVllm(const EmitRequest& r, const Model& m, const Checkpoi
   const bool split = (moe && c.attn_dp > 1) || c.cp > 1;
   w.Add("--tensor-parallel-size", std::to_string(split ? c.attn_tp() : c.tp));
   SEAM_RETURN_IF_ERROR(AddContextParallel(r, moe, w));
+  SEAM_RETURN_IF_ERROR(AddDecodeContextParallel(r, w));
   if (!split && c.dense_tp_size() != c.tp) {
     w.Cannot(Knob::kDenseTp,
              fmt::format("vLLM runs a dense FFN over the whole TP group, not --dense-tp {}", c.dense_tp_size()));

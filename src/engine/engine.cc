@@ -141,6 +141,39 @@ Status CheckModelSplits(Engine e, const Model& m, const ParallelConfig& cfg) {
   return Refuses(e, s.error().message);
 }
 
+Status ReadDecodeContextParallel(const EngineLaunch& l, std::span<const std::string_view> backends,
+                                 EngineTranslation& t) {
+  const std::string backend = l.dcp_backend.empty() ? std::string(backends.front()) : l.dcp_backend;
+  if (std::find(backends.begin(), backends.end(), backend) == backends.end()) {
+    return Refuses(l.engine, fmt::format("argument --dcp-comm-backend: invalid choice: '{}' (choose from {})",
+                                         Printable(backend), fmt::join(backends, ", ")));
+  }
+  if (l.dcp == 1) {
+    if (!l.dcp_backend.empty()) {
+      t.notes.push_back(fmt::format("--dcp-comm-backend {} without decode context parallelism: unused", backend));
+    }
+    return Status::Ok();
+  }
+  if (l.dcp_interleave != 1) {
+    return Unsupported(fmt::format(
+        "--cp-kv-cache-interleave-size {} changes communication seam does not model (a DCP cache split in runs of "
+        "{} tokens): seam splits each request's cache token by token (interleave 1, the default), token p on DCP "
+        "rank p mod {}",
+        l.dcp_interleave, l.dcp_interleave, l.dcp));
+  }
+  t.config.dcp = l.dcp;
+  t.notes.push_back(fmt::format(
+      "--decode-context-parallel-size {}: each request's keys and values split token by token over {} "
+      "consecutive ranks of each attention-TP group (--dcp {}); their queries all-gathered, each head's partial "
+      "output sent to the head's rank with its maximum and sum, and merged in seam's fixed order{}",
+      l.dcp, l.dcp, l.dcp,
+      backend == "ag_rs" ? "; the engine's default --dcp-comm-backend ag_rs all-gathers the log-sum-exps and "
+                           "reduce-scatters the rescaled outputs, a sum in NCCL's order, where seam exchanges the "
+                           "partials all-to-all as --dcp-comm-backend a2a does"
+                         : ""));
+  return Status::Ok();
+}
+
 Expected<EngineTranslation> Finish(EngineTranslation t) {
   SEAM_RETURN_IF_ERROR(Validate(t.config));
   SEAM_RETURN_IF_ERROR(Validate(t.wire));

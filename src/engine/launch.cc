@@ -74,6 +74,9 @@ Status SetField(EngineLaunch& l, Field f, std::string_view flag, std::string_vie
     case Field::kCp: return size(l.cp, 1);
     case Field::kPrefillCp: l.prefill_cp = on; return Status::Ok();
     case Field::kCpStrategy: l.cp_strategy = v; return Status::Ok();
+    case Field::kDcp: return size(l.dcp, 1);
+    case Field::kDcpBackend: l.dcp_backend = v; return Status::Ok();
+    case Field::kDcpInterleave: return size(l.dcp_interleave, 1);
   }
   SEAM_CHECK(false, "an unknown launch field");
 }

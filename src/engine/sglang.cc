@@ -201,6 +201,20 @@ Status ReadContextParallel(const EngineLaunch& l, const Model& m, bool a2a, Engi
   return Status::Ok();
 }
 
+// Decode context parallelism (--dcp-size): the KV cache split token by token
+// over dcp consecutive TP ranks. Beside DP attention or attention CP, which
+// ranks SGLang groups is not what seam plans.
+Status ReadDecodeContextSglang(const EngineLaunch& l, EngineTranslation& t) {
+  constexpr std::string_view kDcpBackends[] = {"ag_rs", "a2a", "fi_a2a"};
+  if (l.dcp > 1 && (l.dp_attention || l.cp > 1)) {
+    return Unsupported(fmt::format(
+        "--dcp-size {} changes communication seam does not model (decode context parallelism beside {}): seam "
+        "splits a cache over consecutive attention-TP ranks; SGLang's DCP groups there are not read yet",
+        l.dcp, l.cp > 1 ? "--attn-cp-size" : "--enable-dp-attention"));
+  }
+  return ReadDecodeContextParallel(l, kDcpBackends, t);
+}
+
 Status ReadPlacement(const EngineLaunch& l, const Model& m, EngineTranslation& t) {
   if ((l.tp * l.pp) % l.nnodes != 0) {
     return Refuses(l.engine, fmt::format("tp_size must be divisible by number of nodes (--tp-size {} x --pp-size {} "
@@ -244,6 +258,7 @@ Expected<EngineTranslation> TranslateSglang(const EngineLaunch& l, const Model& 
   }
   c.input_scattered = l.input_scattered;
   SEAM_RETURN_IF_ERROR(ReadContextParallel(l, m, a2a, t));
+  SEAM_RETURN_IF_ERROR(ReadDecodeContextSglang(l, t));
   SEAM_RETURN_IF_ERROR(ReadPlacement(l, m, t));
   t.weights = WeightsOf(l, q, *act, t.notes);
   // server_args.py's --kv-cache-dtype choices.

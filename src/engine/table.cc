@@ -50,7 +50,10 @@ constexpr auto kFields = EnumNames<Field>("role", {{Field::kModel, "model"},
                                                    {Field::kPrefillChunk, "prefill-chunk"},
                                                    {Field::kCp, "cp"},
                                                    {Field::kPrefillCp, "prefill-cp"},
-                                                   {Field::kCpStrategy, "cp-strategy"}});
+                                                   {Field::kCpStrategy, "cp-strategy"},
+                                                   {Field::kDcp, "dcp"},
+                                                   {Field::kDcpBackend, "dcp-backend"},
+                                                   {Field::kDcpInterleave, "dcp-interleave"}});
 
 constexpr auto kKinds = EnumNames<Kind>("kind", {{Kind::kServing, "serving"},
                                                  {Kind::kLimits, "limits"},

@@ -47,6 +47,9 @@ enum class Field {
   kCp,
   kPrefillCp,
   kCpStrategy,
+  kDcp,
+  kDcpBackend,
+  kDcpInterleave,
 };
 
 // A flag the plan does not depend on, by why.

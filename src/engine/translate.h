@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -41,6 +42,11 @@ std::vector<int> VllmLayerSplit(int layers, int pp);
 // The checks both engines make on the model's sizes at start-up (heads, KV
 // heads, FFN and expert widths over their groups), with the engine named.
 Status CheckModelSplits(Engine e, const Model& m, const ParallelConfig& cfg);
+// Decode context parallelism as both engines take it: --dcp-comm-backend
+// one of `backends` (the first the default), a cache split token by token;
+// seam's dcp, with what differs from the engine said.
+Status ReadDecodeContextParallel(const EngineLaunch& l, std::span<const std::string_view> backends,
+                                 EngineTranslation& t);
 // Fills in the seam flags and validates the configuration.
 Expected<EngineTranslation> Finish(EngineTranslation t);
 

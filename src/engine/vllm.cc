@@ -154,6 +154,26 @@ Status ReadContextParallel(const EngineLaunch& l, bool moe, EngineTranslation& t
   return Status::Ok();
 }
 
+// Decode context parallelism (ParallelConfig's checks): without PCP the
+// DCP groups are consecutive runs of dcp TP ranks (initialize_model_parallel
+// reshapes the ranks by dcp), so tp % dcp == 0.
+Status ReadDecodeContextVllm(const EngineLaunch& l, EngineTranslation& t) {
+  constexpr std::string_view kDcpBackends[] = {"ag_rs", "a2a"};
+  if (l.dcp > 1 && l.cp > 1) {
+    return Unsupported(fmt::format(
+        "--decode-context-parallel-size {} changes communication seam does not model (decode context parallelism "
+        "across the PCP ranks): with -pcp vLLM's DCP group spans the PCP ranks (dcp 1, pcp or tp x pcp); seam "
+        "splits a cache over attention-TP ranks only",
+        l.dcp));
+  }
+  if (l.tp % l.dcp != 0)
+    return Refuses(l.engine, fmt::format("tp_size={} must be divisible by dcp_size={}.", l.tp, l.dcp));
+  if (l.dcp == 1 && l.dcp_backend == "a2a") {
+    return Refuses(l.engine, "--dcp-comm-backend a2a needs --decode-context-parallel-size > 1");
+  }
+  return ReadDecodeContextParallel(l, kDcpBackends, t);
+}
+
 }  // namespace
 
 std::vector<int> VllmLayerSplit(int layers, int pp) {
@@ -188,6 +208,7 @@ Expected<EngineTranslation> TranslateVllm(const EngineLaunch& l, const Model& m,
     t.replicas = l.dp;
   }
   SEAM_RETURN_IF_ERROR(ReadContextParallel(l, moe, t));
+  SEAM_RETURN_IF_ERROR(ReadDecodeContextVllm(l, t));
   // vLLM runs its all-to-all kernels only with expert parallelism on, across
   // data-parallel or prefill-context-parallel ranks (FusedMoEParallelConfig.use_all2all_kernels).
   const bool all2all = moe && l.expert_parallel && (l.dp > 1 || l.cp > 1);

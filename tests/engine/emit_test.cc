@@ -384,6 +384,26 @@ TEST(Emit, ContextParallelismIsWrittenAsEachEnginesPrefillSplitAndReadsBack) {
             "--moe-dense-tp-size 1, on each rank; not over 4 ranks (--dense-tp 4)");
 }
 
+// Decode context parallelism is each engine's DCP size with the all-to-all
+// exchange of partials seam plans, and reads back as the same plan.
+TEST(Emit, DecodeContextParallelismIsWrittenAsEachEnginesDcpSizeAndReadsBack) {
+  const std::string mla = "deepseek-v3.json", gqa = "qwen3-235b-a22b.json";
+  const std::string path = kConfigs + "/";
+  EXPECT_EQ(Emitted(Request(Engine::kSglang, mla, {.tp = 8, .dcp = 8}), mla),
+            "python3 -m sglang.launch_server --model-path " + path + mla +
+                " --tp-size 8 --dcp-size 8 --dcp-comm-backend a2a");
+  EXPECT_EQ(
+      Emitted(Request(Engine::kVllm, gqa, {.tp = 8, .dcp = 2}), gqa),
+      "vllm serve " + path + gqa + " --tensor-parallel-size 8 --decode-context-parallel-size 2 --dcp-comm-backend a2a");
+  // What an engine cannot say.
+  EXPECT_EQ(Emitted(Request(Engine::kVllm, mla, {.tp = 8, .cp = 2, .dcp = 2, .moe = MoeMode::kA2a}), mla),
+            "error: vLLM cannot run this configuration: with prefill context parallelism vLLM's DCP group spans the "
+            "PCP ranks; --cp 2 --dcp 2 (a split within each CP rank's TP group) is not a vLLM line");
+  EXPECT_EQ(Emitted(Request(Engine::kSglang, mla, {.tp = 8, .attn_dp = 2, .dcp = 2, .dense_tp = 1}), mla),
+            "error: SGLang cannot run this configuration: seam does not read SGLang's DCP groups beside "
+            "--enable-dp-attention, so --dcp 2 with it is not written");
+}
+
 TEST(Emit, AKnobThatChangesNothingForTheModelIsNotedNotRefused) {
   // Qwen3-30B-A3B has no dense FFN: vLLM's dense width is moot.
   EmitRequest r = Request(Engine::kVllm, "qwen3-30b-a3b.json",

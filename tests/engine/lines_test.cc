@@ -97,6 +97,7 @@ std::map<std::string, std::string> Facts(const EngineChoice& c) {
   return {{"tp", std::to_string(cfg.tp)},
           {"attn_dp", std::to_string(cfg.attn_dp)},
           {"cp", std::to_string(cfg.cp)},
+          {"dcp", std::to_string(cfg.dcp)},
           {"dense_tp", std::to_string(cfg.dense_tp == 0 ? cfg.tp : cfg.dense_tp)},
           {"moe", std::string(Name(cfg.moe))},
           {"pp", std::to_string(cfg.pp)},
@@ -146,8 +147,6 @@ std::string Check(const Block& b) {
 // the corpus records: the line must still differ (so one that seam learns
 // leaves this list).
 const std::map<std::string, std::string> kNotYetChecked = {
-    // Decode context parallelism: seam refuses it as unmodelled before vLLM's own size checks.
-    {"qwen3-235b-dcp-not-dividing-tp-refused", "vLLM: tp_size must be divisible by dcp_size"},
     // Checks on flags seam reads past.
     {"deepseek-v3-pp2-speculative-refused", "SGLang: PP with speculative decoding"},
     {"deepseek-v3-dp16-api-count-with-headless-refused", "vLLM: --api-server-count with --headless"},

@@ -36,7 +36,13 @@ std::vector<Base> Bases(const Model& m) {
                            {"tp2 cp2", {.tp = 2, .cp = 2}},
                            {"tp4 cp4", {.tp = 4, .cp = 4}},
                            {"tp4 cp2", {.tp = 4, .cp = 2}},
-                           {"tp8 attn-dp2 cp2", {.tp = 8, .attn_dp = 2, .cp = 2}}};
+                           {"tp8 attn-dp2 cp2", {.tp = 8, .attn_dp = 2, .cp = 2}},
+                           // Decode context parallelism: alone, over a whole TP group, under
+                           // attention DP and beside prefill context parallelism.
+                           {"tp4 dcp2", {.tp = 4, .dcp = 2}},
+                           {"tp8 dcp4", {.tp = 8, .dcp = 4}},
+                           {"tp8 attn-dp2 dcp2", {.tp = 8, .attn_dp = 2, .dcp = 2}},
+                           {"tp8 cp2 dcp2", {.tp = 8, .cp = 2, .dcp = 2}}};
   if (dense) {
     out.push_back({"tp4 dense-tp1", {.tp = 4, .dense_tp = 1}});
     out.push_back({"tp4 attn-dp2 dense-tp1", {.tp = 4, .attn_dp = 2, .dense_tp = 1}});
@@ -56,6 +62,8 @@ std::vector<Base> Bases(const Model& m) {
     out.push_back({"tp4 cp2 a2a", {.tp = 4, .cp = 2, .moe = MoeMode::kA2a}});
     out.push_back({"tp8 attn-dp2 cp2 a2a ep4 dense-tp1",
                    {.tp = 8, .attn_dp = 2, .cp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .ep = 4}});
+    out.push_back({"tp8 attn-dp2 dcp2 a2a ep4 dense-tp1",
+                   {.tp = 8, .attn_dp = 2, .dcp = 2, .dense_tp = 1, .moe = MoeMode::kA2a, .ep = 4}});
   }
   return out;
 }

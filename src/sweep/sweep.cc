@@ -122,7 +122,10 @@ std::vector<SweepConfig> DefaultSweepConfigs() {
           // every row for a TP FFN, sliced for an a2a MoE; it rejects every mixer.
           {"tp4 cp2", {.tp = 4, .cp = 2}},
           {"tp4 cp2 dense-tp2", {.tp = 4, .cp = 2, .dense_tp = 2}},
-          {"tp8 attn-dp2 cp2 a2a dense-tp1", {.tp = 8, .attn_dp = 2, .cp = 2, .dense_tp = 1, .moe = a2a}}};
+          {"tp8 attn-dp2 cp2 a2a dense-tp1", {.tp = 8, .attn_dp = 2, .cp = 2, .dense_tp = 1, .moe = a2a}},
+          // Decode context parallelism changes only the attention's compute.
+          {"tp8 dcp4", {.tp = 8, .dcp = 4}},
+          {"tp8 attn-dp2 dcp2 a2a dense-tp1", {.tp = 8, .attn_dp = 2, .dcp = 2, .dense_tp = 1, .moe = a2a}}};
 }
 
 Expected<SweepReport> Sweep(const SweepOptions& options) {

@@ -677,7 +677,7 @@ TEST_F(Cli, SweepChecksEveryCutAndExitsZero) {
   const Result r = Run({"sweep", "--max-stages", "2", "--jobs", "2"});
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   EXPECT_EQ(r.out.rfind("seam sweep: 20 stacks of 1..2 stages", 0), 0U) << r.out;
-  EXPECT_NE(r.out.find("\ntotal                                 1280         808             248           0\n"),
+  EXPECT_NE(r.out.find("\ntotal                                 1440         936             248           0\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\nwhat each invariant compared\n  1-3, 6-10 (replay, structure, policy, bytes): "),

@@ -21,10 +21,23 @@ namespace {
 
 // The rule that rejects a configuration of the matrix on this model, or ""
 // when the model supports it: mixers and replicated linear stages cannot
-// take input-scattered batches, a mixer cannot take a sequence shard, and
-// an MoE without a dispatch path cannot run as a2a.
+// take input-scattered batches, a mixer cannot take a sequence shard, an
+// MoE without a dispatch path cannot run as a2a, and a DCP group's ranks
+// must share their key/value heads.
+bool DcpGroupsShareKvHeads(const Model& m, const ParallelConfig& cfg) {
+  if (cfg.dcp == 1 || m.dims->mla.kv_lora > 0) return true;
+  for (int l = 0; l < m.num_layers; ++l) {
+    for (const StageDecl& d : m.layer(l)) {
+      const int kv = d.kv_heads > 0 ? d.kv_heads : m.dims->kv_heads;
+      if (d.kind == StageKind::kAttention && cfg.attn_tp() % (kv * cfg.dcp) != 0) return false;
+    }
+  }
+  return true;
+}
+
 std::string ExpectedRejection(const Model& m, const ParallelConfig& cfg) {
   const bool replicated = HasStageKind(m, StageKind::kMixer) || HasStageKind(m, StageKind::kLinear);
+  if (!DcpGroupsShareKvHeads(m, cfg)) return "attention-TP ranks that hold the same key/value heads";
   if (cfg.cp > 1 && HasStageKind(m, StageKind::kMixer)) {
     return "(rule: context parallelism shards a request's tokens for attention only)";
   }

@@ -125,6 +125,11 @@ INSTANTIATE_TEST_SUITE_P(
             8,
             {"run", "deepseek-v2-lite", "--tp", "8", "--attn-dp", "2", "--cp", "2", "--moe", "a2a", "--dense-tp", "1",
              "--generate", "3", "--chunk", "5", "--mixed"}},
+        // Decode context parallelism: queries gathered and partials
+        // exchanged over each DCP communicator, a cache split by position.
+        Job{"dcp_generate_np8",
+            8,
+            {"run", "qwen3", "--tp", "4", "--dcp", "2", "--pp", "2", "--generate", "3", "--chunk", "4", "--mixed"}},
         // One token: one attention-DP group and most ranks'
         // slices hold no rows, and still join every collective.
         Job{"empty_ranks_np8",

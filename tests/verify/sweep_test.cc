@@ -19,20 +19,21 @@ TEST(Sweep, EveryCutOfEveryStackOfUpToThreeStagesKeepsTheInvariants) {
   for (const std::string& v : r->violations) ADD_FAILURE() << v;
   EXPECT_EQ(r->totals.violations, 0);
   EXPECT_EQ(r->stacks, 4 + 16 + 64);
-  EXPECT_EQ(r->configs, 16 * 4);
+  EXPECT_EQ(r->configs, 18 * 4);
   // 16 stacks of two stages cut once, 64 of three cut three ways. On the
   // three TP-MoE input-scattered configurations, and the three with context
   // parallelism, only the 9 + 27 stacks without a mixer bind; on the a2a
-  // input-scattered one only the 4 + 8 of attentions and dense FFNs.
-  EXPECT_EQ(r->totals.cuts_bound, 36 * (16 + 64 * 3) + 24 * (9 + 27 * 3) + 4 * (4 + 8 * 3));
+  // input-scattered one only the 4 + 8 of attentions and dense FFNs; decode
+  // context parallelism binds every stack.
+  EXPECT_EQ(r->totals.cuts_bound, 44 * (16 + 64 * 3) + 24 * (9 + 27 * 3) + 4 * (4 + 8 * 3));
   EXPECT_EQ(r->totals.rejected_uncut, 24 * (1 + 7 + 37) + 4 * (2 + 12 + 56));
   // Every cut's outcome is compared with the uncut stack's; where both
   // reject, by stage and rule.
-  EXPECT_EQ(r->totals.cut_outcomes, 64 * (16 + 64 * 3));
+  EXPECT_EQ(r->totals.cut_outcomes, 72 * (16 + 64 * 3));
   EXPECT_EQ(r->totals.rejections_compared, 24 * ((16 - 9) + (64 - 27) * 3) + 4 * ((16 - 4) + (64 - 8) * 3));
   // Invariant 4 compares every stage binding of every bound cut, on both
   // lines of an input-scattered configuration.
-  EXPECT_EQ(r->totals.away_from_cut.stages, 36 * (16 * 2 + 64 * 3 * 3) + 12 * 2 * (9 * 2 + 27 * 3 * 3) +
+  EXPECT_EQ(r->totals.away_from_cut.stages, 44 * (16 * 2 + 64 * 3 * 3) + 12 * 2 * (9 * 2 + 27 * 3 * 3) +
                                                 12 * (9 * 2 + 27 * 3 * 3) + 4 * 2 * (4 * 2 + 8 * 3 * 3));
   EXPECT_EQ(r->totals.away_from_cut.parts, 3 * r->totals.away_from_cut.stages);
   // Differences at the cut are found; those handed on beyond it stay few.

@@ -85,6 +85,10 @@ ParallelConfig ContextParallel(int tp, int attn_dp, int cp, int dense_tp, MoeMod
   return {.tp = tp, .attn_dp = attn_dp, .cp = cp, .dense_tp = dense_tp, .moe = moe};
 }
 
+ParallelConfig DecodeContextParallel(int tp, int attn_dp, int cp, int dcp, int dense_tp, MoeMode moe = MoeMode::kTp) {
+  return {.tp = tp, .attn_dp = attn_dp, .cp = cp, .dcp = dcp, .dense_tp = dense_tp, .moe = moe};
+}
+
 // Two-rank splits: every one for up to four layers, else an even and an uneven one.
 std::vector<std::vector<int>> TwoRankSplits(int layers) {
   if (layers < 2) return {};
@@ -164,6 +168,10 @@ std::vector<ParallelConfig> BaseConfigs() {
       ContextParallel(4, 1, 2, 1, a2a),
       ContextParallel(8, 2, 2, 8),
       ContextParallel(8, 2, 2, 1, a2a),
+      DecodeContextParallel(4, 1, 1, 2, 4),  // decode context parallel
+      DecodeContextParallel(8, 1, 1, 4, 8),
+      DecodeContextParallel(8, 2, 1, 2, 1, a2a),
+      DecodeContextParallel(8, 1, 2, 2, 8),
   };
 }
 
@@ -171,6 +179,7 @@ std::string ConfigName(const ParallelConfig& cfg) {
   std::string out = fmt::format("tp{}", cfg.tp);
   if (cfg.attn_dp != 1) out += fmt::format(" attn-dp{}", cfg.attn_dp);
   if (cfg.cp != 1) out += fmt::format(" cp{}", cfg.cp);
+  if (cfg.dcp != 1) out += fmt::format(" dcp{}", cfg.dcp);
   if (cfg.dense_tp_size() != cfg.tp) out += fmt::format(" dense-tp{}", cfg.dense_tp_size());
   if (cfg.moe == MoeMode::kA2a) out += " a2a";
   if (cfg.input_scattered) out += " input-scattered";
@@ -200,6 +209,7 @@ Expected<ParallelConfig> ParseConfigName(std::string_view name) {
   };
   cfg.attn_dp = number("attn-dp", 1);
   cfg.cp = number("cp", 1);
+  cfg.dcp = number("dcp", 1);
   cfg.dense_tp = number("dense-tp", cfg.tp);
   if (word("a2a")) cfg.moe = MoeMode::kA2a;
   cfg.input_scattered = word("input-scattered");

@@ -41,6 +41,17 @@ std::string ReasonOf(const Error& e) {
   return out;
 }
 
+// The DCP sizes an attention-TP group of `attn_tp` may split a cache over:
+// 1, and each divisor of it that divides the canonical key classes (the
+// binder refuses those whose ranks hold different key/value heads).
+std::vector<int> DcpSizes(int attn_tp) {
+  std::vector<int> out;
+  for (int d : Divisors(attn_tp)) {
+    if (kKeyClasses % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
 // Every configuration of `tp` ranks per pipeline rank, narrowest reduction first.
 std::vector<ParallelConfig> ConfigsOf(int tp, int pp, bool moe, bool a2a) {
   std::vector<ParallelConfig> out;
@@ -63,16 +74,19 @@ std::vector<ParallelConfig> ConfigsOf(int tp, int pp, bool moe, bool a2a) {
             if (dp_head && dp == 1) continue;
             for (bool scattered : {false, true}) {
               if (scattered && (dp > 1 || tp == 1)) continue;
-              for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
-                out.push_back({.tp = tp,
-                               .attn_dp = dp,
-                               .dense_tp = d,
-                               .moe = m,
-                               .ep = ep,
-                               .dp_lm_head = dp_head,
-                               .input_scattered = scattered,
-                               .reduction = r,
-                               .pp = pp});
+              for (int dcp : DcpSizes(tp / dp)) {
+                for (Reduction r : {Reduction::kAr, Reduction::kRs, Reduction::kRsv, Reduction::kRsRsv}) {
+                  out.push_back({.tp = tp,
+                                 .attn_dp = dp,
+                                 .dcp = dcp,
+                                 .dense_tp = d,
+                                 .moe = m,
+                                 .ep = ep,
+                                 .dp_lm_head = dp_head,
+                                 .input_scattered = scattered,
+                                 .reduction = r,
+                                 .pp = pp});
+                }
               }
             }
           }

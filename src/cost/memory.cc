@@ -79,8 +79,9 @@ MemoryUse MemoryOf(const Model& m, const ModelWeights& weights, const ParallelCo
       if (s.layer < range.first || s.layer >= range.last) continue;
       use.weights += StageWeightsOnRank(st, cfg) * o.weight_bytes;
       const CacheRow c = CacheOf(s.decl, dims, cfg, bytes);
+      // Decode context parallelism: each token's entry on one rank of its DCP group.
       const int held = s.decl.window > 0 ? std::min(s.decl.window, load.context) : load.context;
-      use.cache += sequences * c.per_token * held;
+      use.cache += sequences * c.per_token * held / cfg.dcp;
       use.states += sequences * c.per_sequence;
     }
     if (use.total() > fullest.total()) fullest = use;

@@ -47,8 +47,8 @@ Status DcpSharesKvHeads(std::string_view field, int kv, const ParallelConfig& cf
   if (cfg.dcp == 1 || cfg.attn_tp() % (kv * cfg.dcp) == 0) return Status::Ok();
   const int copies = cfg.attn_tp() % kv == 0 ? cfg.attn_tp() / kv : 1;
   return InvalidArgument(fmt::format(
-      "dcp = {} needs {} attention-TP ranks that hold the same key/value heads, but with {} = {} over attn_tp = {} "
-      "each head is on {} rank{}; dcp must divide {} (attn_tp / key/value heads): {}",
+      "dcp = {} needs {} attention-TP ranks that hold the same key/value heads; {} = {} over attn_tp = {} puts "
+      "each head on {} rank{}, so dcp must divide {} (attn_tp / key/value heads): {}",
       cfg.dcp, cfg.dcp, field, kv, cfg.attn_tp(), copies, copies == 1 ? "" : "s", copies, Divisors(copies)));
 }
 

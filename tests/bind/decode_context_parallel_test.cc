@@ -176,13 +176,13 @@ TEST(DecodeContextParallelRejection, RanksThatHoldDifferentKeyValueHeadsCannotSp
   const Expected<Plan> p = Bind(m, {.tp = 8, .dcp = 8});
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().message,
-            "dcp = 8 needs 8 attention-TP ranks that hold the same key/value heads, but with num_key_value_heads = "
-            "2 over attn_tp = 8 each head is on 4 ranks; dcp must divide 4 (attn_tp / key/value heads): 1, 2, 4");
+            "dcp = 8 needs 8 attention-TP ranks that hold the same key/value heads; num_key_value_heads = 2 over "
+            "attn_tp = 8 puts each head on 4 ranks, so dcp must divide 4 (attn_tp / key/value heads): 1, 2, 4");
   const Expected<Plan> own = Bind(m, {.tp = 2, .dcp = 2});
   ASSERT_FALSE(own.ok());
   EXPECT_EQ(own.error().message,
-            "dcp = 2 needs 2 attention-TP ranks that hold the same key/value heads, but with num_key_value_heads = "
-            "2 over attn_tp = 2 each head is on 1 rank; dcp must divide 1 (attn_tp / key/value heads): 1");
+            "dcp = 2 needs 2 attention-TP ranks that hold the same key/value heads; num_key_value_heads = 2 over "
+            "attn_tp = 2 puts each head on 1 rank, so dcp must divide 1 (attn_tp / key/value heads): 1");
   EXPECT_TRUE(Bind(MustModel("deepseek-v2-lite"), {.tp = 8, .dcp = 8}).ok());
 }
 

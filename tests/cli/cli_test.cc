@@ -1008,7 +1008,7 @@ TEST_F(Cli, CompareWritesEachPrintedConfigurationsLaunchLineOrWhyNot) {
     for (std::string w; words >> w;) flags.push_back(w);
     EXPECT_EQ(WithoutConfigLines(back.out), WithoutConfigLines(Run(flags).out)) << line;
   }
-  EXPECT_EQ(written, 8) << table.out;
+  EXPECT_EQ(written, 9) << table.out;
   // Without --emit every candidate's launch is null.
   const Result plain = Run({"compare", "--hf-config", config, "--gpus", "8", "--top", "2", "--format", "json"});
   const nlohmann::json plain_doc = nlohmann::json::parse(plain.out);

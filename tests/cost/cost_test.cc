@@ -205,6 +205,19 @@ TEST(Memory, Llama8bAtTp1HoldsItsPublishedParameterCount) {
   EXPECT_EQ(eight.cache, one.cache / 8);
 }
 
+// Decode context parallelism splits each sequence's cache over the DCP
+// group: DeepSeek-V3's one latent a token is on every rank at tp 8, and on
+// one rank of 8 at dcp 8, with the same weights.
+TEST(Memory, ADcpGroupHoldsEachTokensCacheOnce) {
+  const Model m = Config("deepseek-v3.json");
+  const Workload load{.batch = 8, .context = 4096};
+  const MemoryUse tp = MemoryOf(m, {.tp = 8}, 1, load, {.weight_bytes = 1});
+  const MemoryUse dcp = MemoryOf(m, {.tp = 8, .dcp = 8}, 1, load, {.weight_bytes = 1});
+  EXPECT_EQ(tp.cache, 61 * 8 * 4096 * (512 + 64) * 2.0);  // layers x sequences x tokens x latent and rope, bf16
+  EXPECT_EQ(dcp.cache, tp.cache / 8);
+  EXPECT_EQ(dcp.weights, tp.weights);
+}
+
 // The embedding table is split over TP where attention is TP, and whole on
 // every rank under attention DP (as SGLang holds it).
 TEST(Memory, TheEmbeddingIsWholeOnEveryRankUnderAttentionDp) {

@@ -71,6 +71,20 @@ TEST(Work, AContextParallelPrefillHalvesEachRanksWorkAtTheSameAttentionWidth) {
   EXPECT_DOUBLE_EQ(cp2.prefill[0].bytes, tp4.prefill[0].bytes - halved);
 }
 
+// Under decode context parallelism a rank reads one token in dcp of its
+// sequences' caches and attends the group's dcp x as many heads over them:
+// the same FLOPs, half the cache at dcp 2 (Llama 3.1 8B at tp 16: each of
+// its 8 KV heads on two ranks, which split its tokens).
+TEST(Work, ADcpRankReadsItsShareOfTheCacheForTheGroupsHeads) {
+  const Model m = Config("llama-3.1-8b.json");
+  const Workload load{.batch = 16, .context = 1000};
+  const RankWork tp16 = WorkFor(m, {.tp = 16}, load);
+  const RankWork dcp = WorkFor(m, {.tp = 16, .dcp = 2}, load);
+  EXPECT_DOUBLE_EQ(dcp.decode[0].flops, tp16.decode[0].flops);
+  const double cache = kLayers * 16 * 1000 * 2 * kHeadDim * 2;  // one KV head a rank, bf16
+  EXPECT_DOUBLE_EQ(tp16.decode[0].bytes - dcp.decode[0].bytes, cache / 2);
+}
+
 TEST(Work, EachPipelineRankCountsItsOwnLayersAndTheLastTheHead) {
   const Model m = Config("llama-3.1-8b.json");
   const RankWork one = WorkFor(m, {.tp = 1}, {.batch = 4, .context = 10});

@@ -97,11 +97,17 @@ def main():
         j = json.loads(plan)
         j["ranks"][0]["config"]["cp"] = cp
         write(p(name), json.dumps(j))
+    for name, dcp in (("plan_dcp_zero.json", 0), ("plan_dcp_text.json", [2]), ("plan_dcp_odd.json", 3),
+                      ("plan_dcp_unbound.json", 2)):
+        j = json.loads(plan)
+        j["ranks"][0]["config"]["dcp"] = dcp
+        write(p(name), json.dumps(j))
     text = subprocess.run([seam, "plan", "llama", "--tp", "2", "--format", "text"], capture_output=True, text=True,
                           check=True).stdout
     write(p("plan.txt"), text)
     write(p("plan_garbage.txt"), text.replace("start-residual", "start-gossip", 1))
     write(p("plan_cp_garbage.txt"), text.replace(" pp=1 ", " pp=1 cp=x ", 1))
+    write(p("plan_dcp_garbage.txt"), text.replace(" pp=1 ", " pp=1 dcp=-2 ", 1))
     # Plans a reader takes but the verifier refuses: ranks with no lines, a
     # header given twice, a stage turned into a no-op, stages past the bound.
     cut = subprocess.run([seam, "plan", "llama", "--tp", "2", "--pp", "2", "--format", "text"], capture_output=True,

@@ -8,7 +8,7 @@ import seam
 
 
 @pytest.mark.parametrize("kw", [dict(tp=2, attn_dp=2, chunk=3, mixed=True), dict(tp=2, pp=2, chunk=2),
-                                dict(tp=4, attn_dp=2, moe="a2a", dtype="bf16")])
+                                dict(tp=4, attn_dp=2, moe="a2a", dtype="bf16"), dict(tp=8, dcp=4, chunk=3, mixed=True)])
 def test_a_generation_agrees_with_its_teacher_forced_reference(kw):
     g = seam.generate("deepseek-v2-lite", **kw, requests=[(5, 4), (3, 6, 1), (7, 2)])
     assert g.identical

@@ -76,20 +76,21 @@ def test_stages_name_their_collectives_in_order():
 
 # Written from the design's table of step kinds, apart from the native one
 # the package reads: which kinds move data between ranks.
-MOVES = {"ar", "rs", "rsv", "ag", "a2a-dispatch", "a2a-combine", "ar+add+norm", "ag-vocab", "send", "recv", "ag-kv"}
+MOVES = {"ar", "rs", "rsv", "ag", "a2a-dispatch", "a2a-combine", "ar+add+norm", "ag-vocab", "send", "recv", "ag-kv",
+         "ag-q", "a2a-lse"}
 LOCAL = {"slice", "start-residual", "add", "norm", "compute", "embed", "lm-head", "leave"}
 
 
 def test_a_step_is_collective_exactly_when_its_kind_moves_data():
     seen = set()
     for kw in [dict(tp=4, attn_dp=2, dense_tp=1, moe="a2a", pp=2), dict(tp=2, reduction="rs", pp=2),
-               dict(tp=4, cp=2)]:
+               dict(tp=4, cp=2), dict(tp=8, dcp=4)]:
         for rank in seam.plan("deepseek-v2-lite", **kw):
             for step in rank.line().steps:
                 assert step.kind in MOVES | LOCAL, step.kind
                 assert step.is_collective == (step.kind in MOVES), str(step)
                 seen.add(step.kind)
-    assert {"leave", "rs", "ag", "a2a-dispatch", "send", "recv", "embed", "ag-vocab", "ag-kv"} <= seen
+    assert {"leave", "rs", "ag", "a2a-dispatch", "send", "recv", "embed", "ag-vocab", "ag-kv", "ag-q", "a2a-lse"} <= seen
 
 
 def test_context_parallel_ranks_shard_the_attention_rows_and_gather_the_keys():
@@ -100,6 +101,18 @@ def test_context_parallel_ranks_shard_the_attention_rows_and_gather_the_keys():
     assert [str(s) for s in attention.collectives] == ["ag-kv(cp) keys attn"]
     with pytest.raises(seam.BadInput, match="a mixer runs its recurrence"):
         seam.plan("nemotron-h", tp=2, cp=2)
+
+
+def test_decode_context_parallel_attention_gathers_queries_and_exchanges_partials_over_dcp():
+    p = seam.plan("deepseek-v2-lite", tp=8, dcp=4)
+    cfg = p.ranks[0].config
+    assert (cfg.tp, cfg.dcp, cfg.attn_tp) == (8, 4, 8)
+    attention = p.ranks[0].line().stages[0]
+    # After its entry's all-reduce of the embedding's sum, its compute's two exchanges.
+    assert [str(s) for s in attention.collectives] == ["ar(tp) value full", "ag-q(dcp) queries full",
+                                                        "a2a-lse(dcp) partials full"]
+    with pytest.raises(seam.BadInput, match="attention-TP ranks that hold the same key/value heads"):
+        seam.plan("llama", tp=8, dcp=8)
 
 
 def test_bytes_per_token_is_the_sum_of_the_steps_over_the_ranks():

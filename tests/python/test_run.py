@@ -7,7 +7,8 @@ import seam
 
 
 @pytest.mark.parametrize("kw", [dict(tp=2, pp=2), dict(tp=4, attn_dp=2, dense_tp=1, moe="a2a"),
-                                dict(tp=4, attn_dp=2, dp_lm_head=True), dict(tp=8, attn_dp=2, cp=2, pp=2)])
+                                dict(tp=4, attn_dp=2, dp_lm_head=True), dict(tp=8, attn_dp=2, cp=2, pp=2),
+                                dict(tp=8, attn_dp=2, dcp=2, pp=2)])
 def test_a_run_agrees_with_its_reference_bit_for_bit(kw):
     r = seam.run("deepseek-v2-lite", **kw, tokens=12, requests=3)
     assert r.identical

@@ -17,8 +17,9 @@ namespace {
 using nlohmann::json;
 // Format 2: wire dtypes instead of a byte count; a pipeline is always written
 // as one, even of one rank.
-// 3: the configuration names cp. A format 2 document, written before context
-// parallelism, reads with cp 1.
+// 3: the configuration names cp and dcp (and steps may gather keys or
+// queries and exchange partials). A format 2 document, written before
+// context parallelism, reads with cp and dcp 1.
 constexpr int kFormatVersion = 3;
 constexpr int kOldestFormat = 2;
 

@@ -61,7 +61,9 @@ std::vector<ParallelConfig> Configs() {
           Cut({.tp = 4, .attn_dp = 2}, {1, 3}),
           Cut({.tp = 2, .input_scattered = true}, {3, 1}),
           {.tp = 4, .cp = 2},
-          Cut({.tp = 8, .attn_dp = 2, .cp = 2}, {2, 2})};
+          Cut({.tp = 8, .attn_dp = 2, .cp = 2}, {2, 2}),
+          {.tp = 4, .dcp = 2},
+          Cut({.tp = 8, .attn_dp = 2, .dcp = 2}, {2, 2})};
 }
 
 std::string Report(const TraceCheck& c) {
@@ -352,6 +354,29 @@ TEST(TraceCheck, AnAttentionThatDoesNotGatherItsCpPeersKeysIsNamed) {
   EXPECT_EQ(d.where, "layer 0 attention");
   EXPECT_EQ(
       d.expected.rfind("the plan gathers its CP peers' keys and values with an all-gather over cp (2 ranks: 1,3; ", 0),
+      0u)
+      << d.expected;
+}
+
+// An engine that reduce-scatters rescaled outputs where the plan exchanges
+// the partials all-to-all (vLLM's default ag_rs): its first all-to-all is
+// missing and the step is named.
+TEST(TraceCheck, AnAttentionThatDoesNotExchangeItsDcpPartialsIsNamed) {
+  const OwnTrace o = Own("llama", {.tp = 4, .dcp = 2});
+  std::vector<RankTrace> t = o.trace;
+  const auto a2a = std::find_if(t[0].events.begin(), t[0].events.end(),
+                                [](const TraceEvent& e) { return e.op == TraceOp::kAllToAll; });
+  ASSERT_NE(a2a, t[0].events.end());
+  t[0].events.erase(a2a);
+  const Expected<TraceCheck> c = CheckTraces(o.model, o.plans, t, {.group_rows = o.rows});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c->ranks[0].divergence.has_value());
+  EXPECT_FALSE(c->ranks[2].divergence.has_value());
+  const TraceDivergence& d = *c->ranks[0].divergence;
+  EXPECT_EQ(d.where, "layer 0 attention");
+  EXPECT_EQ(
+      d.expected.rfind(
+          "the plan sends each DCP peer its heads' partial outputs with an all-to-all over dcp (2 ranks: 0,1; ", 0),
       0u)
       << d.expected;
 }

@@ -373,8 +373,10 @@ TEST(PlanJson, AFormatTwoPlanWrittenBeforeCpReadsWithCpOne) {
   json doc = json::parse(ToJson(p));
   EXPECT_EQ(doc["seam_plan"], 3);
   EXPECT_EQ(doc["config"]["cp"], 1);
+  EXPECT_EQ(doc["config"]["dcp"], 1);
   doc["seam_plan"] = 2;
   doc["config"].erase("cp");
+  doc["config"].erase("dcp");
   const Expected<Plan> back = PlanFromJson(doc.dump());
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, p);

@@ -48,6 +48,13 @@ inline Model StackOf(std::string_view letters, int hidden = 64) {
           .layer = [stages](int i) { return std::vector{stages[static_cast<size_t>(i)]}; }};
 }
 
+// A model of the catalogue (seam models), or the test stops.
+inline Model MustModel(const std::string& name) {
+  Expected<Model> m = CatalogueModel(name);
+  if (!m) throw std::runtime_error(m.error().message);
+  return *std::move(m);
+}
+
 // 4-byte activations on the wire: the byte counts docs/binding.md's worked
 // examples state.
 inline constexpr WireDtypes kFp32Wire{.act = WireDtype::kFp32, .dispatch = WireDtype::kFp32};

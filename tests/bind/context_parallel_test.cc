@@ -16,16 +16,11 @@ namespace {
 
 using testing::MustBind;
 using testing::MustBindPipeline;
+using testing::MustModel;
 using testing::StackOf;
 using testing::StageOf;
 
 constexpr Variant kOrd = Variant::kOrdinary;
-
-Model MustModel(const std::string& name) {
-  Expected<Model> m = CatalogueModel(name);
-  if (!m) throw std::runtime_error(m.error().message);
-  return *std::move(m);
-}
 
 std::string Entry(const Plan& p, int stage) { return ShortString(StageOf(p, kOrd, stage).entry); }
 std::string Compute(const Plan& p, int stage) { return ShortString(StageOf(p, kOrd, stage).compute); }

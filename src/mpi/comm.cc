@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "mpi/wait.h"
+#include "mpi/watchdog.h"
 #include "seam/runtime/mpi.h"
 #include "seam/runtime/tree_sum.h"
 
@@ -87,7 +88,11 @@ class MpiComm final : public Comm {
     tag_ub_ = found ? *ub : 32767;  // the least the standard allows
     // Every rank splits the world once per kind of group, in the same order:
     // the members of a group share a colour (their first rank) and are
-    // ordered by their place in the group.
+    // ordered by their place in the group. A split waits for every rank.
+    const mpi::Watchdog watchdog(o.timeout_seconds,
+                                 fmt::format("not every rank made its communicators within --timeout {:g} s (one is "
+                                             "stopped or cut off)",
+                                             o.timeout_seconds));
     for (Group g : kEveryGroup) {
       const std::vector<int> members = GroupRanks(cfg, g, rank);
       if (groups_.count(members)) continue;  // the same ranks as a kind already split

@@ -4,61 +4,19 @@
 #include <mpi.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "mpi/bytes.h"
 #include "mpi/wait.h"
+#include "mpi/watchdog.h"
 #include "seam/runtime/mpi.h"
 
 namespace seam {
 
-namespace {
-
-// Ends the process when MPI_Init has not returned within the timeout. Exit
-// status 3 (a deadline) reaches mpirun, which then ends the job's other
-// processes.
-class JoinWatchdog {
- public:
-  explicit JoinWatchdog(double seconds) {
-    if (seconds <= 0) return;
-    thread_ = std::thread([this, seconds] {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (done_cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return joined_; })) return;
-      const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
-      const std::string line = fmt::format(
-          "seam: rank {}: not every process of the job started MPI within --timeout {:g} s (one is not seam, or is "
-          "stopped); ending the job\n",
-          rank != nullptr ? rank : "?", seconds);
-      std::fwrite(line.data(), 1, line.size(), stderr);
-      std::fflush(stderr);
-      std::_Exit(ExitStatusOf(ErrorCode::kDeadlineExceeded));
-    });
-  }
-  ~JoinWatchdog() {
-    if (!thread_.joinable()) return;
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      joined_ = true;
-    }
-    done_cv_.notify_one();
-    thread_.join();
-  }
-  JoinWatchdog(const JoinWatchdog&) = delete;
-  JoinWatchdog& operator=(const JoinWatchdog&) = delete;
-
- private:
-  std::mutex mu_;
-  std::condition_variable done_cv_;
-  bool joined_ = false;
-  std::thread thread_;
-};
-
-}  // namespace
+namespace {}  // namespace
 
 MpiProcess::MpiProcess(int* argc, char*** argv, double join_timeout_seconds) {
   // A rank asks for buffers of the same sizes step after step (a layer's
@@ -70,7 +28,10 @@ MpiProcess::MpiProcess(int* argc, char*** argv, double join_timeout_seconds) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
-    const JoinWatchdog watchdog(join_timeout_seconds);
+    const mpi::Watchdog watchdog(join_timeout_seconds,
+                                 fmt::format("not every process of the job started MPI within --timeout {:g} s (one "
+                                             "is not seam, or is stopped)",
+                                             join_timeout_seconds));
     int provided = 0;
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   }
@@ -81,6 +42,8 @@ MpiProcess::MpiProcess(int* argc, char*** argv, double join_timeout_seconds) {
 }
 
 MpiProcess::~MpiProcess() {
+  // No deadline here: the other ranks wait in MPI_Finalize while rank 0
+  // checks the run against the reference, for as long as that takes.
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();

@@ -234,3 +234,41 @@ def test_a_brief_stall_or_a_link_down_and_up_within_the_timeout_finishes_bit_ide
     assert rank_lines(out) == rank_lines(threads.stdout)
     assert same_dump(tmp_path / "threads", tmp_path / "dump")
     assert left_running(hosts) == []
+
+
+def readme_block():
+    """The README's fenced block that runs seam over scripts/hosts."""
+    text = (ROOT / "README.md").read_text()
+    for block in re.findall(r"^```[^\n]*\n(.*?)^```\n", text, re.S | re.M):
+        if "$ scripts/hosts mpirun " in block:
+            return block
+    raise AssertionError("the README has no scripts/hosts transcript")
+
+
+def test_the_readmes_instructions_for_hosts_work_as_written(hosts):
+    # Last: it takes the hosts down and makes them again, as the README does.
+    block = readme_block()
+    hosts_cmd("down")
+    try:
+        lines = block.splitlines()
+        for i, line in enumerate(lines):
+            if not line.startswith("$ "):
+                continue
+            command = line[2:].replace("./build/seam ", f"'{SEAM}' ")
+            done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, command + "\n" + done.stdout + done.stderr
+            # What the README shows after it, up to the next command: each
+            # line printed, in order (`...` stands for lines left out).
+            shown = []
+            for after in lines[i + 1:]:
+                if after.startswith("$ "):
+                    break
+                shown.append(after)
+            printed = iter((done.stdout + done.stderr).splitlines())
+            for want in shown:
+                if want == "..." or want.startswith("time: "):
+                    continue
+                assert any(got == want for got in printed), f"{command}: '{want}' not printed in order"
+    finally:
+        if not hosts_up():
+            hosts_cmd("up", str(len(hosts)))

@@ -182,14 +182,17 @@ def test_a_link_cut_mid_run_ends_it_within_the_timeout_naming_a_rank_of_that_hos
     ends_cleanly(hosts, tmp_path)
 
 
+def signal_a_rank(sig, ranks):
+    """A fault: `sig` to the host's first rank, its MPI rank kept in `ranks`."""
+    def fault(pids):
+        ranks.append(mpi_rank_of(pids[0]))
+        os.kill(pids[0], sig)
+    return fault
+
+
 def test_a_hosts_rank_killed_ends_the_run_and_mpirun_names_it(hosts, tmp_path):
     killed = []
-
-    def kill(pids):
-        killed.append(mpi_rank_of(pids[0]))
-        os.kill(pids[0], signal.SIGKILL)
-
-    out, code, took = faulted_run(hosts, tmp_path, kill)
+    out, code, took = faulted_run(hosts, tmp_path, signal_a_rank(signal.SIGKILL, killed))
     assert code != 0, out
     assert f"process rank {killed[0]} with PID" in out and "on node seamh2 exited on signal 9" in out, out
     assert took < 4 + 6, f"{took:.1f} s"
@@ -198,12 +201,7 @@ def test_a_hosts_rank_killed_ends_the_run_and_mpirun_names_it(hosts, tmp_path):
 
 def test_a_hosts_rank_stopped_past_the_timeout_is_named_and_every_rank_ends(hosts, tmp_path):
     stopped = []
-
-    def stop(pids):
-        stopped.append(mpi_rank_of(pids[0]))
-        os.kill(pids[0], signal.SIGSTOP)
-
-    out, code, took = faulted_run(hosts, tmp_path, stop)
+    out, code, took = faulted_run(hosts, tmp_path, signal_a_rank(signal.SIGSTOP, stopped))
     assert code == 3, out
     # The stopped rank is named by those waiting on it, and names no one
     # (or, stopped in a call with no deadline of its own, the watchdog ends it).

@@ -47,19 +47,20 @@ def hosts_up():
 def hosts():
     made = False
     up = hosts_up()
-    if len(up) < 3:
-        why = "no hosts are up and not root" if os.geteuid() != 0 else None
-        if why is None and up:
-            why = f"only {len(up)} hosts are up (scripts/hosts down, then scripts/hosts up 3)"
-        if why is None:
-            r = hosts_cmd("up", "3")
-            made = r.returncode == 0
-            why = None if made else "scripts/hosts up 3 failed: " + r.stderr.strip()
-            up = hosts_up()
-        if why is not None:
-            if os.environ.get("SEAM_REQUIRE_HOSTS"):
-                pytest.fail("SEAM_REQUIRE_HOSTS is set but " + why)
-            pytest.skip("hosts on this machine (network namespaces, as root): " + why)
+    why = None
+    if os.geteuid() != 0:
+        why = "not root (scripts/hosts makes namespaces and links, and mpirun enters them)"
+    elif 0 < len(up) < 3:
+        why = f"only {len(up)} hosts are up (scripts/hosts down, then scripts/hosts up 3)"
+    elif not up:
+        r = hosts_cmd("up", "3")
+        made = r.returncode == 0
+        why = None if made else "scripts/hosts up 3 failed: " + (r.stderr.strip() or r.stdout.strip())
+        up = hosts_up()
+    if why is not None:
+        if os.environ.get("SEAM_REQUIRE_HOSTS"):
+            pytest.fail("SEAM_REQUIRE_HOSTS is set but " + why)
+        pytest.skip("hosts on this machine (network namespaces, as root): " + why)
     yield up
     if made:
         hosts_cmd("down")

@@ -5,6 +5,8 @@
 // each rank's partial outputs to their heads' ranks.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "seam/bind.h"
 #include "seam/model.h"
 #include "seam/sharding.h"
@@ -137,6 +139,19 @@ TEST(DecodeContextParallel, EveryPlanOfTheRunShapesVerifies) {
       const std::vector<Violation> v = VerifyPipeline(*p);
       EXPECT_TRUE(v.empty()) << model << " " << Describe(cfg) << ": " << Describe(v);
     }
+  }
+}
+
+// `seam models` says which families run under context and decode context
+// parallelism: what it says is what binds (the whole pipeline, every rank).
+TEST(DecodeContextParallel, SeamModelsSaysWhichFamiliesBindUnderCpAndDcp) {
+  const std::regex cp("\\bCP\\b"), dcp("\\bDCP\\b");
+  for (const CatalogueEntry& e : Catalogue()) {
+    const Model m = e.make();
+    const bool binds_cp = BindPipeline(m, {.tp = 4, .cp = 2}).ok();
+    const bool binds_dcp = BindPipeline(m, {.tp = 8, .dcp = 2}).ok();
+    EXPECT_EQ(std::regex_search(e.features, cp), binds_cp) << e.name << ": " << e.features;
+    EXPECT_EQ(std::regex_search(e.features, dcp), binds_dcp) << e.name << ": " << e.features;
   }
 }
 

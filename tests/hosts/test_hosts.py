@@ -30,8 +30,9 @@ LAYOUT = ["--tp", "4", "--attn-dp", "2", "--pp", "2"]
 # Placements of the 8 ranks: over 2 hosts a pipeline stage a host (the
 # handoffs cross); over 3, round robin (every group crosses).
 PLACEMENTS = {2: ["--map-by", "ppr:4:node"], 3: []}
-# A generation long enough to be cut in the middle: a few seconds on 8 ranks.
-LONG = ["run", "llama", *LAYOUT, "--requests", "40:160,30:160", "--generate", "160"]
+# A generation long enough to be cut in the middle: about 5 s of steps on 8
+# idle ranks over three hosts (and the reference's check after them).
+LONG = ["run", "llama", *LAYOUT, "--requests", "40:2000,30:2000", "--generate", "2000"]
 
 
 def hosts_cmd(*args, **kw):
@@ -154,6 +155,8 @@ def faulted_run(hosts, tmp_path, fault, timeout_s=4):
     p = mpirun(hosts, [*LONG, "--timeout", str(timeout_s), "--dump", str(tmp_path / "dump")])
     pids = wait_for_ranks(hosts)
     time.sleep(1.5)  # past the setup: the ranks are in the generation's steps
+    assert p.poll() is None and all(pathlib.Path(f"/proc/{pid}").exists() for pid in pids), \
+        "the run ended before its fault: make LONG longer"
     at = time.monotonic()
     fault(pids)
     out, _ = p.communicate(timeout=120)

@@ -204,7 +204,7 @@ TEST_F(Cli, ModelsListsEveryFamilyWithItsStagesFeaturesAndConfig) {
   }
   EXPECT_EQ(names, Catalogue().size()) << r.out;
   EXPECT_NE(r.out.find("stages:   [A F][A E][A E]"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("runs on:  TP, attention DP, TP-MoE (no a2a), input-scattered, PP"), std::string::npos);
+  EXPECT_NE(r.out.find("runs on:  TP, attention DP, TP-MoE (no a2a), input-scattered, CP, DCP, PP"), std::string::npos);
   EXPECT_NE(r.out.find("real config: "), std::string::npos) << r.out;
 }
 

@@ -1,6 +1,7 @@
 #include "seam/runtime/kernels.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace seam {
@@ -214,11 +215,17 @@ void MergeLevels(std::span<AttentionPartial* const> leaves) {
   }
 }
 
-// The leaves of the classes r mod n, in their slots' order: one aligned subtree.
-std::vector<AttentionPartial*> SubtreeOf(std::vector<AttentionPartial>& classes, int residue, int n) {
-  std::vector<AttentionPartial*> leaves;
+// The leaves of the classes r mod n, in their slots' order: one aligned
+// subtree. Held in place: AttendRow makes one a query row and head.
+struct Leaves {
+  std::array<AttentionPartial*, kKeyClasses> at{};
+  size_t size = 0;
+  std::span<AttentionPartial* const> all() const { return std::span(at).first(size); }
+};
+Leaves SubtreeOf(std::vector<AttentionPartial>& classes, int residue, int n) {
+  Leaves leaves;
   for (int c : KeyClassOrder()) {
-    if (c % n == residue) leaves.push_back(&classes[static_cast<size_t>(c)]);
+    if (c % n == residue) leaves.at[leaves.size++] = &classes[static_cast<size_t>(c)];
   }
   return leaves;
 }
@@ -248,9 +255,9 @@ void AttendRow(const float* q, const float* const* keys, const float* const* val
                float scale, const float* sink, int first_position, float* out) {
   std::vector<AttentionPartial>& classes =
       ClassPartials(q, keys, values, count, qk_dim, v_dim, scale, first_position, 1);
-  const std::vector<AttentionPartial*> leaves = SubtreeOf(classes, 0, 1);
-  MergeLevels(leaves);
-  Finish(*leaves.front(), v_dim, sink, out);
+  const Leaves leaves = SubtreeOf(classes, 0, 1);
+  MergeLevels(leaves.all());
+  Finish(*leaves.at[0], v_dim, sink, out);
 }
 
 AttentionPartial AttendPartial(const float* q, const float* const* keys, const float* const* values, int count,
@@ -259,9 +266,9 @@ AttentionPartial AttendPartial(const float* q, const float* const* keys, const f
   std::vector<AttentionPartial>& classes =
       ClassPartials(q, keys, values, count, qk_dim, v_dim, scale, first_position, stride);
   const int residue = ((first_position % stride) + stride) % stride;
-  const std::vector<AttentionPartial*> leaves = SubtreeOf(classes, residue, stride);
-  MergeLevels(leaves);
-  return *leaves.front();
+  const Leaves leaves = SubtreeOf(classes, residue, stride);
+  MergeLevels(leaves.all());
+  return *leaves.at[0];
 }
 
 void MergeRanks(std::span<AttentionPartial> by_rank, int v_dim, const float* sink, float* out) {
